@@ -1,0 +1,92 @@
+"""DDL of the DuckDB store. Owned by :mod:`textgen_core.store`; nothing else runs SQL."""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+DDL: tuple[str, ...] = (
+    "CREATE SEQUENCE IF NOT EXISTS dataset_ids START 1",
+    "CREATE SEQUENCE IF NOT EXISTS run_ids START 1",
+    """CREATE TABLE IF NOT EXISTS meta (
+        key VARCHAR PRIMARY KEY,
+        value VARCHAR)""",
+    """CREATE TABLE IF NOT EXISTS datasets (
+        dataset_id INTEGER PRIMARY KEY DEFAULT nextval('dataset_ids'),
+        name VARCHAR NOT NULL UNIQUE,
+        source VARCHAR,
+        created_at TIMESTAMP DEFAULT current_timestamp,
+        n_rows INTEGER,
+        models VARCHAR[],
+        mapping JSON,
+        metadata_columns VARCHAR[])""",
+    """CREATE TABLE IF NOT EXISTS data (
+        dataset_id INTEGER NOT NULL,
+        row_index INTEGER NOT NULL,
+        datum_id VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        query VARCHAR,
+        prediction VARCHAR,
+        refs VARCHAR[],
+        contexts VARCHAR[],
+        metadata JSON,
+        PRIMARY KEY (dataset_id, datum_id, model))""",
+    """CREATE TABLE IF NOT EXISTS runs (
+        run_id INTEGER PRIMARY KEY DEFAULT nextval('run_ids'),
+        dataset_id INTEGER NOT NULL,
+        created_at TIMESTAMP DEFAULT current_timestamp,
+        finished_at TIMESTAMP,
+        status VARCHAR NOT NULL,
+        metrics VARCHAR[],
+        params JSON,
+        signatures JSON,
+        models VARCHAR[],
+        judge JSON,
+        error VARCHAR,
+        duration_s DOUBLE,
+        judge_calls BIGINT DEFAULT 0,
+        prompt_tokens BIGINT DEFAULT 0,
+        completion_tokens BIGINT DEFAULT 0,
+        cost DOUBLE)""",
+    """CREATE TABLE IF NOT EXISTS scores (
+        run_id INTEGER NOT NULL,
+        datum_id VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,
+        score VARCHAR NOT NULL,
+        value DOUBLE,
+        details JSON,
+        reason VARCHAR,
+        PRIMARY KEY (run_id, datum_id, model, score))""",
+    """CREATE TABLE IF NOT EXISTS run_aggregates (
+        run_id INTEGER NOT NULL,
+        model VARCHAR NOT NULL,
+        score VARCHAR NOT NULL,
+        value DOUBLE,
+        details JSON,
+        PRIMARY KEY (run_id, model, score))""",
+    # Judge tables (see textgen_core.judge): one row per item the judge ruled on,
+    # the cache of successful replies, and the exchange log behind each step.
+    """CREATE TABLE IF NOT EXISTS verdicts (
+        run_id INTEGER NOT NULL,
+        datum_id VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,
+        step VARCHAR NOT NULL,
+        item_index INTEGER NOT NULL,
+        item VARCHAR,
+        verdict VARCHAR,
+        reason VARCHAR,
+        cache_key VARCHAR,
+        PRIMARY KEY (run_id, datum_id, model, metric, step, item_index))""",
+    """CREATE TABLE IF NOT EXISTS judge_cache (
+        cache_key VARCHAR PRIMARY KEY,
+        base_url VARCHAR,
+        model VARCHAR,
+        prompt_version VARCHAR,
+        request JSON,
+        reply VARCHAR,
+        parsed JSON,
+        prompt_tokens BIGINT,
+        completion_tokens BIGINT,
+        created_at TIMESTAMP DEFAULT current_timestamp)""",
+)

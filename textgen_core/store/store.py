@@ -1,0 +1,367 @@
+"""The DuckDB store: the one place that holds a connection and runs SQL.
+
+Every value reaches SQL as a parameter or through a registered Arrow table;
+nothing is formatted into a statement. Each thread gets its own cursor, as
+Streamlit serves each browser session on its own thread.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+
+from ..errors import StoreError
+from ..model import Dataset, Datum
+from .schema import DDL, SCHEMA_VERSION
+
+#: One score cell as written: (datum_id, model, metric, score, value, details, reason).
+CellRecord = tuple[str, str, str, str, float | None, Mapping[str, Any] | None, str | None]
+
+_DATA_SCHEMA = pa.schema([
+    ("dataset_id", pa.int32()), ("row_index", pa.int32()), ("datum_id", pa.string()),
+    ("model", pa.string()), ("query", pa.string()), ("prediction", pa.string()),
+    ("refs", pa.list_(pa.string())), ("contexts", pa.list_(pa.string())), ("metadata", pa.string()),
+])
+_SCORE_SCHEMA = pa.schema([
+    ("run_id", pa.int32()), ("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string()),
+    ("score", pa.string()), ("value", pa.float64()), ("details", pa.string()), ("reason", pa.string()),
+])
+_AGG_SCHEMA = pa.schema([
+    ("run_id", pa.int32()), ("model", pa.string()), ("score", pa.string()),
+    ("value", pa.float64()), ("details", pa.string()),
+])
+_RUN_COLUMNS = ("run_id", "dataset_id", "dataset", "created_at", "finished_at", "status", "metrics", "params",
+                "signatures", "models", "judge", "error", "duration_s", "judge_calls", "prompt_tokens",
+                "completion_tokens", "cost")
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
+
+
+class Store:
+    """A DuckDB file holding datasets, runs, scores, verdicts and the judge cache."""
+
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._con = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open the database {self.path}: {exc}") from None
+        self._local = threading.local()
+        self._write_lock = threading.RLock()
+        if not read_only:
+            with self.transaction() as cur:
+                for statement in DDL:
+                    cur.execute(statement)
+                cur.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+
+    # -- connection plumbing -------------------------------------------------
+    def _cur(self) -> duckdb.DuckDBPyConnection:
+        cur = getattr(self._local, "cur", None)
+        if cur is None:
+            cur = self._con.cursor()
+            self._local.cur = cur
+        return cur
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """All-or-nothing writes; one writer at a time within this process."""
+        with self._write_lock:
+            cur = self._cur()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                yield cur
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
+
+    def _frame(self, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
+        return self._cur().execute(sql, list(params)).df()
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> tuple | None:
+        return self._cur().execute(sql, list(params)).fetchone()
+
+    def close(self) -> None:
+        self._con.close()
+
+    # -- datasets ------------------------------------------------------------
+    def save_dataset(self, dataset: Dataset, name: str | None = None, *, replace: bool = False) -> int:
+        """Store a whole dataset in one transaction; returns its id."""
+        name = name or dataset.name
+        models = dataset.models
+        with self.transaction() as cur:
+            existing = cur.execute("SELECT dataset_id FROM datasets WHERE name = ?", [name]).fetchone()
+            if existing and not replace:
+                raise StoreError(f"a dataset named {name!r} already exists; choose another name or replace it")
+            if existing:
+                self._delete_dataset(cur, existing[0])
+            dataset_id = cur.execute(
+                "INSERT INTO datasets (name, source, n_rows, models, mapping, metadata_columns) "
+                "VALUES (?, ?, ?, ?, ?, ?) RETURNING dataset_id",
+                [name, dataset.source, len(dataset.rows), models, _json(dict(dataset.mapping)),
+                 list(dataset.metadata_columns)],
+            ).fetchone()[0]
+            table = pa.Table.from_pydict({
+                "dataset_id": [dataset_id] * len(dataset.rows),
+                "row_index": list(range(len(dataset.rows))),
+                "datum_id": [r.datum_id for r in dataset.rows],
+                "model": [r.model for r in dataset.rows],
+                "query": [r.query for r in dataset.rows],
+                "prediction": [r.prediction for r in dataset.rows],
+                "refs": [list(r.references) for r in dataset.rows],
+                "contexts": [list(r.contexts) for r in dataset.rows],
+                "metadata": [_json(dict(r.metadata)) if r.metadata else None for r in dataset.rows],
+            }, schema=_DATA_SCHEMA)
+            cur.register("incoming_rows", table)
+            try:
+                cur.execute("INSERT INTO data SELECT * FROM incoming_rows")
+            finally:
+                cur.unregister("incoming_rows")
+        return int(dataset_id)
+
+    def list_datasets(self) -> pd.DataFrame:
+        return self._frame(
+            "SELECT d.dataset_id, d.name, d.source, d.created_at, d.n_rows, d.models, d.metadata_columns, "
+            "(SELECT count(*) FROM runs r WHERE r.dataset_id = d.dataset_id) AS n_runs "
+            "FROM datasets d ORDER BY d.dataset_id"
+        )
+
+    def dataset_id(self, name_or_id: str | int) -> int:
+        row = self._one(
+            "SELECT dataset_id FROM datasets WHERE name = ? OR CAST(dataset_id AS VARCHAR) = ? "
+            "ORDER BY (name = ?) DESC LIMIT 1",
+            [str(name_or_id), str(name_or_id), str(name_or_id)],
+        )
+        if row is None:
+            raise StoreError(f"no dataset named {name_or_id!r}")
+        return int(row[0])
+
+    def load_dataset(self, dataset_id: int) -> Dataset:
+        head = self._one("SELECT name, source, mapping, metadata_columns FROM datasets WHERE dataset_id = ?", [dataset_id])
+        if head is None:
+            raise StoreError(f"no dataset with id {dataset_id}")
+        rows = self._cur().execute(
+            "SELECT datum_id, model, query, prediction, refs, contexts, metadata FROM data "
+            "WHERE dataset_id = ? ORDER BY row_index", [dataset_id]
+        ).fetchall()
+        return Dataset(
+            name=head[0], source=head[1] or "", mapping=json.loads(head[2]) if head[2] else {},
+            metadata_columns=tuple(head[3] or ()),
+            rows=[Datum(d, m, q, p, tuple(refs or ()), tuple(ctx or ()), json.loads(meta) if meta else {})
+                  for d, m, q, p, refs, ctx, meta in rows],
+        )
+
+    def rename_dataset(self, dataset_id: int, new_name: str) -> None:
+        new_name = new_name.strip()
+        if not new_name:
+            raise StoreError("a dataset name cannot be empty")
+        with self.transaction() as cur:
+            clash = cur.execute("SELECT 1 FROM datasets WHERE name = ? AND dataset_id <> ?", [new_name, dataset_id]).fetchone()
+            if clash:
+                raise StoreError(f"a dataset named {new_name!r} already exists")
+            cur.execute("UPDATE datasets SET name = ? WHERE dataset_id = ?", [new_name, dataset_id])
+
+    def delete_dataset(self, dataset_id: int) -> None:
+        """Delete a dataset with its runs, scores and verdicts."""
+        with self.transaction() as cur:
+            self._delete_dataset(cur, dataset_id)
+
+    def _delete_dataset(self, cur: duckdb.DuckDBPyConnection, dataset_id: int) -> None:
+        for (run_id,) in cur.execute("SELECT run_id FROM runs WHERE dataset_id = ?", [dataset_id]).fetchall():
+            self._delete_run(cur, run_id)
+        cur.execute("DELETE FROM data WHERE dataset_id = ?", [dataset_id])
+        cur.execute("DELETE FROM datasets WHERE dataset_id = ?", [dataset_id])
+
+    def search_data(self, dataset_id: int, text: str = "", limit: int = 200) -> pd.DataFrame:
+        """Datums whose id, query, prediction or references contain ``text`` (case-insensitive)."""
+        pattern = f"%{text}%"
+        return self._frame(
+            "SELECT datum_id, model, query, prediction FROM data WHERE dataset_id = ? AND "
+            "(? = '' OR datum_id ILIKE ? OR query ILIKE ? OR prediction ILIKE ? OR array_to_string(refs, ' ') ILIKE ?) "
+            "ORDER BY row_index LIMIT ?",
+            [dataset_id, text, pattern, pattern, pattern, pattern, limit],
+        )
+
+    def datum(self, dataset_id: int, datum_id: str) -> list[Datum]:
+        """Every model's row for one datum."""
+        rows = self._cur().execute(
+            "SELECT datum_id, model, query, prediction, refs, contexts, metadata FROM data "
+            "WHERE dataset_id = ? AND datum_id = ? ORDER BY row_index", [dataset_id, datum_id]
+        ).fetchall()
+        return [Datum(d, m, q, p, tuple(r or ()), tuple(c or ()), json.loads(meta) if meta else {})
+                for d, m, q, p, r, c, meta in rows]
+
+    # -- runs ----------------------------------------------------------------
+    def create_run(self, dataset_id: int, metrics: Sequence[str], params: Mapping[str, Any],
+                   signatures: Mapping[str, str], models: Sequence[str], judge: Mapping[str, Any] | None = None) -> int:
+        """Register a run as 'running'. ``judge`` must hold public settings only, never a key."""
+        with self.transaction() as cur:
+            run_id = cur.execute(
+                "INSERT INTO runs (dataset_id, status, metrics, params, signatures, models, judge) "
+                "VALUES (?, 'running', ?, ?, ?, ?, ?) RETURNING run_id",
+                [dataset_id, list(metrics), _json(params), _json(signatures), list(models), _json(judge)],
+            ).fetchone()[0]
+        return int(run_id)
+
+    def set_run_status(self, run_id: int, status: str, *, error: str | None = None,
+                       duration_s: float | None = None) -> None:
+        finished = status in {"finished", "failed", "cancelled", "interrupted"}
+        with self.transaction() as cur:
+            cur.execute(
+                "UPDATE runs SET status = ?, error = ?, duration_s = coalesce(?, duration_s), "
+                "finished_at = CASE WHEN ? THEN current_timestamp ELSE NULL END WHERE run_id = ?",
+                [status, error, duration_s, finished, run_id],
+            )
+
+    def add_run_usage(self, run_id: int, *, calls: int = 0, prompt_tokens: int = 0,
+                      completion_tokens: int = 0, cost: float | None = None) -> None:
+        with self.transaction() as cur:
+            cur.execute(
+                "UPDATE runs SET judge_calls = judge_calls + ?, prompt_tokens = prompt_tokens + ?, "
+                "completion_tokens = completion_tokens + ?, cost = CASE WHEN ? IS NULL THEN cost "
+                "ELSE coalesce(cost, 0) + ? END WHERE run_id = ?",
+                [calls, prompt_tokens, completion_tokens, cost, cost, run_id],
+            )
+
+    def get_run(self, run_id: int) -> dict[str, Any]:
+        row = self._one(
+            "SELECT r.run_id, r.dataset_id, d.name, r.created_at, r.finished_at, r.status, r.metrics, r.params, "
+            "r.signatures, r.models, r.judge, r.error, r.duration_s, r.judge_calls, r.prompt_tokens, "
+            "r.completion_tokens, r.cost FROM runs r LEFT JOIN datasets d USING (dataset_id) WHERE r.run_id = ?",
+            [run_id],
+        )
+        if row is None:
+            raise StoreError(f"no run with id {run_id}")
+        run = dict(zip(_RUN_COLUMNS, row))
+        for key in ("params", "signatures", "judge"):
+            run[key] = json.loads(run[key]) if run[key] else {}
+        run["metrics"] = list(run["metrics"] or [])
+        run["models"] = list(run["models"] or [])
+        return run
+
+    def list_runs(self) -> pd.DataFrame:
+        return self._frame(
+            "SELECT r.run_id, d.name AS dataset, r.dataset_id, r.created_at, r.status, r.metrics, r.models, "
+            "json_extract_string(r.judge, '$.model') AS judge_model, r.duration_s, r.judge_calls, "
+            "r.prompt_tokens, r.completion_tokens, r.cost, r.params, r.signatures, r.error "
+            "FROM runs r LEFT JOIN datasets d USING (dataset_id) ORDER BY r.run_id DESC"
+        )
+
+    def delete_run(self, run_id: int) -> None:
+        with self.transaction() as cur:
+            self._delete_run(cur, run_id)
+
+    def _delete_run(self, cur: duckdb.DuckDBPyConnection, run_id: int) -> None:
+        for table in ("scores", "run_aggregates", "verdicts"):
+            cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])  # table names are constants
+        cur.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
+
+    # -- scores --------------------------------------------------------------
+    def write_cells(self, run_id: int, cells: Iterable[CellRecord]) -> int:
+        """Upsert score cells in one transaction; returns how many were written."""
+        cells = list(cells)
+        if not cells:
+            return 0
+        table = pa.Table.from_pydict({
+            "run_id": [run_id] * len(cells),
+            "datum_id": [c[0] for c in cells],
+            "model": [c[1] for c in cells],
+            "metric": [c[2] for c in cells],
+            "score": [c[3] for c in cells],
+            "value": [c[4] for c in cells],
+            "details": [_json(c[5]) for c in cells],
+            "reason": [c[6] for c in cells],
+        }, schema=_SCORE_SCHEMA)
+        with self.transaction() as cur:
+            cur.register("incoming_scores", table)
+            try:
+                cur.execute("INSERT OR REPLACE INTO scores SELECT * FROM incoming_scores")
+            finally:
+                cur.unregister("incoming_scores")
+        return len(cells)
+
+    def write_aggregates(self, run_id: int, rows: Iterable[tuple[str, str, float | None, Mapping[str, Any] | None]]) -> None:
+        """Corpus-level values (corpus BLEU, corpus WER, pass@k over problems) per (model, score)."""
+        rows = list(rows)
+        if not rows:
+            return
+        table = pa.Table.from_pydict({
+            "run_id": [run_id] * len(rows), "model": [r[0] for r in rows], "score": [r[1] for r in rows],
+            "value": [r[2] for r in rows], "details": [_json(r[3]) for r in rows],
+        }, schema=_AGG_SCHEMA)
+        with self.transaction() as cur:
+            cur.register("incoming_aggregates", table)
+            try:
+                cur.execute("INSERT OR REPLACE INTO run_aggregates SELECT * FROM incoming_aggregates")
+            finally:
+                cur.unregister("incoming_aggregates")
+
+    def finished_cells(self, run_id: int) -> set[tuple[str, str, str]]:
+        """(datum_id, model, metric) for which a scored cell exists, for resuming."""
+        rows = self._cur().execute(
+            "SELECT DISTINCT datum_id, model, metric FROM scores WHERE run_id = ? AND value IS NOT NULL", [run_id]
+        ).fetchall()
+        return {(d, m, k) for d, m, k in rows}
+
+    def summary(self, run_id: int, models: Sequence[str] | None = None) -> pd.DataFrame:
+        """Per (model, score): counts, mean, median, std, min, max — computed in SQL."""
+        return self._frame(
+            "SELECT model, metric, score, count(value) AS n_scored, count(*) - count(value) AS n_unscored, "
+            "avg(value) AS mean, median(value) AS median, stddev_samp(value) AS std, "
+            "min(value) AS min, max(value) AS max FROM scores WHERE run_id = ? "
+            "AND (? IS NULL OR list_contains(?, model)) GROUP BY model, metric, score ORDER BY metric, score, model",
+            [run_id, None if models is None else list(models), list(models or [])],
+        )
+
+    def aggregates(self, run_id: int) -> pd.DataFrame:
+        return self._frame("SELECT model, score, value, details FROM run_aggregates WHERE run_id = ? "
+                           "ORDER BY score, model", [run_id])
+
+    def scores(self, run_id: int, *, models: Sequence[str] | None = None, scores: Sequence[str] | None = None,
+               datum_id: str | None = None, limit: int | None = None) -> pd.DataFrame:
+        """Long-format scores, filtered in SQL."""
+        return self._frame(
+            "SELECT datum_id, model, metric, score, value, details, reason FROM scores WHERE run_id = ? "
+            "AND (? IS NULL OR list_contains(?, model)) AND (? IS NULL OR list_contains(?, score)) "
+            "AND (? IS NULL OR datum_id = ?) ORDER BY datum_id, model, score LIMIT ?",
+            [run_id, None if models is None else 1, list(models or []), None if scores is None else 1,
+             list(scores or []), datum_id, datum_id, limit if limit is not None else 2**62],
+        )
+
+    def wide_scores(self, run_id: int) -> pd.DataFrame:
+        """One row per (datum, model), one column per score; empty where unscored."""
+        names = [r[0] for r in self._cur().execute(
+            "SELECT DISTINCT score FROM scores WHERE run_id = ? ORDER BY score", [run_id]).fetchall()]
+        run = self.get_run(run_id)
+        long = self._frame(
+            "SELECT s.datum_id AS id, s.model, s.score, s.value, d.row_index FROM scores s "
+            "JOIN data d ON d.dataset_id = ? AND d.datum_id = s.datum_id AND d.model = s.model "
+            "WHERE s.run_id = ?", [run["dataset_id"], run_id])
+        if long.empty:
+            return pd.DataFrame(columns=["id", "model", *names])
+        wide = long.pivot(index=["row_index", "id", "model"], columns="score", values="value").reset_index()
+        wide = wide.sort_values("row_index").drop(columns="row_index")
+        wide.columns.name = None
+        for name in names:
+            if name not in wide.columns:
+                wide[name] = float("nan")
+        return wide[["id", "model", *names]].reset_index(drop=True)
+
+    # -- verdicts ------------------------------------------------------------
+    def verdicts(self, run_id: int, datum_id: str, model: str | None = None) -> pd.DataFrame:
+        return self._frame(
+            "SELECT model, metric, step, item_index, item, verdict, reason, cache_key FROM verdicts "
+            "WHERE run_id = ? AND datum_id = ? AND (? IS NULL OR model = ?) ORDER BY model, metric, step, item_index",
+            [run_id, datum_id, model, model],
+        )
