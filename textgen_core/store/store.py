@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from ..errors import StoreError
 from ..model import Dataset, Datum
+from .judge_sql import JudgeTablesMixin
 from .schema import DDL, SCHEMA_VERSION
 
 #: One score cell as written: (datum_id, model, metric, score, value, details, reason).
@@ -46,7 +47,7 @@ def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
 
 
-class Store:
+class Store(JudgeTablesMixin):
     """A DuckDB file holding datasets, runs, scores, verdicts and the judge cache."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
