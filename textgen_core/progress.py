@@ -1,0 +1,27 @@
+"""One progress record and callback type shared by the CLI, the dashboard and the engines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A snapshot of a run: cells or judge calls done, failed (unscored) and in flight."""
+
+    phase: str  # "lexical", "judge", "aggregate", "done"
+    total: int
+    done: int
+    failed: int = 0
+    in_flight: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: int = 0
+
+    @property
+    def fraction(self) -> float:
+        return 1.0 if self.total <= 0 else min(1.0, self.done / self.total)
+
+
+ProgressCallback = Callable[[Progress], None]
