@@ -15,6 +15,11 @@ SUBCOMMAND_MODULES = ("run", "runs", "compare", "dashboard")
 DEFAULT_DB = os.environ.get("TEXTGEN_EVAL_DB", "textgen_eval.duckdb")
 
 
+def add_db_argument(parser: argparse.ArgumentParser) -> None:
+    """`--db` is accepted before or after the subcommand."""
+    parser.add_argument("--db", default=argparse.SUPPRESS, help="DuckDB file (default: $TEXTGEN_EVAL_DB or textgen_eval.duckdb)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textgen-eval", description="Evaluate LLM text generation.")
     parser.add_argument("--db", default=DEFAULT_DB, help="DuckDB file (default: %(default)s, or $TEXTGEN_EVAL_DB)")

@@ -1,0 +1,63 @@
+"""`textgen-eval runs`, `export` and `datasets`: look at what is stored."""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from ..export import write_table
+from ..store import Store
+from .main import add_db_argument
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    runs = sub.add_parser("runs", help="list runs")
+    add_db_argument(runs)
+    runs.set_defaults(handler=_runs)
+
+    datasets = sub.add_parser("datasets", help="list stored datasets")
+    add_db_argument(datasets)
+    datasets.set_defaults(handler=_datasets)
+
+    export = sub.add_parser("export", help="export a run's scores (and verdicts) to CSV, JSONL or Parquet")
+    export.add_argument("run_id", type=int)
+    export.add_argument("--out", required=True, help="output file (.csv, .jsonl, .parquet)")
+    export.add_argument("--long", action="store_true", help="one row per score cell, with details and reasons")
+    export.add_argument("--verdicts", help="also write the judge's verdicts to this file")
+    add_db_argument(export)
+    export.set_defaults(handler=_export)
+
+
+def _runs(args: argparse.Namespace) -> int:
+    frame = Store(args.db).list_runs()
+    if frame.empty:
+        print("no runs yet")
+        return 0
+    shown = frame[["run_id", "dataset", "created_at", "status", "metrics", "models", "judge_model",
+                   "duration_s", "judge_calls", "cost"]].copy()
+    for column in ("metrics", "models"):
+        shown[column] = shown[column].map(lambda v: ",".join(v) if v is not None else "")
+    print(shown.to_string(index=False))
+    return 0
+
+
+def _datasets(args: argparse.Namespace) -> int:
+    frame = Store(args.db).list_datasets()
+    if frame.empty:
+        print("no datasets yet")
+        return 0
+    frame["models"] = frame["models"].map(lambda v: ",".join(v) if v is not None else "")
+    print(frame[["dataset_id", "name", "n_rows", "models", "n_runs", "source"]].to_string(index=False))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    store = Store(args.db)
+    store.get_run(args.run_id)  # a clear error for an unknown run
+    frame = store.scores(args.run_id) if args.long else store.wide_scores(args.run_id)
+    print(f"wrote {write_table(frame, args.out)} ({len(frame)} rows)")
+    if args.verdicts:
+        verdicts = store.run_verdicts(args.run_id) if hasattr(store, "run_verdicts") else pd.DataFrame()
+        print(f"wrote {write_table(verdicts, args.verdicts)} ({len(verdicts)} verdicts)")
+    return 0

@@ -1,0 +1,213 @@
+"""Parsers for each file format, all producing a :class:`RawTable`.
+
+Each parser keeps values as the file holds them (text from CSV; text, numbers,
+lists or objects from JSON Lines and Parquet) so that the loader can tell a
+number from text when it matters. Every problem is an :class:`InputError`
+located by file, data row and column.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError
+
+# The csv module refuses fields over 128 KiB by default; cell size is checked later
+# against the mapping's max_cell_chars, with a message that names the cell.
+_CSV_FIELD_LIMIT = 1 << 30
+
+
+@dataclass
+class RawTable:
+    """Columns and rows as read from a file, with where each row came from."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+    #: 1-based data row number of each row (the header is not counted).
+    row_numbers: list[int]
+    #: 1-based line in the file where each row starts, for messages (None for Parquet and frames).
+    lines: list[int | None] = field(default_factory=list)
+    label: str | None = None
+
+    def where(self, index: int) -> str:
+        line = self.lines[index] if index < len(self.lines) else None
+        return f" (line {line})" if line is not None else ""
+
+
+def _check_header(columns: list[str], label: str | None) -> list[str]:
+    """Blank header cells get a name; repeated names are an error."""
+    named = [c.strip() if c.strip() else f"column_{i}" for i, c in enumerate(columns, 1)]
+    seen: dict[str, int] = {}
+    for position, name in enumerate(named, 1):
+        if name in seen:
+            raise InputError(f"the column name {name!r} appears twice in the header (columns {seen[name]} and {position}); "
+                             "rename one of them", file=label, column=name)
+        seen[name] = position
+    return named
+
+
+def _csv_delimiter(header_line: str) -> str:
+    """Comma, unless the header has no comma but has semicolons or tabs (spreadsheet exports)."""
+    if "," in header_line:
+        return ","
+    if "\t" in header_line:
+        return "\t"
+    if ";" in header_line:
+        return ";"
+    return ","
+
+
+def parse_csv(text: str, label: str | None, delimiter: str | None = None) -> RawTable:
+    """CSV with a header row; quoted cells may span lines. Blank records are skipped."""
+    if csv.field_size_limit() < _CSV_FIELD_LIMIT:
+        csv.field_size_limit(min(_CSV_FIELD_LIMIT, sys.maxsize))
+    delimiter = delimiter or _csv_delimiter(text.split("\n", 1)[0])
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    columns: list[str] | None = None
+    table = RawTable(columns=[], rows=[], row_numbers=[], label=label)
+    record = 0
+    last_line = 0
+    try:
+        for fields in reader:
+            start_line, last_line = last_line + 1, reader.line_num
+            if columns is None:
+                if not fields or not any(f.strip() for f in fields):
+                    continue  # blank lines before the header
+                columns = _check_header(fields, label)
+                table.columns = columns
+                continue
+            record += 1
+            if not any(f.strip() for f in fields):
+                continue
+            if len(fields) != len(columns):
+                raise InputError(_ragged_message(fields, columns, start_line),
+                                 file=label, row=record, column=_ragged_column(fields, columns))
+            table.rows.append(list(fields))
+            table.row_numbers.append(record)
+            table.lines.append(start_line)
+    except csv.Error as exc:
+        row = record + 1 if columns is not None else None
+        raise InputError(f"line {reader.line_num} cannot be read as CSV ({exc})", file=label, row=row) from None
+    if columns is None:
+        raise InputError("the file has no header row (it holds only blank lines)", file=label)
+    if not table.rows:
+        raise InputError(f"the file has a header ({', '.join(columns)}) but no data rows", file=label)
+    return table
+
+
+def _ragged_message(fields: list[str], columns: list[str], line: int) -> str:
+    message = (f"line {line} has {len(fields)} fields but the header has {len(columns)}; "
+               "every row needs exactly one value per column")
+    if len(fields) > len(columns):
+        message += " (a cell with an unquoted comma? wrap such cells in double quotes)"
+    if any("\n" in f for f in fields):
+        message += " (a quoted cell here runs across lines: is a closing double quote missing?)"
+    return message
+
+
+def _ragged_column(fields: list[str], columns: list[str]) -> str | None:
+    """The first column that is missing a value, or the last one when there are extra values."""
+    if len(fields) < len(columns):
+        return columns[len(fields)]
+    return columns[-1]
+
+
+def parse_jsonl(text: str, label: str | None) -> RawTable:
+    """One JSON object per line; blank lines are skipped; columns in first-seen order."""
+    objects: list[dict[str, Any]] = []
+    table = RawTable(columns=[], rows=[], row_numbers=[], label=label)
+    record = 0
+    # split on "\n" only: str.splitlines() would also break at U+2028, which JSON allows inside strings
+    for line_no, line in enumerate(text.split("\n"), 1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        record += 1
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"line {line_no} is not valid JSON: {exc.msg} at character {exc.colno}",
+                             file=label, row=record) from None
+        if not isinstance(value, dict):
+            raise InputError(f"line {line_no} holds {_kind(value)}, but each line must be one JSON object "
+                             '(like {"question": "...", "answer": "..."})', file=label, row=record)
+        objects.append(value)
+        table.row_numbers.append(record)
+        table.lines.append(line_no)
+    if not objects:
+        raise InputError("the file has no JSON objects (only blank lines)", file=label)
+    return _from_objects(objects, table)
+
+
+def parse_json(text: str, label: str | None) -> RawTable:
+    """A JSON array of objects, or JSON Lines saved with a .json extension."""
+    stripped = text.lstrip()
+    if not stripped.startswith("["):
+        return parse_jsonl(text, label)
+    try:
+        values = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"line {exc.lineno} is not valid JSON: {exc.msg} at character {exc.colno}", file=label) from None
+    table = RawTable(columns=[], rows=[], row_numbers=[], label=label)
+    for position, value in enumerate(values, 1):
+        if not isinstance(value, dict):
+            raise InputError(f"item {position} of the array holds {_kind(value)}, but each item must be a JSON object",
+                             file=label, row=position)
+        table.row_numbers.append(position)
+    if not values:
+        raise InputError("the file holds an empty JSON array: no data rows", file=label)
+    return _from_objects(values, table)
+
+
+def _from_objects(objects: list[dict[str, Any]], table: RawTable) -> RawTable:
+    columns: dict[str, None] = {}
+    for obj in objects:
+        for key in obj:
+            columns.setdefault(str(key), None)
+    table.columns = list(columns)
+    table.rows = [[obj.get(c) for c in table.columns] for obj in objects]
+    return table
+
+
+def parse_parquet(data: bytes, label: str | None) -> RawTable:
+    """A Parquet file; list columns stay lists, every other value a Python scalar."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        arrow = pq.read_table(io.BytesIO(data))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InputError(f"this is not a readable Parquet file (the reader said: {exc}); "
+                         "re-export it, or save the data as CSV or JSON Lines", file=label) from None
+    columns = _check_header([str(name) for name in arrow.column_names], label)
+    if arrow.num_rows == 0:
+        raise InputError(f"the file has columns ({', '.join(columns)}) but no data rows", file=label)
+    try:
+        by_column = [arrow.column(i).to_pylist() for i in range(arrow.num_columns)]
+    except (pa.ArrowException, ValueError, OverflowError) as exc:
+        raise InputError(f"a Parquet column cannot be read ({exc})", file=label) from None
+    rows = [list(values) for values in zip(*by_column)]
+    return RawTable(columns=columns, rows=rows, row_numbers=list(range(1, len(rows) + 1)),
+                    lines=[None] * len(rows), label=label)
+
+
+def _kind(value: Any) -> str:
+    """How a JSON-ish value is described to a user."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, dict):
+        return "a JSON object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a {type(value).__name__} value"

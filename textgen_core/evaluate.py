@@ -1,0 +1,198 @@
+"""Run metrics over a stored dataset and record every cell in the store.
+
+One entry point for the CLI, the dashboard and the tests: :func:`evaluate`
+starts a run, :func:`resume` finishes an interrupted one. Lexical metrics run
+in chunks (across processes for large datasets); judge metrics go through
+:mod:`textgen_core.judge.engine`. A cell is always written, scored or with the
+reason it is not: nothing is silently dropped or averaged in as 0.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Iterator, Mapping, Sequence
+
+from .errors import ParameterError, TextgenError
+from .metrics.registry import get_metric, resolve_params
+from .metrics.spec import MetricSpec
+from .model import TEXT_FIELDS, Cell, Datum
+from .progress import Progress, ProgressCallback
+from .store import CellRecord, Store
+
+#: Below this many rows, lexical scoring stays in-process (a pool costs more than it saves).
+POOL_THRESHOLD = 4000
+CHUNK_SIZE = 1000
+
+
+def available_fields(store: Store, dataset_id: int) -> set[str]:
+    """Normalized fields with at least one value, plus the dataset's metadata columns."""
+    dataset = store.load_dataset(dataset_id)
+    return {f for f in TEXT_FIELDS if dataset.has_field(f)} | set(dataset.metadata_columns)
+
+
+def check_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]], fields: set[str],
+                  judge: Any | None) -> list[str]:
+    """Every reason the chosen metrics cannot run on this dataset, as 'metric: reason' lines."""
+    problems = []
+    for name in metrics:
+        spec = get_metric(name)
+        problems += [f"{name}: {reason}" for reason in spec.missing(fields, params.get(name, {}))]
+        if spec.group != "lexical" and judge is None:
+            problems.append(f"{name}: needs a judge endpoint (base URL and model)")
+    return problems
+
+
+def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
+             params: Mapping[str, Mapping[str, Any]] | None = None, *, models: Sequence[str] | None = None,
+             judge: Any | None = None, progress: ProgressCallback | None = None,
+             cancel: threading.Event | None = None, workers: int | None = None) -> int:
+    """Score ``metrics`` on a stored dataset; returns the run id. ``judge`` is a JudgeSettings or None."""
+    if not metrics:
+        raise ParameterError("choose at least one metric")
+    metrics = list(dict.fromkeys(get_metric(m).name for m in metrics))
+    resolved = resolve_params(metrics, params)
+    dataset = store.load_dataset(dataset_id)
+    chosen = list(models) if models else dataset.models
+    unknown = sorted(set(chosen) - set(dataset.models))
+    if unknown:
+        raise ParameterError(f"models not in the dataset: {', '.join(unknown)}")
+    fields = {f for f in TEXT_FIELDS if dataset.has_field(f)} | set(dataset.metadata_columns)
+    problems = check_metrics(metrics, resolved, fields, judge)
+    if problems:
+        raise ParameterError("cannot run these metrics on this dataset:\n  " + "\n  ".join(problems))
+    signatures = {m: _signature(get_metric(m), resolved[m], judge) for m in metrics}
+    run_id = store.create_run(dataset_id, metrics, resolved, signatures, chosen,
+                              judge.public() if judge is not None else None)
+    rows = [r for r in dataset.rows if r.model in set(chosen)]
+    _execute(store, run_id, rows, metrics, resolved, judge, progress, cancel, workers)
+    return run_id
+
+
+def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: ProgressCallback | None = None,
+           cancel: threading.Event | None = None, workers: int | None = None) -> int:
+    """Finish an interrupted run: finished cells are kept, the rest are computed."""
+    run = store.get_run(run_id)
+    metrics, resolved = run["metrics"], run["params"]
+    if judge is None and any(get_metric(m).group != "lexical" for m in metrics):
+        raise ParameterError(f"run {run_id} has judge metrics: give the judge endpoint to resume it")
+    dataset = store.load_dataset(run["dataset_id"])
+    rows = [r for r in dataset.rows if r.model in set(run["models"])]
+    store.set_run_status(run_id, "running")
+    _execute(store, run_id, rows, metrics, resolved, judge, progress, cancel, workers)
+    return run_id
+
+
+def _signature(spec: MetricSpec, params: Mapping[str, Any], judge: Any | None) -> str:
+    signature = spec.signature(params)
+    if spec.group != "lexical" and judge is not None:
+        signature += f"|judge:{judge.model}|temperature:{judge.temperature}|seed:{judge.seed}"
+    return signature
+
+
+def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str],
+             resolved: Mapping[str, Mapping[str, Any]], judge: Any | None,
+             progress: ProgressCallback | None, cancel: threading.Event | None, workers: int | None) -> None:
+    started = time.monotonic()
+    lexical = {m: resolved[m] for m in metrics if get_metric(m).group == "lexical"}
+    judged = {m: resolved[m] for m in metrics if get_metric(m).group != "lexical"}
+    try:
+        finished = store.finished_cells(run_id)
+        if lexical and not _all_finished(rows, lexical, finished):
+            _run_lexical(store, run_id, rows, lexical, progress, cancel, workers)
+        if judged and not (cancel and cancel.is_set()):
+            from .judge.engine import run_judge_metrics
+
+            run_judge_metrics(store, run_id, rows, judged, judge, progress=progress, cancel=cancel,
+                              skip=store.finished_cells(run_id))
+    except KeyboardInterrupt:
+        store.set_run_status(run_id, "interrupted", duration_s=time.monotonic() - started)
+        raise
+    except Exception as exc:  # recorded on the run, then reported to the caller
+        store.set_run_status(run_id, "failed", error=str(exc), duration_s=time.monotonic() - started)
+        if isinstance(exc, TextgenError):
+            raise
+        raise TextgenError(f"run {run_id} failed: {type(exc).__name__}: {exc}") from exc
+    status = "cancelled" if cancel is not None and cancel.is_set() else "finished"
+    store.set_run_status(run_id, status, duration_s=time.monotonic() - started)
+    if progress:
+        progress(Progress("done", len(rows), len(rows)))
+
+
+def _all_finished(rows: Sequence[Datum], metrics: Mapping[str, Any], finished: set[tuple[str, str, str]]) -> bool:
+    return all((r.datum_id, r.model, m) in finished for r in rows for m in metrics)
+
+
+def _chunks(rows: Sequence[Datum], size: int) -> Iterator[Sequence[Datum]]:
+    for start in range(0, len(rows), size):
+        yield rows[start:start + size]
+
+
+def _score_chunk(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, list[dict[str, Cell]]]:
+    from .metrics.lexical import score_lexical
+
+    return score_lexical(rows, metrics)
+
+
+def _records(rows: Sequence[Datum], metric: str, outputs: Sequence[str], cells: Sequence[Mapping[str, Cell]]) -> Iterator[CellRecord]:
+    for row, by_score in zip(rows, cells):
+        for score in outputs:
+            cell = by_score.get(score) or Cell.unscored("the metric returned no value")
+            value = cell.value
+            reason = cell.reason
+            if value is not None and not math.isfinite(value):
+                value, reason = None, f"non-finite value {value}"
+            yield row.datum_id, row.model, metric, score, value, cell.details, reason
+
+
+def _run_lexical(store: Store, run_id: int, rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]],
+                 progress: ProgressCallback | None, cancel: threading.Event | None, workers: int | None) -> None:
+    outputs = {m: get_metric(m).outputs(p) for m, p in metrics.items()}
+    all_cells: dict[str, list[dict[str, Cell]]] = {m: [] for m in metrics}
+    done = failed = 0
+    for chunk, scored in _scored_chunks(rows, metrics, workers):
+        records = []
+        for metric, cells in scored.items():
+            all_cells[metric].extend(cells)
+            records.extend(_records(chunk, metric, outputs[metric], cells))
+        store.write_cells(run_id, records)
+        done += len(chunk)
+        failed += sum(1 for r in records if r[4] is None)
+        if progress:
+            progress(Progress("lexical", len(rows), done, failed))
+        if cancel is not None and cancel.is_set():
+            return
+    _write_corpus(store, run_id, rows, metrics, all_cells)
+
+
+def _scored_chunks(rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]],
+                   workers: int | None) -> Iterator[tuple[Sequence[Datum], dict[str, list[dict[str, Cell]]]]]:
+    workers = workers or os.cpu_count() or 1
+    if workers <= 1 or len(rows) < POOL_THRESHOLD:
+        for chunk in _chunks(rows, CHUNK_SIZE):
+            yield chunk, _score_chunk(chunk, metrics)
+        return
+    context = multiprocessing.get_context("spawn")  # safe inside threaded hosts such as Streamlit
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        chunks = list(_chunks(rows, CHUNK_SIZE))
+        for chunk, scored in zip(chunks, pool.map(_score_chunk, chunks, [metrics] * len(chunks))):
+            yield chunk, scored
+
+
+def _write_corpus(store: Store, run_id: int, rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]],
+                  all_cells: Mapping[str, list[dict[str, Cell]]]) -> None:
+    aggregates = []
+    models = list(dict.fromkeys(r.model for r in rows))
+    for metric, params in metrics.items():
+        spec = get_metric(metric)
+        if spec.corpus is None:
+            continue
+        for model in models:
+            picked = [(r, c) for r, c in zip(rows, all_cells[metric]) if r.model == model]
+            values = spec.corpus([r for r, _ in picked], [c for _, c in picked], params)
+            aggregates.extend((model, score, value, {"metric": metric}) for score, value in values.items())
+    store.write_aggregates(run_id, aggregates)
