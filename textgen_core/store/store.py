@@ -366,3 +366,22 @@ class Store(JudgeTablesMixin):
             "WHERE run_id = ? AND datum_id = ? AND (? IS NULL OR model = ?) ORDER BY model, metric, step, item_index",
             [run_id, datum_id, model, model],
         )
+
+    # -- comparison ----------------------------------------------------------
+    def score_values(self, run_id: int, *, models: Sequence[str] | None = None,
+                     scores: Sequence[str] | None = None) -> pd.DataFrame:
+        """datum_id, model, score, value of scored cells only (no details), for pairing models."""
+        return self._frame(
+            "SELECT datum_id, model, score, value FROM scores WHERE run_id = ? AND value IS NOT NULL "
+            "AND (? IS NULL OR list_contains(?, model)) AND (? IS NULL OR list_contains(?, score)) "
+            "ORDER BY score, datum_id, model",
+            [run_id, None if models is None else 1, list(models or []), None if scores is None else 1,
+             list(scores or [])],
+        )
+
+    def datum_ids(self, dataset_id: int) -> list[str]:
+        """Distinct datum ids of a dataset, in the order they first appear."""
+        rows = self._cur().execute(
+            "SELECT datum_id FROM data WHERE dataset_id = ? GROUP BY datum_id ORDER BY min(row_index)",
+            [dataset_id]).fetchall()
+        return [r[0] for r in rows]
