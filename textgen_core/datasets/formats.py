@@ -35,11 +35,12 @@ class RawTable:
     label: str | None = None
 
     def where(self, index: int) -> str:
+        """'line N: ' for messages, or '' when the line is unknown."""
         line = self.lines[index] if index < len(self.lines) else None
-        return f" (line {line})" if line is not None else ""
+        return f"line {line}: " if line is not None else ""
 
 
-def _check_header(columns: list[str], label: str | None) -> list[str]:
+def check_header(columns: list[str], label: str | None) -> list[str]:
     """Blank header cells get a name; repeated names are an error."""
     named = [c.strip() if c.strip() else f"column_{i}" for i, c in enumerate(columns, 1)]
     seen: dict[str, int] = {}
@@ -51,7 +52,7 @@ def _check_header(columns: list[str], label: str | None) -> list[str]:
     return named
 
 
-def _csv_delimiter(header_line: str) -> str:
+def csv_delimiter(header_line: str) -> str:
     """Comma, unless the header has no comma but has semicolons or tabs (spreadsheet exports)."""
     if "," in header_line:
         return ","
@@ -66,7 +67,7 @@ def parse_csv(text: str, label: str | None, delimiter: str | None = None) -> Raw
     """CSV with a header row; quoted cells may span lines. Blank records are skipped."""
     if csv.field_size_limit() < _CSV_FIELD_LIMIT:
         csv.field_size_limit(min(_CSV_FIELD_LIMIT, sys.maxsize))
-    delimiter = delimiter or _csv_delimiter(text.split("\n", 1)[0])
+    delimiter = delimiter or csv_delimiter(text.split("\n", 1)[0])
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     columns: list[str] | None = None
     table = RawTable(columns=[], rows=[], row_numbers=[], label=label)
@@ -78,7 +79,7 @@ def parse_csv(text: str, label: str | None, delimiter: str | None = None) -> Raw
             if columns is None:
                 if not fields or not any(f.strip() for f in fields):
                     continue  # blank lines before the header
-                columns = _check_header(fields, label)
+                columns = check_header(fields, label)
                 table.columns = columns
                 continue
             record += 1
@@ -134,7 +135,7 @@ def parse_jsonl(text: str, label: str | None) -> RawTable:
             raise InputError(f"line {line_no} is not valid JSON: {exc.msg} at character {exc.colno}",
                              file=label, row=record) from None
         if not isinstance(value, dict):
-            raise InputError(f"line {line_no} holds {_kind(value)}, but each line must be one JSON object "
+            raise InputError(f"line {line_no} holds {describe_kind(value)}, but each line must be one JSON object "
                              '(like {"question": "...", "answer": "..."})', file=label, row=record)
         objects.append(value)
         table.row_numbers.append(record)
@@ -156,7 +157,7 @@ def parse_json(text: str, label: str | None) -> RawTable:
     table = RawTable(columns=[], rows=[], row_numbers=[], label=label)
     for position, value in enumerate(values, 1):
         if not isinstance(value, dict):
-            raise InputError(f"item {position} of the array holds {_kind(value)}, but each item must be a JSON object",
+            raise InputError(f"item {position} of the array holds {describe_kind(value)}, but each item must be a JSON object",
                              file=label, row=position)
         table.row_numbers.append(position)
     if not values:
@@ -184,7 +185,7 @@ def parse_parquet(data: bytes, label: str | None) -> RawTable:
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise InputError(f"this is not a readable Parquet file (the reader said: {exc}); "
                          "re-export it, or save the data as CSV or JSON Lines", file=label) from None
-    columns = _check_header([str(name) for name in arrow.column_names], label)
+    columns = check_header([str(name) for name in arrow.column_names], label)
     if arrow.num_rows == 0:
         raise InputError(f"the file has columns ({', '.join(columns)}) but no data rows", file=label)
     try:
@@ -196,7 +197,7 @@ def parse_parquet(data: bytes, label: str | None) -> RawTable:
                     lines=[None] * len(rows), label=label)
 
 
-def _kind(value: Any) -> str:
+def describe_kind(value: Any) -> str:
     """How a JSON-ish value is described to a user."""
     if value is None:
         return "null"

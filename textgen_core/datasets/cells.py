@@ -1,0 +1,141 @@
+"""Turning one raw cell into the text a normalized field holds.
+
+Each function raises :class:`CellProblem` with a message for the user; the loader
+adds the file, row and column.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Sequence
+
+from .formats import describe_kind
+
+
+class CellProblem(ValueError):
+    """A cell that cannot become the value its field needs."""
+
+
+def plain(value: Any) -> Any:
+    """A pandas / numpy cell as a plain Python value; NaN and NA become None."""
+    if value is None or isinstance(value, (str, bool, int, list, dict)):
+        return value
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, tuple):
+        return list(value)
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):  # numpy scalars and arrays (list columns arrive as arrays)
+        return plain(tolist())
+    try:
+        import pandas as pd
+
+        if value is pd.NA or value is pd.NaT:
+            return None
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        pass
+    return value
+
+
+def check_size(text: str, limit: int) -> str:
+    if len(text) > limit:
+        raise CellProblem(f"the cell holds {len(text):,} characters, more than the limit of {limit:,} "
+                          "(max_cell_chars); shorten it or raise the limit in the column mapping")
+    return text
+
+
+def text_cell(value: Any, limit: int) -> str | None:
+    """Text for query and prediction: a string or null. Numbers, lists and objects are refused."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return check_size(value, limit)
+    hint = " (put the text in quotes in the JSON file)" if isinstance(value, (int, float)) else ""
+    raise CellProblem(f"expected text but found {describe_kind(value)}{hint}")
+
+
+def key_cell(value: Any, what: str) -> str:
+    """A datum id or model name: non-empty text, or a whole number written as text."""
+    if isinstance(value, bool) or isinstance(value, (list, dict)):
+        raise CellProblem(f"the {what} must be text or a whole number, not {describe_kind(value)}")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # an integer column with gaps arrives as floats
+    if isinstance(value, (int, float)):
+        value = str(value)
+    if value is None or not str(value).strip():
+        raise CellProblem(f"the {what} is empty; every row needs one")
+    return str(value).strip()
+
+
+def meta_cell(value: Any, limit: int) -> str | None:
+    """Any value kept as metadata text; lists and objects as JSON."""
+    if value is None or isinstance(value, str):
+        return None if value is None else check_size(value, limit)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, (bool, int, float, list, dict)):
+        try:
+            return check_size(json.dumps(value, ensure_ascii=False), limit)
+        except (TypeError, ValueError):
+            pass
+    return check_size(str(value), limit)
+
+
+def _items(values: Sequence[Any], limit: int) -> list[str]:
+    out = []
+    for position, item in enumerate(values, 1):
+        if item is None:
+            continue
+        if not isinstance(item, str):
+            raise CellProblem(f"item {position} of the list is {describe_kind(item)}; each item must be text")
+        out.append(check_size(item, limit))
+    return out
+
+
+def list_cell(value: Any, list_format: str, delimiter: str, limit: int, *, one_item: bool = False) -> list[str]:
+    """The items of a references or contexts cell, in order, empty ones dropped.
+
+    A real list (JSON Lines, Parquet) is always a list. A text cell is read by
+    ``list_format``: ``json`` (a JSON list of strings when it starts with ``[``,
+    otherwise one item), ``delimiter`` (split on ``delimiter``), ``single`` (one
+    item), or ``auto`` (a JSON list of strings when it parses as one, else split
+    on the delimiter when present, else one item). ``one_item`` reads text as a
+    single item, as for numbered columns like ``reference_1``.
+    """
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        items = _items(list(value), limit)
+    elif isinstance(value, str):
+        check_size(value, limit)
+        items = _text_items(value, "single" if one_item else list_format, delimiter, limit)
+    else:
+        raise CellProblem(f"expected text or a list of texts but found {describe_kind(value)}")
+    return [item for item in items if item.strip()]
+
+
+def _text_items(text: str, list_format: str, delimiter: str, limit: int) -> list[str]:
+    stripped = text.strip()
+    if list_format == "single" or not stripped:
+        return [text]
+    looks_json = stripped.startswith("[")
+    if list_format == "json" and looks_json:
+        try:
+            parsed = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise CellProblem(f"the cell starts with '[' but is not valid JSON ({exc.msg} at character {exc.pos + 1}); "
+                              'write a JSON list like ["first", "second"], or set list_format to "single"') from None
+        if not isinstance(parsed, list):
+            raise CellProblem(f"expected a JSON list but found {describe_kind(parsed)}")
+        return _items(parsed, limit)
+    if list_format == "auto" and looks_json and stripped.endswith("]"):
+        try:
+            parsed = json.loads(stripped)
+        except json.JSONDecodeError:
+            parsed = None  # text that merely starts with "[", like "[1] Smith et al."
+        if isinstance(parsed, list) and all(isinstance(x, str) or x is None for x in parsed):
+            return _items(parsed, limit)
+    if list_format in {"auto", "delimiter"} and delimiter and delimiter in text:
+        return [part.strip() for part in text.split(delimiter)]
+    return [text]
