@@ -1,0 +1,161 @@
+"""The one UI data module: every Streamlit cache of the dashboard lives here.
+
+``st.cache_resource`` holds the :class:`~textgen_core.store.Store` (one per
+database path) and the background job registry; ``st.cache_data(ttl=...)``
+readers return DataFrames and plain data. Writers go through the store and
+then call :func:`refresh`. Pages and render modules never touch DuckDB.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from textgen_core.evaluate import available_fields
+from textgen_core.export import write_table
+from textgen_core.store import Store
+
+from .jobs import JobRegistry
+
+#: Environment variable naming the database (set by `textgen-eval dashboard`).
+DB_ENV = "TEXTGEN_EVAL_DB"
+DEFAULT_DB = "textgen_eval.duckdb"
+#: Seconds a cached reader result is reused before the database is asked again.
+TTL = 30
+#: Tables a run can be exported as, with what each holds.
+EXPORT_TABLES = {
+    "scores_wide": "scores, one row per (datum, model), one column per score",
+    "scores_long": "scores, one row per cell, with the reason a cell is unscored",
+    "verdicts": "judge verdicts, one row per item the judge ruled on",
+}
+EXPORT_FORMATS = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
+
+
+def db_path() -> str:
+    """The database file: $TEXTGEN_EVAL_DB, else textgen_eval.duckdb in the working directory."""
+    return str(Path(os.environ.get(DB_ENV) or DEFAULT_DB).resolve())
+
+
+@st.cache_resource(show_spinner=False)
+def _store(path: str) -> Store:
+    return Store(path)
+
+
+def store() -> Store:
+    """The store of the current database (one connection per process, a cursor per thread)."""
+    return _store(db_path())
+
+
+@st.cache_resource(show_spinner=False)
+def jobs() -> JobRegistry:
+    """Background evaluations of this server process; survives reruns and closed tabs."""
+    return JobRegistry()
+
+
+def refresh(*, resources: bool = False) -> None:
+    """Drop cached reader results; with ``resources`` also reopen the store.
+
+    The job registry is never cleared: it owns threads that are still running.
+    """
+    st.cache_data.clear()
+    if resources:
+        _store.clear()
+
+
+# -- readers ---------------------------------------------------------------
+@st.cache_data(ttl=TTL, show_spinner=False)
+def _datasets(path: str) -> pd.DataFrame:
+    frame = _store(path).list_datasets()
+    frame["models"] = frame["models"].map(lambda v: list(v) if v is not None else [])
+    frame["metadata_columns"] = frame["metadata_columns"].map(lambda v: list(v) if v is not None else [])
+    return frame
+
+
+def datasets() -> pd.DataFrame:
+    """dataset_id, name, source, created_at, n_rows, models, metadata_columns, n_runs."""
+    return _datasets(db_path())
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def _runs(path: str) -> pd.DataFrame:
+    frame = _store(path).list_runs()
+    for column in ("metrics", "models"):
+        frame[column] = frame[column].map(lambda v: list(v) if v is not None else [])
+    return frame
+
+
+def runs() -> pd.DataFrame:
+    """Run history, newest first, as the store lists it."""
+    return _runs(db_path())
+
+
+def counts() -> tuple[int, int]:
+    """(datasets, runs) in the database."""
+    return len(datasets()), len(runs())
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def _fields(path: str, dataset_id: int) -> list[str]:
+    return sorted(available_fields(_store(path), dataset_id))
+
+
+def dataset_fields(dataset_id: int) -> set[str]:
+    """Normalized fields with values, plus metadata columns, of one dataset."""
+    return set(_fields(db_path(), dataset_id))
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def _run(path: str, run_id: int) -> dict[str, Any]:
+    return _store(path).get_run(run_id)
+
+
+def run(run_id: int) -> dict[str, Any]:
+    """One run's record (status, metrics, params, signatures, public judge settings, usage)."""
+    return _run(db_path(), run_id)
+
+
+def run_status(run_id: int) -> str:
+    """The stored status of a run, read fresh (it changes while a job works on it)."""
+    return str(store().get_run(run_id)["status"])
+
+
+def export_frame(run_id: int, table: str) -> pd.DataFrame:
+    """The DataFrame behind one export table of a run."""
+    db = store()
+    if table == "scores_wide":
+        return db.wide_scores(run_id)
+    if table == "scores_long":
+        return db.scores(run_id)
+    if table == "verdicts":
+        return _verdicts(db, run_id)
+    raise ValueError(f"unknown export table {table!r}; known: {', '.join(EXPORT_TABLES)}")
+
+
+def _verdicts(db: Store, run_id: int) -> pd.DataFrame:
+    if hasattr(db, "run_verdicts"):
+        return db.run_verdicts(run_id)
+    frames = [db.verdicts(run_id, datum_id).assign(datum_id=datum_id)
+              for datum_id in db.datum_ids(db.get_run(run_id)["dataset_id"])]
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame(columns=["datum_id", "model", "metric", "step", "item_index", "item", "verdict", "reason"])
+    frame = pd.concat(frames, ignore_index=True)
+    return frame[["datum_id", *[c for c in frame.columns if c != "datum_id"]]]
+
+
+def export_bytes(run_id: int, table: str, fmt: str) -> bytes:
+    """A run's table as CSV (formula-safe) or Parquet bytes, written by textgen_core.export."""
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; known: {', '.join(EXPORT_FORMATS)}")
+    frame = export_frame(run_id, table)
+    with tempfile.TemporaryDirectory(prefix="textgen-export-") as folder:
+        path = write_table(frame, Path(folder) / f"run{run_id}_{table}.{fmt}")
+        return path.read_bytes()
+
+
+# -- results & explore --

@@ -1,0 +1,125 @@
+"""Background evaluation jobs that outlive a page rerun or a closed browser tab.
+
+A :class:`JobRegistry` (held once per server process by ``ui.data.jobs()``)
+starts each evaluation on its own thread with a :class:`threading.Event` for
+Cancel. The thread publishes a :class:`~textgen_core.progress.Progress`
+snapshot that pages poll; nothing here imports streamlit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from textgen_core.progress import Progress
+
+#: A job body: gets the store to use, a progress callback and the cancel event; returns a run id.
+JobBody = Callable[[Any, Callable[[Progress], None], threading.Event], int]
+
+RUNNING, FINISHED, FAILED, CANCELLED = "running", "finished", "failed", "cancelled"
+
+
+@dataclass
+class Job:
+    """One background run: its progress snapshot, outcome and cancel switch."""
+
+    job_id: int
+    label: str
+    cancel: threading.Event = field(default_factory=threading.Event)
+    status: str = RUNNING
+    progress: Progress | None = None
+    run_id: int | None = None
+    error: str | None = None
+    started: float = field(default_factory=time.monotonic)
+    ended: float | None = None
+    thread: threading.Thread | None = field(default=None, repr=False)
+
+    @property
+    def live(self) -> bool:
+        return self.status == RUNNING
+
+    @property
+    def elapsed(self) -> float:
+        return (self.ended or time.monotonic()) - self.started
+
+
+class _RunCapture:
+    """Stands in for the store so the job learns its run id as soon as the run is created."""
+
+    def __init__(self, store: Any, job: Job) -> None:
+        self._store = store
+        self._job = job
+
+    def create_run(self, *args: Any, **kwargs: Any) -> int:
+        run_id = self._store.create_run(*args, **kwargs)
+        self._job.run_id = run_id
+        return run_id
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+class JobRegistry:
+    """Every job started in this server process, by id; safe to use from many threads."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[int, Job] = {}
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+
+    def start(self, label: str, store: Any, body: JobBody, *, run_id: int | None = None) -> Job:
+        """Run ``body`` on a daemon thread; ``run_id`` is known up front when resuming."""
+        with self._lock:
+            job = Job(next(self._ids), label, run_id=run_id)
+            self._jobs[job.job_id] = job
+        job.thread = threading.Thread(target=self._work, args=(job, store, body),
+                                      name=f"textgen-eval-job-{job.job_id}", daemon=True)
+        job.thread.start()
+        return job
+
+    def _work(self, job: Job, store: Any, body: JobBody) -> None:
+        def report(progress: Progress) -> None:
+            job.progress = progress
+
+        try:
+            job.run_id = body(_RunCapture(store, job), report, job.cancel)
+            job.status = CANCELLED if job.cancel.is_set() else FINISHED
+        except Exception as exc:  # the job reports it; the run row records it too
+            job.error = str(exc) or type(exc).__name__
+            job.status = FAILED
+        finally:
+            job.ended = time.monotonic()
+
+    def get(self, job_id: int | None) -> Job | None:
+        if job_id is None:
+            return None
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def jobs(self) -> list[Job]:
+        with self._lock:
+            return list(self._jobs.values())
+
+    def live_run_ids(self) -> set[int]:
+        """Runs that a thread of this process is working on right now."""
+        return {j.run_id for j in self.jobs() if j.live and j.run_id is not None}
+
+    def for_run(self, run_id: int) -> Job | None:
+        """The newest job working on ``run_id``, if any."""
+        matches = [j for j in self.jobs() if j.run_id == run_id]
+        return matches[-1] if matches else None
+
+    def cancel(self, job_id: int) -> None:
+        job = self.get(job_id)
+        if job is not None:
+            job.cancel.set()
+
+    def wait(self, job_id: int, timeout: float | None = None) -> Job | None:
+        """Block until the job ends (tests and shutdown); returns it."""
+        job = self.get(job_id)
+        if job is not None and job.thread is not None:
+            job.thread.join(timeout)
+        return job

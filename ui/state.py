@@ -1,0 +1,63 @@
+"""Session-state keys, named once and prefixed by the page that owns them.
+
+Widget keys are built from these constants too, so a test can set or read a
+widget through ``at.session_state[KEY]`` without guessing. No key here ever
+holds an API key except the password input itself (``evaluate.judge.api_key``
+and ``runs.judge.api_key``), which is never displayed.
+"""
+
+from __future__ import annotations
+
+# -- home ----------------------------------------------------------------
+HOME_SAMPLE_JOB = "home.sample_job"
+
+# -- upload --------------------------------------------------------------
+#: Uploaded file as (file name, bytes); the file uploader fills it, tests may set it directly.
+UPLOAD_FILE = "upload.file"
+UPLOAD_UPLOADER = "upload.uploader"
+UPLOAD_NAME = "upload.dataset_name"
+UPLOAD_REPLACE = "upload.replace"
+UPLOAD_FORMAT = "upload.format"
+UPLOAD_LIST_FORMAT = "upload.list_format"
+UPLOAD_DELIMITER = "upload.delimiter"
+UPLOAD_DEFAULT_MODEL = "upload.default_model"
+UPLOAD_WIDE = "upload.wide_predictions"
+UPLOAD_SAVED = "upload.saved_message"
+UPLOAD_MANAGE = "upload.manage_dataset"
+UPLOAD_RENAME = "upload.rename_to"
+UPLOAD_CONFIRM_DELETE = "upload.confirm_delete"
+
+
+def upload_field(name: str) -> str:
+    """Widget key of the column chosen for one normalized field (id, model, query...)."""
+    return f"upload.map.{name}"
+
+
+# -- evaluate ------------------------------------------------------------
+EVAL_DATASET = "evaluate.dataset"
+EVAL_MODELS = "evaluate.models"
+EVAL_JOB = "evaluate.job"
+
+
+def eval_metric(name: str) -> str:
+    """Checkbox key of one metric."""
+    return f"evaluate.metric.{name}"
+
+
+def eval_param(metric: str, param: str) -> str:
+    """Widget key of one metric parameter."""
+    return f"evaluate.param.{metric}.{param}"
+
+
+# -- judge settings (one form, shown on Evaluate and on Runs for resume) --
+def judge_key(page: str, name: str) -> str:
+    """Widget key of one judge setting on ``page`` ('evaluate' or 'runs')."""
+    return f"{page}.judge.{name}"
+
+
+# -- runs ----------------------------------------------------------------
+RUNS_SELECTED = "runs.selected"
+RUNS_JOB = "runs.job"
+RUNS_EXPORT_TABLE = "runs.export_table"
+RUNS_EXPORT_FORMAT = "runs.export_format"
+RUNS_CONFIRM_DELETE = "runs.confirm_delete"
