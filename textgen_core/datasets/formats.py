@@ -132,7 +132,7 @@ def parse_jsonl(text: str, label: str | None) -> RawTable:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"line {line_no} is not valid JSON: {exc.msg} at character {exc.colno}",
+            raise InputError(f"line {line_no} is not valid JSON: {exc.msg} (character {exc.colno})",
                              file=label, row=record) from None
         if not isinstance(value, dict):
             raise InputError(f"line {line_no} holds {describe_kind(value)}, but each line must be one JSON object "
@@ -153,7 +153,7 @@ def parse_json(text: str, label: str | None) -> RawTable:
     try:
         values = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"line {exc.lineno} is not valid JSON: {exc.msg} at character {exc.colno}", file=label) from None
+        raise InputError(f"line {exc.lineno} is not valid JSON: {exc.msg} (character {exc.colno})", file=label) from None
     table = RawTable(columns=[], rows=[], row_numbers=[], label=label)
     for position, value in enumerate(values, 1):
         if not isinstance(value, dict):

@@ -59,13 +59,14 @@ def frame_to_raw(frame: pd.DataFrame, label: str | None = None) -> RawTable:
 
 def _missing_column(column: str, role: str, raw: RawTable) -> InputError:
     close = difflib.get_close_matches(column, raw.columns, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = f"; did you mean {close[0]!r}?" if close else "."
     return InputError(f"the {role} column {column!r} is not in the file{hint} Columns are: {', '.join(raw.columns)}",
                       file=raw.label, column=column)
 
 
 def _check_mapping(raw: RawTable, mapping: ColumnMapping) -> None:
-    roles = [("id", mapping.id), ("model", mapping.model), ("query", mapping.query), ("prediction", mapping.prediction)]
+    roles = [("datum id", mapping.id), ("model", mapping.model), ("query", mapping.query),
+             ("prediction", mapping.prediction)]
     roles += [("references", c) for c in mapping.references] + [("contexts", c) for c in mapping.contexts]
     if mapping.format == "wide":
         if not mapping.wide_predictions:
@@ -74,7 +75,7 @@ def _check_mapping(raw: RawTable, mapping: ColumnMapping) -> None:
         if mapping.model:
             raise InputError("wide format takes model names from wide_predictions; leave the model column unmapped",
                              file=raw.label, column=mapping.model)
-        roles += [(f"prediction (model {model!r}, wide format)", c) for model, c in mapping.wide_predictions.items()]
+        roles += [(f"model {model!r} prediction", c) for model, c in mapping.wide_predictions.items()]
     present = set(raw.columns)
     for role, column in roles:
         if column and column not in present:

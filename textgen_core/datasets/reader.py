@@ -96,12 +96,13 @@ def decode_text(data: bytes, label: str | None, fmt: str) -> str:
 
 def _decode_error(data: bytes, exc: UnicodeDecodeError, label: str | None, fmt: str) -> InputError:
     offset = exc.start
-    bad = data[offset:offset + min(4, exc.end - exc.start + 3)]
+    bad = data[offset:max(exc.end, offset + 1)]
     prefix = data[:offset].decode("utf-8-sig")
     line = prefix.count("\n") + 1
-    message = (f"byte offset {offset} (line {line}) is not valid UTF-8 (bytes {bad.hex(' ')}). "
-               "Re-save the file as UTF-8 (in Excel: Save As > 'CSV UTF-8'; in a text editor: "
-               "encoding UTF-8) and upload it again")
+    how = "in Excel: Save As > 'CSV UTF-8'; in a text editor: encoding UTF-8" if fmt in {"csv", "tsv"} \
+        else "in a text editor: encoding UTF-8"
+    message = (f"byte offset {offset} (line {line}) is not valid UTF-8 (byte {bad.hex(' ')}). "
+               f"Re-save the file as UTF-8 ({how}) and load it again")
     try:
         data.decode("cp1252")
         message += "; it looks like Windows-1252 / Latin-1 text"
