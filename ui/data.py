@@ -159,3 +159,86 @@ def export_bytes(run_id: int, table: str, fmt: str) -> bytes:
 
 
 # -- results & explore --
+# Readers of the Results and Explore pages. Every distribution is aggregated by the
+# store in SQL; only small frames (bins, quartiles, bounded samples, one datum) come back.
+from textgen_core.summary import run_summary  # noqa: E402
+
+#: Rows the Results and Explore tables show at most.
+ROW_LIMIT = 500
+
+
+def _models(models: Any) -> tuple[str, ...] | None:
+    return None if models is None else tuple(models)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def _summary(path: str, run_id: int) -> pd.DataFrame:
+    return run_summary(_store(path), run_id)
+
+
+def summary(run_id: int) -> pd.DataFrame:
+    """Per (model, metric, score): n_scored, n_unscored, mean, median, std, min, max, ci_low, ci_high."""
+    return _summary(db_path(), run_id)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+def _aggregates(path: str, run_id: int) -> pd.DataFrame:
+    return _store(path).aggregates(run_id)
+
+
+def aggregates(run_id: int) -> pd.DataFrame:
+    """Corpus-level values per (model, score), e.g. corpus BLEU."""
+    return _aggregates(db_path(), run_id)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False, max_entries=64)
+def _distribution(path: str, kind: str, run_id: int, score: str, models: tuple[str, ...] | None,
+                  low: float | None, high: float | None, size: int) -> pd.DataFrame:
+    db = _store(path)
+    reader = {"histogram": db.score_histogram, "length": db.score_by_length}.get(kind)
+    if reader is not None:
+        return reader(run_id, score, models=models, low=low, high=high, bins=size)
+    if kind == "box":
+        return db.score_box(run_id, score, models=models, low=low, high=high)
+    if kind == "sample":
+        return db.score_sample(run_id, score, models=models, low=low, high=high, per_model=size)
+    raise ValueError(f"unknown distribution {kind!r}")
+
+
+def distribution(kind: str, run_id: int, score: str, *, models: Any = None, low: float | None = None,
+                 high: float | None = None, size: int = 30) -> pd.DataFrame:
+    """'histogram' (size bins), 'box' (quartiles), 'sample' (size values per model) or 'length' (size bins)."""
+    return _distribution(db_path(), kind, run_id, score, _models(models), low, high, size)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False, max_entries=64)
+def _rows(path: str, run_id: int, score: str | None, models: tuple[str, ...] | None, low: float | None,
+          high: float | None, unscored: bool, text: str, order: str, limit: int) -> pd.DataFrame:
+    return _store(path).find_rows(run_id, score=score, models=models, low=low, high=high, unscored=unscored,
+                                  text=text, order=order, limit=limit)
+
+
+def find_rows(run_id: int, *, score: str | None = None, models: Any = None, low: float | None = None,
+              high: float | None = None, unscored: bool = False, text: str = "", order: str = "row",
+              limit: int = ROW_LIMIT) -> pd.DataFrame:
+    """datum_id, model, value, reason, query, prediction (snippets), n_matches: filtered in SQL."""
+    return _rows(db_path(), run_id, score, _models(models), low, high, unscored, text.strip(), order, limit)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False, max_entries=128)
+def _datum(path: str, run_id: int, datum_id: str) -> dict[str, Any]:
+    db = _store(path)
+    run_record = db.get_run(run_id)
+    exchanges = db.exchanges(run_id, datum_id) if hasattr(db, "exchanges") else pd.DataFrame()
+    return {
+        "rows": [r for r in db.datum(run_record["dataset_id"], datum_id) if r.model in run_record["models"]],
+        "scores": db.scores(run_id, datum_id=datum_id),
+        "verdicts": db.verdicts(run_id, datum_id),
+        "exchanges": exchanges,
+    }
+
+
+def datum(run_id: int, datum_id: str) -> dict[str, Any]:
+    """One datum of a run: 'rows' (a Datum per model), 'scores', 'verdicts' and judge 'exchanges' frames."""
+    return _datum(db_path(), run_id, datum_id)
+
