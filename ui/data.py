@@ -8,6 +8,7 @@ then call :func:`refresh`. Pages and render modules never touch DuckDB.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -16,6 +17,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from textgen_core.datasets import ColumnMapping, dataset_summary, load_dataset, read_table
+from textgen_core.errors import InputError
 from textgen_core.evaluate import available_fields
 from textgen_core.export import write_table
 from textgen_core.store import Store
@@ -122,6 +125,22 @@ def run(run_id: int) -> dict[str, Any]:
 def run_status(run_id: int) -> str:
     """The stored status of a run, read fresh (it changes while a job works on it)."""
     return str(store().get_run(run_id)["status"])
+
+
+@st.cache_data(ttl=600, max_entries=4, show_spinner="Reading the file...")
+def upload_table(file_name: str, data: bytes) -> pd.DataFrame:
+    """An uploaded file as a DataFrame of text cells (raises InputError naming row and column)."""
+    return read_table(data, file_name=file_name)
+
+
+@st.cache_data(ttl=600, max_entries=16, show_spinner="Checking the mapping...")
+def check_upload(file_name: str, data: bytes, mapping: str) -> dict[str, Any]:
+    """Load the file under a mapping (JSON text): its summary, or {'error', 'row', 'column'}."""
+    try:
+        dataset = load_dataset(data, ColumnMapping.from_dict(json.loads(mapping)), file_name=file_name)
+    except InputError as exc:
+        return {"error": exc.describe(), "row": exc.row, "column": exc.column}
+    return dataset_summary(dataset)
 
 
 def export_frame(run_id: int, table: str) -> pd.DataFrame:

@@ -37,6 +37,8 @@ def upload_field(name: str) -> str:
 EVAL_DATASET = "evaluate.dataset"
 EVAL_MODELS = "evaluate.models"
 EVAL_JOB = "evaluate.job"
+#: Name of a dataset to preselect on the next visit (set by Upload after a save).
+EVAL_PRESELECT = "evaluate.preselect"
 
 
 def eval_metric(name: str) -> str:

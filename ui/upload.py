@@ -1,0 +1,206 @@
+"""Upload page: file, preview, column mapping (guessed, every field overridable), save, manage.
+
+The uploaded file lives in session state as (file name, bytes) under
+``state.UPLOAD_FILE``: the file uploader fills it, the bundled-sample button
+fills it, and tests fill it directly. Everything after that reads only that key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Callable
+
+import streamlit as st
+
+from textgen_core.datasets import EXTENSIONS, ColumnMapping, guess_mapping, load_dataset, sample_dataset_path
+from textgen_core.datasets.mapping import LIST_FORMATS
+from textgen_core.errors import InputError, TextgenError
+from textgen_core.store import Store
+
+from . import data, state
+from .widgets import link, plain
+
+NOT_MAPPED = "(not mapped)"
+_SINGLE_FIELDS = ("id", "model", "query", "prediction")
+_LIST_FIELDS = ("references", "contexts")
+_FROM_UPLOADER = "upload.from_uploader"
+_SEEDED_FOR = "upload.seeded_for"
+
+
+def render() -> None:
+    """The whole Upload page."""
+    st.title("Upload a dataset")
+    _file_input()
+    upload = st.session_state.get(state.UPLOAD_FILE)
+    if upload:
+        file_name, payload = upload
+        _mapping_section(file_name, payload)
+    saved = st.session_state.get(state.UPLOAD_SAVED)
+    if saved:
+        st.success(saved)
+        link("pages/evaluate.py", "Evaluate it", icon=":material/play_arrow:")
+    st.divider()
+    render_manage()
+
+
+def _file_input() -> None:
+    accepted = sorted({suffix.lstrip(".") for suffix in EXTENSIONS})
+    uploaded = st.file_uploader("CSV, JSON Lines or Parquet file", type=accepted, key=state.UPLOAD_UPLOADER,
+                                help="One row per (datum, model) in long format, or one row per datum with a "
+                                     "prediction column per model in wide format.")
+    if uploaded is not None:
+        st.session_state[state.UPLOAD_FILE] = (uploaded.name, uploaded.getvalue())
+        st.session_state[_FROM_UPLOADER] = True
+    elif st.session_state.get(_FROM_UPLOADER):  # the user removed the file from the uploader
+        st.session_state.pop(state.UPLOAD_FILE, None)
+        st.session_state[_FROM_UPLOADER] = False
+    if st.button("Use the bundled sample file", help="A small QA dataset with two models, references and contexts"):
+        path = sample_dataset_path()
+        st.session_state[state.UPLOAD_FILE] = (path.name, path.read_bytes())
+
+
+def _mapping_section(file_name: str, payload: bytes) -> None:
+    try:
+        table = data.upload_table(file_name, payload)
+    except InputError as exc:
+        st.error(plain(exc.describe()))
+        return
+    st.subheader("Preview")
+    st.caption(f"{plain(file_name)}: {len(table):,} rows, {len(table.columns)} columns (first 50 rows shown)")
+    st.dataframe(table.head(50), key="upload.preview")
+    columns = [str(c) for c in table.columns]
+    _seed(file_name, payload, columns)
+    st.subheader("Column mapping")
+    mapping = _mapping_form(columns)
+    if mapping is None:
+        return
+    summary = data.check_upload(file_name, payload, json.dumps(mapping.to_dict(), sort_keys=True))
+    if "error" in summary:
+        st.error(plain(summary["error"]))
+        if summary.get("row") in table.index:
+            st.dataframe(table.loc[[summary["row"]]], key="upload.bad_row")
+        return
+    st.success(f"{summary['rows']:,} rows: {summary['datums']:,} datums x {len(summary['models'])} models "
+               f"({plain(', '.join(summary['models']))}); fields: {', '.join(summary['fields']) or 'none'}; "
+               f"metadata: {plain(', '.join(summary['metadata_columns'])) or 'none'}")
+    _save_form(file_name, payload, mapping)
+
+
+def _seed(file_name: str, payload: bytes, columns: list[str]) -> None:
+    """Fill the mapping widgets with the guess, once per new file."""
+    identity = f"{file_name}:{hashlib.sha1(payload).hexdigest()}"
+    if st.session_state.get(_SEEDED_FOR) == identity:
+        return
+    guess = guess_mapping(columns)
+    for name in _SINGLE_FIELDS:
+        st.session_state[state.upload_field(name)] = getattr(guess, name) or NOT_MAPPED
+    for name in _LIST_FIELDS:
+        st.session_state[state.upload_field(name)] = list(getattr(guess, name))
+    st.session_state[state.UPLOAD_FORMAT] = guess.format
+    st.session_state[state.UPLOAD_WIDE] = list(guess.wide_predictions.values())
+    st.session_state[state.UPLOAD_LIST_FORMAT] = guess.list_format
+    st.session_state[state.UPLOAD_DELIMITER] = guess.delimiter
+    st.session_state[state.UPLOAD_DEFAULT_MODEL] = guess.default_model
+    st.session_state[state.UPLOAD_NAME] = Path(file_name).stem
+    st.session_state[state.UPLOAD_REPLACE] = False
+    st.session_state[_SEEDED_FOR] = identity
+    st.session_state.pop(state.UPLOAD_SAVED, None)
+
+
+def _mapping_form(columns: list[str]) -> ColumnMapping | None:
+    """Widgets for every mapping field; the ColumnMapping they describe, or None after an error."""
+    options = [NOT_MAPPED, *columns]
+    fmt = st.radio("Format", ["long", "wide"], key=state.UPLOAD_FORMAT, horizontal=True,
+                   help="long: one row per (datum, model); wide: one row per datum, one prediction column per model")
+    left, right = st.columns(2)
+    with left:
+        picked = {"id": st.selectbox("id", options, key=state.upload_field("id"),
+                                     help="Datum id; unmapped means the row number")}
+        if fmt == "long":
+            picked["model"] = st.selectbox("model", options, key=state.upload_field("model"))
+            picked["prediction"] = st.selectbox("prediction", options, key=state.upload_field("prediction"))
+        picked["query"] = st.selectbox("query", options, key=state.upload_field("query"))
+    with right:
+        refs = st.multiselect("references (one or more columns, in order)", columns,
+                              key=state.upload_field("references"))
+        ctxs = st.multiselect("contexts (one or more columns, in order)", columns, key=state.upload_field("contexts"))
+        list_format = st.selectbox("Several items in one cell", list(LIST_FORMATS), key=state.UPLOAD_LIST_FORMAT,
+                                   help="auto: a JSON list if the cell holds one, else one item; json: always a JSON "
+                                        "list; delimiter: split on the delimiter; single: the cell is one item")
+        delimiter = st.text_input("Delimiter", key=state.UPLOAD_DELIMITER, disabled=list_format != "delimiter")
+    wide: dict[str, str] = {}
+    default_model = st.session_state.get(state.UPLOAD_DEFAULT_MODEL) or "model"
+    if fmt == "wide":
+        chosen = st.multiselect("Prediction columns, one per model", columns, key=state.UPLOAD_WIDE)
+        named = {column: model for model, column in guess_mapping(columns).wide_predictions.items()}
+        wide = {named.get(column, column): column for column in chosen}
+        if wide:
+            st.caption("Models: " + plain(", ".join(f"{m} <- {c}" for m, c in wide.items())))
+    elif picked.get("model") == NOT_MAPPED:
+        default_model = st.text_input("Model name for every row", key=state.UPLOAD_DEFAULT_MODEL)
+    single = {k: (None if v == NOT_MAPPED else v) for k, v in picked.items()}
+    try:
+        return ColumnMapping(**single, references=tuple(refs), contexts=tuple(ctxs), format=fmt,
+                             wide_predictions=wide, list_format=list_format, delimiter=delimiter,
+                             default_model=default_model or "model")
+    except InputError as exc:
+        st.error(plain(exc.describe()))
+        return None
+
+
+def _save_form(file_name: str, payload: bytes, mapping: ColumnMapping) -> None:
+    name = st.text_input("Dataset name", key=state.UPLOAD_NAME)
+    replace = st.checkbox("Replace a dataset with this name (deletes its runs)", key=state.UPLOAD_REPLACE)
+    if not st.button("Save dataset", type="primary", disabled=not name.strip()):
+        return
+    try:
+        with st.spinner("Saving..."):
+            dataset = load_dataset(payload, mapping, name=name.strip(), file_name=file_name)
+            data.store().save_dataset(dataset, name.strip(), replace=replace)
+    except TextgenError as exc:
+        st.error(plain(str(exc)))
+        return
+    data.refresh()
+    st.session_state[state.UPLOAD_SAVED] = f"Saved {plain(name.strip())} ({len(dataset.rows):,} rows)."
+    st.session_state[state.EVAL_PRESELECT] = name.strip()
+    st.rerun()
+
+
+def render_manage() -> None:
+    """Saved datasets: list, rename and delete."""
+    st.subheader("Saved datasets")
+    frame = data.datasets()
+    if frame.empty:
+        st.info("No datasets yet.")
+        return
+    st.dataframe(frame[["dataset_id", "name", "n_rows", "models", "n_runs", "source", "created_at"]],
+                 hide_index=True, key="upload.datasets")
+    names = dict(zip(frame["dataset_id"].astype(int), frame["name"]))
+    if st.session_state.get(state.UPLOAD_MANAGE) not in names:
+        st.session_state[state.UPLOAD_MANAGE] = next(iter(names))
+    dataset_id = st.selectbox("Dataset", list(names), key=state.UPLOAD_MANAGE, format_func=lambda i: names[i])
+    rename_col, delete_col = st.columns(2)
+    with rename_col:
+        new_name = st.text_input("New name", key=state.UPLOAD_RENAME)
+        if st.button("Rename", disabled=not new_name.strip()):
+            _change(lambda db: db.rename_dataset(dataset_id, new_name), f"Renamed to {new_name.strip()}.")
+    with delete_col:
+        runs = int(frame.loc[frame["dataset_id"] == dataset_id, "n_runs"].iloc[0])
+        sure = st.checkbox(f"Yes, delete it and its {runs} run(s)", key=state.UPLOAD_CONFIRM_DELETE)
+        if st.button("Delete", disabled=not sure):
+            _change(lambda db: db.delete_dataset(dataset_id), f"Deleted {names[dataset_id]}.")
+
+
+def _change(action: Callable[[Store], None], message: str) -> None:
+    try:
+        action(data.store())
+    except TextgenError as exc:
+        st.error(plain(str(exc)))
+        return
+    data.refresh()
+    st.toast(plain(message))
+    st.session_state.pop(state.UPLOAD_CONFIRM_DELETE, None)
+    st.session_state.pop(state.UPLOAD_RENAME, None)
+    st.rerun()
