@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from textgen_core.evaluate import evaluate, resume
 from textgen_core.progress import Progress
 
 #: A job body: gets the store to use, a progress callback and the cancel event; returns a run id.
@@ -123,3 +124,21 @@ class JobRegistry:
         if job is not None and job.thread is not None:
             job.thread.join(timeout)
         return job
+
+
+def start_evaluation(registry: JobRegistry, store: Any, dataset_id: int, metrics: list[str],
+                     params: dict[str, dict[str, Any]] | None = None, *, models: list[str] | None = None,
+                     judge: Any | None = None, label: str = "evaluation") -> Job:
+    """Start :func:`textgen_core.evaluate.evaluate` in the background."""
+    def body(db: Any, progress: Callable[[Progress], None], cancel: threading.Event) -> int:
+        return evaluate(db, dataset_id, metrics, params, models=models, judge=judge, progress=progress, cancel=cancel)
+
+    return registry.start(label, store, body)
+
+
+def start_resume(registry: JobRegistry, store: Any, run_id: int, *, judge: Any | None = None) -> Job:
+    """Start :func:`textgen_core.evaluate.resume` of one run in the background."""
+    def body(db: Any, progress: Callable[[Progress], None], cancel: threading.Event) -> int:
+        return resume(db, run_id, judge=judge, progress=progress, cancel=cancel)
+
+    return registry.start(f"resume run {run_id}", store, body, run_id=run_id)

@@ -15,6 +15,8 @@ import streamlit as st
 from textgen_core.errors import ParameterError
 from textgen_core.metrics.spec import MetricSpec, Param
 
+from . import data
+
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 #: Pages of the app, relative to app.py (navigation is declared in app.py).
 APP_ROOT = Path(__file__).resolve().parent.parent
@@ -80,3 +82,55 @@ def param_form(spec: MetricSpec, key_of: Callable[[str], str], columns: list[str
 def describe_reasons(reasons: list[str]) -> str:
     """'needs a contexts column; needs ...' for a disabled metric."""
     return "; ".join(reasons)
+
+
+# -- background jobs ---------------------------------------------------------
+def job_panel(job_key: str) -> None:
+    """Progress of the job whose id is in ``st.session_state[job_key]``: live counts, Cancel, outcome."""
+    job = data.jobs().get(st.session_state.get(job_key))
+    if job is None:
+        return
+    if job.live:
+        _live_job(job.job_id)
+        return
+    run = f"Run {job.run_id}" if job.run_id is not None else "The run"
+    if job.status == "finished":
+        st.success(f"{run} finished in {job.elapsed:.1f} s.")
+        link("pages/results.py", "See the results", icon=":material/table_chart:")
+    elif job.status == "cancelled":
+        st.warning(f"{run} was cancelled; finished cells are kept. Resume it from the Runs page.")
+        link("pages/runs.py", "Runs", icon=":material/history:")
+    else:
+        st.error(f"{run} failed: {plain(job.error or 'unknown error')}")
+
+
+@st.fragment(run_every=0.5)
+def _live_job(job_id: int) -> None:
+    """Polled twice a second; a full rerun once the job ends so the page shows the outcome."""
+    job = data.jobs().get(job_id)
+    if job is None:
+        return
+    if not job.live:
+        data.refresh()
+        st.rerun()
+    progress_counts(job.progress, job.elapsed, job.run_id)
+    if st.button("Cancel", key=f"job.cancel.{job_id}", disabled=job.cancel.is_set(),
+                 help="Stops after the work in flight; finished cells are kept and the run can be resumed"):
+        job.cancel.set()
+        st.toast("Cancelling after the work in flight...")
+
+
+def progress_counts(progress: Any, elapsed: float, run_id: int | None) -> None:
+    """A progress bar and the live counts: done, unscored, in flight, tokens."""
+    if progress is None:
+        st.progress(0.0, text=f"Starting{f' run {run_id}' if run_id else ''}...")
+        return
+    st.progress(progress.fraction, text=f"{progress.phase}: {progress.done:,} of {progress.total:,} "
+                                        f"({elapsed:.0f} s)")
+    done, unscored, flight, tokens = st.columns(4)
+    done.metric("Done", f"{progress.done:,}")
+    unscored.metric("Unscored", f"{progress.failed:,}")
+    flight.metric("In flight", f"{progress.in_flight:,}")
+    tokens.metric("Tokens", f"{progress.prompt_tokens + progress.completion_tokens:,}",
+                  help=f"{progress.prompt_tokens:,} prompt + {progress.completion_tokens:,} completion; "
+                       f"{progress.cached:,} replies from the cache")

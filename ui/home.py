@@ -1,0 +1,80 @@
+"""Home page: where the database lives, what it holds, and a one-click sample evaluation."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from textgen_core.datasets import SAMPLE_NAME, load_sample
+from textgen_core.errors import TextgenError
+from textgen_core.metrics.registry import all_metrics
+
+from . import data, state
+from .jobs import start_evaluation
+from .widgets import job_panel, link, plain
+
+#: Metrics of the one-click sample run, those that exist in this version, in this order.
+SAMPLE_METRICS = ("rouge", "bleu", "token_f1", "exact_match", "lengths")
+
+
+def render() -> None:
+    """The whole Home page."""
+    st.title("textgen-eval")
+    st.write("Evaluate LLM text generation: upload model outputs, score them with lexical and "
+             "LLM-judge metrics, and compare models, with every score and verdict kept in one DuckDB file.")
+    n_datasets, n_runs = data.counts()
+    left, middle, right = st.columns([1, 1, 3])
+    left.metric("Datasets", n_datasets)
+    middle.metric("Runs", n_runs)
+    right.caption("Database")
+    right.code(data.db_path(), language=None)
+    _sample_section(first_start=n_datasets == 0)
+    st.subheader("Next")
+    link("pages/upload.py", "Upload your own outputs", icon=":material/upload_file:")
+    link("pages/evaluate.py", "Choose metrics and run them", icon=":material/play_arrow:")
+    link("pages/runs.py", "See every run, resume or export it", icon=":material/history:")
+
+
+def sample_metrics() -> list[str]:
+    """The lexical metrics of the sample run that this version declares."""
+    declared = all_metrics()
+    picked = [m for m in SAMPLE_METRICS if m in declared]
+    return picked or [name for name, spec in declared.items() if spec.group == "lexical"]
+
+
+def _sample_section(first_start: bool) -> None:
+    label = "Load the sample dataset and run lexical metrics"
+    if first_start:
+        st.info("The database is empty. One click loads a small QA dataset (two models, references and "
+                "contexts) and scores it with lexical metrics - no API key needed.")
+        clicked = st.button(label, type="primary", key="home.sample")
+    else:
+        with st.expander("Sample dataset"):
+            clicked = st.button(label, key="home.sample")
+    if clicked:
+        _start_sample()
+    job_panel(state.HOME_SAMPLE_JOB)
+
+
+def _start_sample() -> None:
+    metrics = sample_metrics()
+    try:
+        db = data.store()
+        existing = data.datasets()
+        match = existing.loc[existing["name"] == SAMPLE_NAME, "dataset_id"]
+        dataset_id = int(match.iloc[0]) if len(match) else db.save_dataset(load_sample(), SAMPLE_NAME)
+    except TextgenError as exc:
+        st.error(plain(str(exc)))
+        return
+    job = start_evaluation(data.jobs(), db, dataset_id, metrics, label="sample run")
+    st.session_state[state.HOME_SAMPLE_JOB] = job.job_id
+    data.refresh()
+    st.toast(f"Scoring {SAMPLE_NAME} with {', '.join(metrics)}...")
+
+
+def render_sidebar() -> None:
+    """Shown on every page: the database file and a refresh of cached reads."""
+    with st.sidebar:
+        st.caption(f"Database: {plain(data.db_path())}")
+        if st.button("Refresh", key="app.refresh", help="Read the database again (drops cached reads)"):
+            data.refresh(resources=True)
+            st.rerun()
