@@ -177,6 +177,23 @@ def export_bytes(run_id: int, table: str, fmt: str) -> bytes:
         return path.read_bytes()
 
 
+@st.cache_data(ttl=TTL, max_entries=32, show_spinner="Estimating judge calls...")
+def _estimate(path: str, dataset_id: int, models: tuple[str, ...], metrics: str, judge: str) -> dict[str, Any]:
+    from textgen_core.judge.engine import estimate
+    from textgen_core.judge.settings import JudgeSettings
+
+    db = _store(path)
+    rows = [r for r in db.load_dataset(dataset_id).rows if r.model in set(models)]
+    found = estimate(rows, json.loads(metrics), JudgeSettings(**json.loads(judge)), db)
+    return {"calls": found.calls, "cached": found.cached, "prompt_tokens": found.prompt_tokens,
+            "completion_tokens": found.completion_tokens, "cost": found.cost}
+
+
+def judge_estimate(dataset_id: int, models: tuple[str, ...], metrics: str, judge: str) -> dict[str, Any]:
+    """Judge calls (cached ones apart), tokens and cost of judge metrics (JSON) under public settings (JSON)."""
+    return _estimate(db_path(), dataset_id, models, metrics, judge)
+
+
 # -- results & explore --
 # Readers of the Results and Explore pages. Every distribution is aggregated by the
 # store in SQL; only small frames (bins, quartiles, bounded samples, one datum) come back.

@@ -1,0 +1,149 @@
+"""Evaluate page: dataset and models, metrics by group with their parameters, judge, estimate, Run.
+
+The metric list and every parameter input come from the MetricSpec declarations;
+a metric that cannot run on the chosen dataset is shown disabled with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from textgen_core.evaluate import check_metrics
+from textgen_core.judge.settings import JudgeSettings
+from textgen_core.metrics.registry import all_metrics
+from textgen_core.metrics.spec import MetricSpec
+
+from . import data, state
+from .jobs import start_evaluation
+from .widgets import describe_reasons, job_panel, judge_form, link, param_form, plain
+
+GROUPS = {"lexical": "Lexical (computed locally)", "llm": "LLM-guided (judge model)",
+          "endpoint": "Endpoint-based (embeddings, log-probabilities)"}
+
+
+def render() -> None:
+    """The whole Evaluate page."""
+    st.title("Evaluate")
+    datasets = data.datasets()
+    if datasets.empty:
+        st.info("No datasets yet: upload one, or load the sample from Home.")
+        link("pages/upload.py", "Upload", icon=":material/upload_file:")
+        return
+    dataset_id, models = _dataset_picker(datasets)
+    fields = data.dataset_fields(dataset_id)
+    chosen, params, errors = _metric_picker(fields)
+    judged = [m for m in chosen if all_metrics()[m].group != "lexical"]
+    judge, judge_problem = None, None
+    if judged:
+        st.subheader("Judge")
+        judge, judge_problem = judge_form("evaluate")
+        if judge is not None:
+            _estimate(dataset_id, models, {m: params[m] for m in judged if m in params}, judge)
+    problems = errors + ([judge_problem] if judged and judge_problem else [])
+    if chosen and not errors:
+        problems += check_metrics(chosen, params, fields, judge if judged else None)
+    _run_section(dataset_id, models, chosen, params, judge, problems)
+
+
+def _dataset_picker(datasets: Any) -> tuple[int, list[str]]:
+    names = dict(zip(datasets["dataset_id"].astype(int), datasets["name"]))
+    preselect = st.session_state.pop(state.EVAL_PRESELECT, None)
+    by_name = {name: i for i, name in names.items()}
+    if preselect in by_name:
+        st.session_state[state.EVAL_DATASET] = by_name[preselect]
+    elif st.session_state.get(state.EVAL_DATASET) not in names:
+        st.session_state[state.EVAL_DATASET] = next(reversed(names))
+    dataset_id = st.selectbox("Dataset", list(names), key=state.EVAL_DATASET, format_func=lambda i: names[i])
+    row = datasets.loc[datasets["dataset_id"] == dataset_id].iloc[0]
+    available = [str(m) for m in row["models"]]
+    picked = st.session_state.get(state.EVAL_MODELS)
+    if picked is None or not set(picked) <= set(available):
+        st.session_state[state.EVAL_MODELS] = available
+    models = st.multiselect("Models", available, key=state.EVAL_MODELS)
+    st.caption(f"{int(row['n_rows']):,} rows; fields: {', '.join(sorted(data.dataset_fields(dataset_id))) or 'none'}")
+    return dataset_id, models
+
+
+def _metric_picker(fields: set[str]) -> tuple[list[str], dict[str, dict[str, Any]], list[str]]:
+    """Checkbox per metric (disabled with the reason when it cannot run); parameters of the chosen ones."""
+    chosen: list[str] = []
+    params: dict[str, dict[str, Any]] = {}
+    errors: list[str] = []
+    columns = sorted(fields)
+    specs = list(all_metrics().values())
+    for group, title in GROUPS.items():
+        members = [s for s in specs if s.group == group]
+        if not members:
+            continue
+        st.subheader(title)
+        for spec in members:
+            if _metric_row(spec, fields):
+                chosen.append(spec.name)
+                values, problems = _params(spec, columns)
+                params[spec.name] = values
+                errors += problems
+    return chosen, params, errors
+
+
+def _metric_row(spec: MetricSpec, fields: set[str]) -> bool:
+    reasons = spec.missing(fields, {})
+    key = state.eval_metric(spec.name)
+    if reasons:
+        st.session_state[key] = False
+    help_text = f"{spec.description} {spec.notes}".strip()
+    checked = st.checkbox(f"{spec.label} (`{spec.name}`)", key=key, disabled=bool(reasons), help=help_text)
+    if reasons:
+        st.caption(f"Unavailable: {plain(describe_reasons(reasons))}")
+    return bool(checked)
+
+
+def _params(spec: MetricSpec, columns: list[str]) -> tuple[dict[str, Any], list[str]]:
+    if not spec.params:
+        return spec.resolve(), []
+    with st.expander(f"{spec.label} parameters"):
+        values, problems = param_form(spec, lambda name: state.eval_param(spec.name, name), columns)
+        for problem in problems:
+            st.error(plain(problem))
+    return values, problems
+
+
+def _estimate(dataset_id: int, models: list[str], judged: dict[str, dict[str, Any]], judge: JudgeSettings) -> None:
+    """Judge calls, tokens and cost before anything is sent."""
+    if not judged or not models:
+        return
+    try:
+        found = data.judge_estimate(dataset_id, tuple(models), json.dumps(judged, sort_keys=True, default=list),
+                                    json.dumps(judge.public(), sort_keys=True))
+    except Exception as exc:  # an estimate must never block the page
+        st.warning(f"No estimate: {plain(exc)}")
+        return
+    calls, cached, tokens, cost = st.columns(4)
+    calls.metric("Judge calls", f"{found['calls']:,}")
+    cached.metric("From cache", f"{found['cached']:,}")
+    tokens.metric("Tokens (est.)", f"{found['prompt_tokens'] + found['completion_tokens']:,}",
+                  help=f"{found['prompt_tokens']:,} prompt + {found['completion_tokens']:,} completion")
+    cost.metric("Cost (est.)", "set prices" if found["cost"] is None else f"{found['cost']:.4f}")
+
+
+def _run_section(dataset_id: int, models: list[str], chosen: list[str], params: dict[str, dict[str, Any]],
+                 judge: JudgeSettings | None, problems: list[str]) -> None:
+    st.subheader("Run")
+    job = data.jobs().get(st.session_state.get(state.EVAL_JOB))
+    busy = job is not None and job.live
+    if not chosen:
+        st.info("Choose at least one metric.")
+    if not models:
+        st.info("Choose at least one model.")
+    for problem in problems:
+        st.error(plain(problem))
+    ready = bool(chosen and models and not problems and not busy)
+    if st.button("Run", type="primary", disabled=not ready, key="evaluate.run"):
+        judged = any(all_metrics()[m].group != "lexical" for m in chosen)
+        job = start_evaluation(data.jobs(), data.store(), dataset_id, chosen, params, models=models,
+                               judge=judge if judged else None, label=f"evaluate {', '.join(chosen)}")
+        st.session_state[state.EVAL_JOB] = job.job_id
+        data.refresh()
+    job_panel(state.EVAL_JOB)
