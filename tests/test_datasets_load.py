@@ -242,6 +242,20 @@ def test_round_trip_through_the_store(tmp_path: Path) -> None:
     assert ColumnMapping.from_dict(loaded.mapping) == ColumnMapping.from_dict(dataset.mapping)
 
 
-def test_stream_source_reads_binary(tmp_path: Path) -> None:
-    dataset = load_dataset(io.BytesIO(LONG_CSV.encode()), file_name="s.csv")
-    assert dataset.name == "s" and len(dataset.rows) == 4
+def test_stream_source_reads_whole_upload_even_after_a_preview() -> None:
+    upload = io.BytesIO(LONG_CSV.encode())
+    upload.name = "upload.csv"  # as Streamlit's UploadedFile has
+    preview = read_table(upload)
+    dataset = load_dataset(upload)
+    assert dataset.name == "upload" and len(dataset.rows) == len(preview) == 4
+
+
+def test_binary_parquet_text_is_decoded(tmp_path: Path) -> None:
+    path = tmp_path / "b.parquet"
+    pq.write_table(pa.table({"answer": pa.array([b"caf\xc3\xa9"], pa.binary())}), path)
+    assert load_dataset(path).rows[0].prediction == "café"
+
+
+def test_text_instead_of_a_path() -> None:
+    with pytest.raises(InputError, match="pass the file's contents as bytes"):
+        load_dataset("id,answer\n1,a\n")

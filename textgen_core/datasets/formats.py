@@ -192,9 +192,18 @@ def parse_parquet(data: bytes, label: str | None) -> RawTable:
         by_column = [arrow.column(i).to_pylist() for i in range(arrow.num_columns)]
     except (pa.ArrowException, ValueError, OverflowError) as exc:
         raise InputError(f"a Parquet column cannot be read ({exc})", file=label) from None
-    rows = [list(values) for values in zip(*by_column)]
+    rows = [[_unbytes(v) for v in values] for values in zip(*by_column)]
     return RawTable(columns=columns, rows=rows, row_numbers=list(range(1, len(rows) + 1)),
                     lines=[None] * len(rows), label=label)
+
+
+def _unbytes(value: Any) -> Any:
+    """Binary Parquet cells (some writers store text that way) as text."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, list):
+        return [_unbytes(v) for v in value]
+    return value
 
 
 def describe_kind(value: Any) -> str:

@@ -37,6 +37,8 @@ ROW_INDEX_NAME = "row"
 def read_source(source: Source, file_name: str | None = None) -> tuple[bytes, str | None]:
     """The raw bytes of ``source`` and the label that names it in messages."""
     if isinstance(source, (str, Path)):
+        if isinstance(source, str) and "\n" in source:
+            raise InputError("a str source is a file path; pass the file's contents as bytes instead")
         path = Path(source)
         label = file_name or str(source)
         if not path.is_file():
@@ -49,7 +51,9 @@ def read_source(source: Source, file_name: str | None = None) -> tuple[bytes, st
         return bytes(source), file_name
     if hasattr(source, "read"):
         label = file_name or _stream_name(source)
-        data = source.read()
+        # An in-memory upload (BytesIO, Streamlit's UploadedFile) is read whole, even after a preview read it.
+        getvalue = getattr(source, "getvalue", None)
+        data = getvalue() if callable(getvalue) else source.read()
         if isinstance(data, str):  # a file opened in text mode
             data = data.encode("utf-8")
         return bytes(data), label
