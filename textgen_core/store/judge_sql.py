@@ -1,7 +1,209 @@
-"""SQL for the judge: reply cache, verdicts and exchanges. Mixed into :class:`Store`."""
+"""SQL for the judge: reply cache, verdicts and exchanges. Mixed into :class:`Store`.
+
+Bulk writes go through registered Arrow tables inside one transaction, as the
+rest of the store does; every value is a parameter. Nothing here ever sees an
+API key: callers pass public settings and request bodies without headers.
+"""
 
 from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+
+    from ..judge.cache import CacheEntry
+
+#: A verdict row: (datum_id, model, metric, step, item_index, item, verdict, reason, cache_key).
+VerdictRecord = tuple[str, str, str, str, int, str | None, str | None, str | None, str | None]
+VERDICT_FIELDS = ("datum_id", "model", "metric", "step", "item_index", "item", "verdict", "reason", "cache_key")
+
+#: An exchange row; see :data:`EXCHANGE_FIELDS` (mappings with these keys are accepted too).
+EXCHANGE_FIELDS = ("datum_id", "model", "metric", "step", "call_index", "status", "reason", "cache_key",
+                   "messages", "reply", "prompt_tokens", "completion_tokens", "attempts", "latency_s")
+EXCHANGE_STATUSES = frozenset({"ok", "cached", "unscored"})
+
+_VERDICT_SCHEMA = pa.schema([
+    ("run_id", pa.int32()), ("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string()),
+    ("step", pa.string()), ("item_index", pa.int32()), ("item", pa.string()), ("verdict", pa.string()),
+    ("reason", pa.string()), ("cache_key", pa.string()),
+])
+_CACHE_SCHEMA = pa.schema([
+    ("cache_key", pa.string()), ("base_url", pa.string()), ("model", pa.string()), ("prompt_version", pa.string()),
+    ("request", pa.string()), ("reply", pa.string()), ("parsed", pa.string()),
+    ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()),
+])
+_EXCHANGE_SCHEMA = pa.schema([
+    ("run_id", pa.int32()), ("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string()),
+    ("step", pa.string()), ("call_index", pa.int32()), ("status", pa.string()), ("reason", pa.string()),
+    ("cache_key", pa.string()), ("messages", pa.string()), ("reply", pa.string()),
+    ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()), ("attempts", pa.int32()),
+    ("latency_s", pa.float64()),
+])
+
+
+def _as_record(row: Sequence[Any] | Mapping[str, Any], names: Sequence[str], kind: str) -> list[Any]:
+    if isinstance(row, Mapping):
+        unknown = set(row) - set(names)
+        if unknown:
+            raise ValueError(f"{kind} row has unknown field(s): {', '.join(sorted(unknown))}")
+        return [row.get(name) for name in names]
+    values = list(row)
+    if len(values) != len(names):
+        raise ValueError(f"{kind} row needs {len(names)} values ({', '.join(names)}), got {len(values)}")
+    return values
+
+
+def _text(value: Any) -> str | None:
+    """Verdict values are stored as text: "yes", "0.8", or JSON for structures."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _json_text(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
 
 
 class JudgeTablesMixin:
     """Judge-related reads and writes; uses the owning Store's cursor and transaction helpers."""
+
+    # Relies on Store's ``_cur()``, ``transaction()`` and ``_frame()``.
+
+    def _insert_arrow(self, table_name: str, view: str, table: pa.Table) -> None:
+        """INSERT OR REPLACE an Arrow table into a judge table (names are module constants)."""
+        with self.transaction() as cur:
+            cur.register(view, table)
+            try:
+                cur.execute(f"INSERT OR REPLACE INTO {table_name} BY NAME SELECT * FROM {view}")
+            finally:
+                cur.unregister(view)
+
+    # -- reply cache -----------------------------------------------------------
+    def judge_cache_get(self, cache_key: str) -> dict[str, Any] | None:
+        """One cached reply as a dict of :class:`~textgen_core.judge.cache.CacheEntry` fields, or None."""
+        row = self._cur().execute(
+            "SELECT cache_key, base_url, model, prompt_version, request, reply, parsed, prompt_tokens, "
+            "completion_tokens FROM judge_cache WHERE cache_key = ?", [cache_key]).fetchone()
+        if row is None:
+            return None
+        key, base_url, model, version, request, reply, parsed, p_tokens, c_tokens = row
+        return {
+            "cache_key": key, "base_url": base_url or "", "model": model or "", "prompt_version": version or "",
+            "request": json.loads(request) if request else {}, "reply": reply or "",
+            "parsed": json.loads(parsed) if parsed is not None else None,
+            "prompt_tokens": int(p_tokens or 0), "completion_tokens": int(c_tokens or 0),
+        }
+
+    def judge_cache_has(self, cache_keys: Sequence[str]) -> set[str]:
+        """The subset of ``cache_keys`` present in the cache (one query, for pre-run estimates)."""
+        keys = list(dict.fromkeys(cache_keys))
+        if not keys:
+            return set()
+        rows = self._cur().execute(
+            "SELECT cache_key FROM judge_cache WHERE cache_key IN (SELECT unnest(?::VARCHAR[]))", [keys]).fetchall()
+        return {r[0] for r in rows}
+
+    def judge_cache_put(self, entries: Iterable["CacheEntry"]) -> int:
+        """Store validated replies (replacing any entry with the same key); returns how many."""
+        entries = list(entries)
+        if not entries:
+            return 0
+        table = pa.Table.from_pydict({
+            "cache_key": [e.cache_key for e in entries],
+            "base_url": [e.base_url for e in entries],
+            "model": [e.model for e in entries],
+            "prompt_version": [e.prompt_version for e in entries],
+            "request": [_json_text(dict(e.request)) for e in entries],
+            "reply": [e.reply for e in entries],
+            "parsed": [_json_text(e.parsed) for e in entries],
+            "prompt_tokens": [int(e.prompt_tokens) for e in entries],
+            "completion_tokens": [int(e.completion_tokens) for e in entries],
+        }, schema=_CACHE_SCHEMA)
+        self._insert_arrow("judge_cache", "incoming_judge_cache", table)
+        return len(entries)
+
+    def judge_cache_stats(self) -> "pd.DataFrame":
+        """Entries and the tokens they saved, per endpoint and model."""
+        return self._frame(
+            "SELECT base_url, model, count(*) AS entries, sum(prompt_tokens) AS prompt_tokens, "
+            "sum(completion_tokens) AS completion_tokens, min(created_at) AS oldest, max(created_at) AS newest "
+            "FROM judge_cache GROUP BY base_url, model ORDER BY base_url, model")
+
+    def clear_judge_cache(self, *, model: str | None = None, prompt_version: str | None = None) -> int:
+        """Delete cached replies, all or those of one model and/or prompt version; returns how many."""
+        with self.transaction() as cur:
+            where = "(? IS NULL OR model = ?) AND (? IS NULL OR prompt_version = ?)"
+            params = [model, model, prompt_version, prompt_version]
+            count = cur.execute(f"SELECT count(*) FROM judge_cache WHERE {where}", params).fetchone()[0]
+            cur.execute(f"DELETE FROM judge_cache WHERE {where}", params)
+        return int(count)
+
+    # -- verdicts --------------------------------------------------------------
+    def write_verdicts(self, run_id: int, rows: Iterable[VerdictRecord | Mapping[str, Any]]) -> int:
+        """Upsert verdict rows in one transaction; returns how many were written.
+
+        Each row is a :data:`VerdictRecord` tuple or a mapping with the keys of
+        :data:`VERDICT_FIELDS` (missing optional keys are NULL). ``verdict`` may
+        be any JSON value; non-strings are stored as JSON text.
+        """
+        records = [_as_record(r, VERDICT_FIELDS, "verdict") for r in rows]
+        if not records:
+            return 0
+        columns = list(zip(*records))
+        table = pa.Table.from_pydict({
+            "run_id": [run_id] * len(records),
+            "datum_id": list(columns[0]), "model": list(columns[1]), "metric": list(columns[2]),
+            "step": list(columns[3]), "item_index": [int(i or 0) for i in columns[4]],
+            "item": [_text(v) for v in columns[5]], "verdict": [_text(v) for v in columns[6]],
+            "reason": [_text(v) for v in columns[7]], "cache_key": list(columns[8]),
+        }, schema=_VERDICT_SCHEMA)
+        self._insert_arrow("verdicts", "incoming_verdicts", table)
+        return len(records)
+
+    # -- exchanges -------------------------------------------------------------
+    def write_exchanges(self, run_id: int, rows: Iterable[Sequence[Any] | Mapping[str, Any]]) -> int:
+        """Upsert the judge requests behind a run's verdicts, whatever their outcome.
+
+        Rows follow :data:`EXCHANGE_FIELDS`; ``status`` is "ok", "cached" or
+        "unscored"; ``messages`` is the list actually sent (stored as JSON).
+        """
+        records = [_as_record(r, EXCHANGE_FIELDS, "exchange") for r in rows]
+        if not records:
+            return 0
+        for record in records:
+            if record[5] not in EXCHANGE_STATUSES:
+                raise ValueError(f"exchange status {record[5]!r} is not one of {sorted(EXCHANGE_STATUSES)}")
+        columns = list(zip(*records))
+        table = pa.Table.from_pydict({
+            "run_id": [run_id] * len(records),
+            "datum_id": list(columns[0]), "model": list(columns[1]), "metric": list(columns[2]),
+            "step": list(columns[3]), "call_index": [int(i or 0) for i in columns[4]],
+            "status": list(columns[5]), "reason": list(columns[6]), "cache_key": list(columns[7]),
+            "messages": [_json_text(m) for m in columns[8]], "reply": list(columns[9]),
+            "prompt_tokens": [int(t or 0) for t in columns[10]],
+            "completion_tokens": [int(t or 0) for t in columns[11]],
+            "attempts": [None if a is None else int(a) for a in columns[12]],
+            "latency_s": [None if s is None else float(s) for s in columns[13]],
+        }, schema=_EXCHANGE_SCHEMA)
+        self._insert_arrow("exchanges", "incoming_exchanges", table)
+        return len(records)
+
+    def exchanges(self, run_id: int, datum_id: str | None = None, model: str | None = None,
+                  metric: str | None = None) -> "pd.DataFrame":
+        """Judge requests of a run, optionally of one datum/model/metric, in call order."""
+        return self._frame(
+            "SELECT datum_id, model, metric, step, call_index, status, reason, cache_key, messages, reply, "
+            "prompt_tokens, completion_tokens, attempts, latency_s, created_at FROM exchanges WHERE run_id = ? "
+            "AND (? IS NULL OR datum_id = ?) AND (? IS NULL OR model = ?) AND (? IS NULL OR metric = ?) "
+            "ORDER BY datum_id, model, metric, step, call_index",
+            [run_id, datum_id, datum_id, model, model, metric, metric])
+
+    def _delete_judge_rows(self, cur: "duckdb.DuckDBPyConnection", run_id: int) -> None:
+        """Remove a run's verdicts and exchanges (the cache is shared across runs and kept)."""
+        for table in ("verdicts", "exchanges"):  # constants
+            cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])

@@ -89,4 +89,24 @@ DDL: tuple[str, ...] = (
         prompt_tokens BIGINT,
         completion_tokens BIGINT,
         created_at TIMESTAMP DEFAULT current_timestamp)""",
+    # One row per judge request of a run, kept whatever its outcome, so an
+    # unscored cell can show the prompt and the reply that could not be used.
+    """CREATE TABLE IF NOT EXISTS exchanges (
+        run_id INTEGER NOT NULL,
+        datum_id VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,
+        step VARCHAR NOT NULL,
+        call_index INTEGER NOT NULL DEFAULT 0,
+        status VARCHAR NOT NULL,
+        reason VARCHAR,
+        cache_key VARCHAR,
+        messages JSON,
+        reply VARCHAR,
+        prompt_tokens BIGINT,
+        completion_tokens BIGINT,
+        attempts INTEGER,
+        latency_s DOUBLE,
+        created_at TIMESTAMP DEFAULT current_timestamp,
+        PRIMARY KEY (run_id, datum_id, model, metric, step, call_index))""",
 )

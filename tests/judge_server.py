@@ -1,0 +1,602 @@
+"""A loopback OpenAI-compatible server for judge tests: scripted replies, injected faults.
+
+It is a real HTTP server (stdlib ``ThreadingHTTPServer`` on 127.0.0.1, HTTP/1.1
+keep-alive), so the real ``openai`` client, its connection pool, timeouts and
+error mapping are all exercised. It speaks three endpoints:
+
+* ``POST /v1/chat/completions`` -- the judge. The reply content comes from
+  ``responder(request_json)``, which returns a string (sent as is), a JSON value
+  (dict or list, serialised), a :class:`Reply` (content plus finish reason,
+  refusal, usage) or a :class:`Fault`. Without a responder, a value matching the
+  request's ``json_schema`` is generated.
+* ``POST /v1/completions`` -- with ``echo`` and ``logprobs``, returns per-token
+  prompt log-probabilities (whitespace tokens; ``logprob(token)`` decides).
+* ``POST /v1/embeddings`` -- deterministic vectors (``embed(text)`` decides),
+  float or base64 encoding.
+
+Faults are served, in order: faults queued with :meth:`JudgeServer.script`,
+then a fault returned by the responder, then one drawn at ``fault_rate`` from
+``fault_kinds`` with a seeded RNG. Every request is recorded with its body,
+headers, timing and status; ``peak`` is the highest number handled at once.
+
+    server = JudgeServer(responder=lambda req: {"verdict": "yes"}, latency=0.05)
+    with server:
+        server.script(Fault.rate_limit(retry_after="1"), Fault.http(503))
+        ...  # JudgeSettings(base_url=server.url, model="judge", api_key="sk-test")
+        assert server.count("/v1/chat/completions") == 3
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import random
+import re
+import socket
+import struct
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+CHAT = "/v1/chat/completions"
+COMPLETIONS = "/v1/completions"
+EMBEDDINGS = "/v1/embeddings"
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One misbehaviour. Build with the class methods; ``kind`` names it in records."""
+
+    kind: str
+    status: int = 200
+    message: str = ""
+    code: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    content: str | None = None
+
+    @classmethod
+    def rate_limit(cls, retry_after: str | float | None = None, retry_after_ms: int | None = None,
+                   code: str = "rate_limit_exceeded") -> "Fault":
+        headers = {}
+        if retry_after is not None:
+            headers["Retry-After"] = str(retry_after)
+        if retry_after_ms is not None:
+            headers["retry-after-ms"] = str(retry_after_ms)
+        return cls("429", 429, "Rate limit reached for requests", code, headers)
+
+    @classmethod
+    def http(cls, status: int, message: str = "", code: str | None = None) -> "Fault":
+        """Any HTTP error status with an OpenAI-style error body."""
+        return cls(str(status), status, message or f"simulated HTTP {status}", code)
+
+    @classmethod
+    def reject_json_schema(cls) -> "Fault":
+        return cls.http(400, "response_format type 'json_schema' is not supported by this server",
+                          "unsupported_response_format")
+
+    @classmethod
+    def reject_json_object(cls) -> "Fault":
+        return cls.http(400, "response_format type 'json_object' is not supported by this server",
+                          "unsupported_response_format")
+
+    @classmethod
+    def hang(cls, seconds: float = 30.0) -> "Fault":
+        """Answer nothing for ``seconds`` (longer than the client's timeout), then a normal reply."""
+        return cls("hang", seconds=seconds)
+
+    @classmethod
+    def malformed(cls, content: str = '{"verdicts": [{"verdict": "yes",') -> "Fault":
+        """A 200 reply whose content is not valid JSON."""
+        return cls("malformed", content=content)
+
+    @classmethod
+    def length(cls, content: str = '{"verdicts": [{"verdict": "ye') -> "Fault":
+        """A reply cut off by max_tokens (finish_reason "length")."""
+        return cls("length", content=content)
+
+    @classmethod
+    def content_filter(cls) -> "Fault":
+        """finish_reason "content_filter" with no content."""
+        return cls("content_filter")
+
+    @classmethod
+    def refusal(cls, text: str = "I'm sorry, I cannot help with that.") -> "Fault":
+        """A structured-output refusal: ``message.refusal`` set, content null."""
+        return cls("refusal", content=text)
+
+    @classmethod
+    def drop(cls) -> "Fault":
+        """Close the connection without answering."""
+        return cls("drop")
+
+    @classmethod
+    def bad_body(cls) -> "Fault":
+        """A 200 whose body is not JSON at all."""
+        return cls("bad_body")
+
+
+#: Faults drawn at random when ``fault_rate`` > 0 and no ``fault_kinds`` are given: all transient.
+TRANSIENT_FAULTS: tuple[Fault, ...] = (
+    Fault.rate_limit(retry_after_ms=5), Fault.http(500), Fault.http(502), Fault.http(503),
+    Fault.http(408), Fault.drop(),
+)
+
+
+@dataclass
+class Reply:
+    """A chat reply with control over everything the client reads."""
+
+    content: str | None
+    finish_reason: str = "stop"
+    refusal: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    usage: bool = True
+
+
+@dataclass
+class Recorded:
+    """One request as the server saw it."""
+
+    path: str
+    body: Any
+    headers: dict[str, str]
+    started: float
+    ended: float = 0.0
+    status: int = 0
+    fault: str | None = None
+    reply: str | None = None
+
+    @property
+    def messages(self) -> list[dict]:
+        return list((self.body or {}).get("messages") or [])
+
+    @property
+    def response_format(self) -> str | None:
+        fmt = (self.body or {}).get("response_format")
+        return fmt.get("type") if isinstance(fmt, dict) else None
+
+    @property
+    def prompt_text(self) -> str:
+        """All message contents joined: what a responder usually inspects."""
+        return "\n".join(_content_text(m.get("content")) for m in self.messages)
+
+
+Responder = Callable[[dict], Any]
+
+
+def prompt_text(request: Mapping[str, Any]) -> str:
+    """All message contents of a chat request, joined (for responders)."""
+    return "\n".join(_content_text(m.get("content")) for m in request.get("messages") or [])
+
+
+def last_user_text(request: Mapping[str, Any]) -> str:
+    for message in reversed(request.get("messages") or []):
+        if message.get("role") == "user":
+            return _content_text(message.get("content"))
+    return ""
+
+
+_SCHEMA_IN_PROMPT = re.compile(r"JSON Schema: (\{.*\})\s*$", re.DOTALL)
+
+
+def request_schema(request: Mapping[str, Any]) -> dict | None:
+    """The JSON schema of a chat request: from response_format json_schema, else from the
+    schema instruction textgen's client appends in json_object and text modes."""
+    fmt = request.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return (fmt.get("json_schema") or {}).get("schema")
+    found = _SCHEMA_IN_PROMPT.search(last_user_text(request))
+    if found:
+        try:
+            return json.loads(found.group(1))
+        except ValueError:
+            return None
+    return None
+
+
+def example_for(schema: Mapping[str, Any] | None) -> Any:
+    """A small value satisfying ``schema`` (first enum value, minimum items, lower bounds)."""
+    if not schema:
+        return {}
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if schema.get("anyOf"):
+        return example_for(schema["anyOf"][0])
+    kind = schema.get("type", "object")
+    kind = kind[0] if isinstance(kind, list) else kind
+    if kind == "object":
+        return {name: example_for(sub) for name, sub in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return [example_for(schema.get("items")) for _ in range(schema.get("minItems", 1))]
+    if kind == "string":
+        return "x" * max(1, schema.get("minLength", 1))
+    if kind in ("integer", "number"):
+        value = schema.get("minimum", 0)
+        return int(value) if kind == "integer" else float(value)
+    if kind == "boolean":
+        return True
+    return None
+
+
+def count_tokens(text: str) -> int:
+    """The server's notion of tokens: whitespace-separated words (at least 1 for non-empty text)."""
+    return len(text.split())
+
+
+def default_embed(text: str, dim: int = 8) -> list[float]:
+    """A unit vector derived from the text's sha256: equal texts, equal vectors."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    raw = [(b - 127.5) / 127.5 for b in digest[:dim]]
+    norm = math.sqrt(sum(x * x for x in raw)) or 1.0
+    return [x / norm for x in raw]
+
+
+def default_logprob(token: str) -> float:
+    """Longer words are less likely: -0.1 per character, minus 0.05."""
+    return -0.05 - 0.1 * len(token.strip())
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return ""
+
+
+class JudgeServer:
+    """An OpenAI-compatible HTTP server on 127.0.0.1 with scripted replies and faults."""
+
+    def __init__(self, responder: Responder | None = None, *, latency: float | Callable[[dict], float] = 0.0,
+                 fault_rate: float = 0.0, fault_kinds: Sequence[Fault] = TRANSIENT_FAULTS, seed: int = 0,
+                 api_key: str | None = None, json_schema: bool = True, json_object: bool = True,
+                 embed: Callable[[str], list[float]] = default_embed,
+                 logprob: Callable[[str], float] = default_logprob, echo_key_in_errors: bool = False) -> None:
+        self.responder = responder
+        self.latency = latency
+        self.fault_rate = fault_rate
+        self.fault_kinds = tuple(fault_kinds)
+        self.api_key = api_key
+        self.json_schema = json_schema
+        self.json_object = json_object
+        self.embed = embed
+        self.logprob = logprob
+        self.echo_key_in_errors = echo_key_in_errors
+        self.rng = random.Random(seed)
+        self.requests: list[Recorded] = []
+        self.active = 0
+        self.peak = 0
+        self._scripts: dict[str, deque[Fault | Reply | Any]] = {}
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------
+    def start(self) -> "JudgeServer":
+        handler = type("Handler", (_Handler,), {"server_state": self})
+        self._httpd = _QuietServer(("127.0.0.1", 0), handler)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="judge-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "JudgeServer":
+        return self.start() if self._httpd is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        """Base URL for the openai client (ends in /v1)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- scripting and inspection -------------------------------------------------
+    def script(self, *items: Fault | Reply | Any, path: str = CHAT) -> None:
+        """Queue replies or faults served, in order, to the next requests on ``path``."""
+        with self._lock:
+            self._scripts.setdefault(path, deque()).extend(items)
+
+    def count(self, path: str | None = CHAT, *, status: int | None = None, fault: str | None = None) -> int:
+        """Requests received on ``path`` (None: all), optionally with a given status or fault kind."""
+        with self._lock:
+            return sum(1 for r in self.requests if (path is None or r.path == path)
+                       and (status is None or r.status == status) and (fault is None or r.fault == fault))
+
+    def recorded(self, path: str | None = CHAT) -> list[Recorded]:
+        with self._lock:
+            return [r for r in self.requests if path is None or r.path == path]
+
+    def reset(self) -> None:
+        """Forget recorded requests, the peak and queued scripts (configuration is kept)."""
+        with self._lock:
+            self.requests.clear()
+            self._scripts.clear()
+            self.peak = self.active
+
+    # -- request handling (called on server threads) -------------------------------
+    def _enter(self, record: Recorded) -> None:
+        with self._lock:
+            self.requests.append(record)
+            self.active += 1
+            self.peak = max(self.peak, self.active)
+
+    def _leave(self, record: Recorded, status: int) -> None:
+        with self._lock:
+            self.active -= 1
+            record.status = status
+            record.ended = time.monotonic()
+
+    def _next_fault(self, path: str, body: dict) -> Fault | Reply | Any | None:
+        with self._lock:
+            queue = self._scripts.get(path)
+            if queue:
+                return queue.popleft()
+            draw = self.fault_rate > 0 and self.rng.random() < self.fault_rate
+            pick = self.rng.choice(self.fault_kinds) if draw and self.fault_kinds else None
+        return pick
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients that time out or hang up are part of the drills; anything else is printed."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_state: JudgeServer
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out as separate writes; without this, Nagle's
+        # algorithm and delayed ACKs add ~40 ms to every reply.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+        return
+
+    # -- plumbing ----------------------------------------------------------------
+    def _send_json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        self._send_bytes(status, data, headers)
+
+    def _send_bytes(self, status: int, data: bytes, headers: Mapping[str, str] | None = None,
+                    content_type: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _error(self, status: int, message: str, code: str | None = None,
+               headers: Mapping[str, str] | None = None, kind: str = "invalid_request_error") -> int:
+        self._send_json(status, {"error": {"message": message, "type": kind, "param": None, "code": code}}, headers)
+        return status
+
+    def _drop(self) -> int:
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        return 0
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/v1/models":
+            self._send_json(200, {"object": "list", "data": [{"id": "judge-test", "object": "model"}]})
+        else:
+            self._error(404, f"no route {self.path}")
+
+    def do_POST(self) -> None:
+        state = self.server_state
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = None
+        path = self.path.split("?", 1)[0].rstrip("/")
+        record = Recorded(path, body, {k.lower(): v for k, v in self.headers.items()}, time.monotonic())
+        state._enter(record)
+        status = 0
+        try:
+            status = self._dispatch(state, path, body, record)
+        except Exception as exc:  # a responder bug: answer 500 with the error so the test shows it
+            record.fault = "server_exception"
+            status = self._error(500, f"judge_server: {type(exc).__name__}: {exc}", "server_exception", kind="server_error")
+        finally:
+            state._leave(record, status)
+
+    def _dispatch(self, state: JudgeServer, path: str, body: Any, record: Recorded) -> int:
+        if body is None or not isinstance(body, dict):
+            return self._error(400, "request body is not a JSON object")
+        if state.api_key is not None and self.headers.get("Authorization") != f"Bearer {state.api_key}":
+            sent = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            shown = sent if state.echo_key_in_errors else sent[:3] + "****"
+            return self._error(401, f"Incorrect API key provided: {shown}", "invalid_api_key")
+        latency = state.latency(body) if callable(state.latency) else state.latency
+        state._sleep(latency)
+        if path == CHAT:
+            return self._chat(state, body, record)
+        if path == COMPLETIONS:
+            return self._completions(state, body, record)
+        if path == EMBEDDINGS:
+            return self._embeddings(state, body, record)
+        return self._error(404, f"no route {path}")
+
+    # -- faults -------------------------------------------------------------------
+    def _serve_fault(self, state: JudgeServer, fault: Fault, record: Recorded) -> int | None:
+        """Answer a transport/HTTP fault; None when the fault shapes a normal reply instead."""
+        record.fault = fault.kind
+        if fault.kind == "drop":
+            return self._drop()
+        if fault.kind == "bad_body":
+            self._send_bytes(200, b"<html>gateway hiccup</html>", content_type="text/html")
+            return 200
+        if fault.kind == "hang":
+            state._sleep(fault.seconds)
+            return None
+        if fault.status >= 400:
+            message = fault.message
+            if state.echo_key_in_errors:
+                message += " (key " + (self.headers.get("Authorization") or "").removeprefix("Bearer ") + ")"
+            return self._error(fault.status, message, fault.code, fault.headers,
+                               "rate_limit_error" if fault.status == 429 else "invalid_request_error")
+        return None
+
+    # -- chat -----------------------------------------------------------------------
+    def _chat(self, state: JudgeServer, body: dict, record: Recorded) -> int:
+        fmt = (body.get("response_format") or {}).get("type")
+        if fmt == "json_schema" and not state.json_schema:
+            record.fault = "reject_json_schema"
+            return self._error(400, "response_format type 'json_schema' is not supported by this server",
+                               "unsupported_response_format")
+        if fmt == "json_object" and not state.json_object:
+            record.fault = "reject_json_object"
+            return self._error(400, "response_format type 'json_object' is not supported by this server",
+                               "unsupported_response_format")
+        answer = state._next_fault(CHAT, body)
+        if answer is None:
+            answer = self._respond(state, body)
+        if isinstance(answer, Fault):
+            done = self._serve_fault(state, answer, record)
+            if done is not None:
+                return done
+            if answer.kind == "hang":  # the client gave up long ago; answer normally
+                answer = self._respond(state, body)
+        reply = self._shape(answer, body)
+        record.reply = reply.content
+        prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else max(1, count_tokens(prompt_text(body)))
+        completion_tokens = (reply.completion_tokens if reply.completion_tokens is not None
+                             else count_tokens(reply.content or reply.refusal or ""))
+        payload = {
+            "id": f"chatcmpl-{len(state.requests)}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", ""),
+            "choices": [{"index": 0, "finish_reason": reply.finish_reason, "logprobs": None,
+                         "message": {"role": "assistant", "content": reply.content, "refusal": reply.refusal}}],
+        }
+        if reply.usage:
+            payload["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                                "total_tokens": prompt_tokens + completion_tokens}
+        self._send_json(200, payload)
+        return 200
+
+    @staticmethod
+    def _respond(state: JudgeServer, body: dict) -> Any:
+        return state.responder(body) if state.responder else example_for(request_schema(body))
+
+    @staticmethod
+    def _shape(answer: Any, body: dict) -> Reply:
+        """Turn a responder's answer (or a reply-shaping fault) into a :class:`Reply`."""
+        if isinstance(answer, Fault):
+            if answer.kind == "length":
+                limit = body.get("max_completion_tokens") or body.get("max_tokens") or 16
+                return Reply(answer.content, finish_reason="length", completion_tokens=int(limit))
+            if answer.kind == "content_filter":
+                return Reply(None, finish_reason="content_filter")
+            if answer.kind == "refusal":
+                return Reply(None, refusal=answer.content)
+            return Reply(answer.content if answer.kind == "malformed" else "")
+        if isinstance(answer, Reply):
+            return answer
+        if isinstance(answer, str):
+            return Reply(answer)
+        return Reply(json.dumps(answer))
+
+    # -- completions (prompt log-probabilities) ---------------------------------------
+    def _completions(self, state: JudgeServer, body: dict, record: Recorded) -> int:
+        scripted = state._next_fault(COMPLETIONS, body)
+        if isinstance(scripted, Fault):
+            done = self._serve_fault(state, scripted, record)
+            if done is not None:
+                return done
+        prompt = body.get("prompt", "")
+        if isinstance(prompt, list):
+            prompt = prompt[0] if prompt and isinstance(prompt[0], str) else ""
+        max_tokens = int(body.get("max_tokens") if body.get("max_tokens") is not None else 16)
+        tokens = re.findall(r"\s*\S+", prompt) or [prompt]
+        logprobs: list[float | None] = [None] + [state.logprob(t) for t in tokens[1:]]
+        generated = [" end"] * max_tokens
+        text = "".join(generated)
+        choice: dict[str, Any] = {"index": 0, "finish_reason": "length", "text": text}
+        if body.get("echo"):
+            choice["text"] = prompt + text
+        if body.get("logprobs") is not None:
+            shown = (tokens if body.get("echo") else []) + generated
+            values = (logprobs if body.get("echo") else []) + [-0.5] * len(generated)
+            offsets, position = [], 0
+            for token in shown:
+                offsets.append(position)
+                position += len(token)
+            choice["logprobs"] = {"tokens": shown, "token_logprobs": values, "text_offset": offsets,
+                                  "top_logprobs": None}
+        payload = {
+            "id": f"cmpl-{len(state.requests)}", "object": "text_completion", "created": int(time.time()),
+            "model": body.get("model", ""), "choices": [choice],
+            "usage": {"prompt_tokens": len(tokens), "completion_tokens": max_tokens,
+                      "total_tokens": len(tokens) + max_tokens},
+        }
+        self._send_json(200, payload)
+        return 200
+
+    # -- embeddings -------------------------------------------------------------------
+    def _embeddings(self, state: JudgeServer, body: dict, record: Recorded) -> int:
+        scripted = state._next_fault(EMBEDDINGS, body)
+        if isinstance(scripted, Fault):
+            done = self._serve_fault(state, scripted, record)
+            if done is not None:
+                return done
+        inputs = body.get("input")
+        texts: Iterable[str] = [inputs] if isinstance(inputs, str) else list(inputs or [])
+        data = []
+        total = 0
+        for i, text in enumerate(texts):
+            vector = state.embed(str(text))
+            total += max(1, count_tokens(str(text)))
+            if body.get("encoding_format") == "base64":
+                packed = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
+                data.append({"object": "embedding", "index": i, "embedding": packed})
+            else:
+                data.append({"object": "embedding", "index": i, "embedding": vector})
+        self._send_json(200, {"object": "list", "data": data, "model": body.get("model", ""),
+                              "usage": {"prompt_tokens": total, "total_tokens": total}})
+        return 200
