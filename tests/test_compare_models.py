@@ -107,8 +107,10 @@ def test_pairs_by_datum_id_and_reports_what_is_missing(db_path: Path) -> None:
 
 def test_lower_is_better_counts_wins_in_its_direction(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store, run_id = value_store(db_path, {("a", "wer"): [0.5, 0.4, 0.3], ("b", "wer"): [0.1, 0.4, 0.6]}, 3)
-    row = compare_models(store, run_id, "a", "b", resamples=100, directions={"wer": "lower"}).iloc[0]
+    frame = compare_models(store, run_id, "a", "b", resamples=100, directions={"wer": "lower"})
+    row = frame.iloc[0]
     assert row["direction"] == "lower" and row["delta"] == pytest.approx(-0.1 / 3)
+    assert frame.attrs["undeclared"] == []
     assert (row["wins"], row["ties"], row["losses"]) == (1, 1, 1)
     import textgen_core.metrics.registry as registry
 
@@ -119,7 +121,9 @@ def test_lower_is_better_counts_wins_in_its_direction(db_path: Path, monkeypatch
         raise RuntimeError("registry half built")
 
     monkeypatch.setattr(registry, "direction_of", broken)
-    assert compare_models(store, run_id, "a", "b", resamples=100).iloc[0]["direction"] == "higher"
+    monkeypatch.setattr(registry, "get_metric", broken)
+    frame = compare_models(store, run_id, "a", "b", resamples=100)
+    assert frame.iloc[0]["direction"] == "higher" and frame.attrs["undeclared"] == ["wer"]
 
 
 def several_models(db_path: Path) -> tuple[Store, int]:

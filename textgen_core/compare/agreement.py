@@ -56,21 +56,25 @@ def correlations(x: Sequence[float], y: Sequence[float]) -> dict[str, float]:
 
 def judge_human_agreement(store: Store, run_id: int, human_column: str, *, kind: Kind = "score",
                           threshold: float = 0.5, positive_label: str | None = None,
-                          scores: Sequence[str] | None = None) -> pd.DataFrame:
+                          scores: Sequence[str] | None = None,
+                          human_threshold: float | None = None) -> pd.DataFrame:
     """Per (model, score): agreement of the score with a human column of the datums' metadata.
 
     Rows pair by (datum id, model). ``kind='score'``: Spearman and Pearson with
     p-values. ``kind='label'``: Cohen's kappa and raw agreement, where a score
     counts as positive when ``value >= threshold``, and a human value as
     positive when it equals ``positive_label`` (case-insensitive) or, without
-    one, when it is a number >= ``threshold``. ``n`` is the number of datums used.
+    one, when it is a number >= ``human_threshold`` (default: ``threshold``; set
+    it when humans rate on another scale, e.g. 1-5). ``n`` is the number of datums used.
     """
     if kind not in ("label", "score"):
         raise ParameterError(f"kind must be 'label' or 'score', got {kind!r}")
-    if not math.isfinite(threshold):
-        raise ParameterError(f"threshold must be a finite number, got {threshold!r}")
+    human_threshold = threshold if human_threshold is None else human_threshold
+    for name, value in (("threshold", threshold), ("human threshold", human_threshold)):
+        if not math.isfinite(value):
+            raise ParameterError(f"{name} must be a finite number, got {value!r}")
     run = store.get_run(run_id)
-    human, skipped = _human_values(store, run["dataset_id"], human_column, kind, threshold, positive_label)
+    human, skipped = _human_values(store, run["dataset_id"], human_column, kind, human_threshold, positive_label)
     values = store.score_values(run_id, scores=scores)
     names = list(scores) if scores is not None else list(dict.fromkeys(values["score"]))
     missing = [s for s in names if s not in set(values["score"])]
@@ -94,7 +98,7 @@ def judge_human_agreement(store: Store, run_id: int, human_column: str, *, kind:
             rows.append(row)
     frame = pd.DataFrame(rows)
     frame.attrs.update(run_id=run_id, human_column=human_column, kind=kind, threshold=threshold,
-                       positive_label=positive_label, skipped=skipped)
+                       human_threshold=human_threshold, positive_label=positive_label, skipped=skipped)
     return frame
 
 

@@ -79,7 +79,8 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
     ``p_adjusted`` is Holm-adjusted over all rows of the table. ``directions``
     overrides the registry's direction of a score. Each (candidate, score) draws
     from its own seeded stream, so adding a score does not change the others.
-    Settings and a note on multiple comparisons are in ``frame.attrs``.
+    Settings, a note on multiple comparisons and the scores whose direction
+    nobody declared (``undeclared``, counted as higher is better) are in ``frame.attrs``.
     """
     _check_settings(resamples, seed, tie_tolerance, confidence)
     data = load_run_scores(store, run_id, scores=scores)
@@ -102,6 +103,7 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
         run_id=run_id, baseline=baseline, candidates=candidates, scores=names, seed=seed, resamples=resamples,
         confidence=confidence, tie_tolerance=tie_tolerance, ci_method=CI_METHOD,
         holm=holm, note=_multiplicity_note(int(frame["p_value"].notna().sum()), holm),
+        undeclared=_undeclared(names, directions),
     )
     return frame
 
@@ -170,6 +172,21 @@ def _direction(score: str, overrides: Mapping[str, str] | None) -> str:
     except Exception:  # the registry is optional here: a broken declaration must not stop a comparison
         return "higher"
     return value if value in DIRECTIONS else "higher"
+
+
+def _undeclared(scores: Sequence[str], overrides: Mapping[str, str] | None) -> list[str]:
+    """Scores whose direction neither an override nor the metric registry declares."""
+    found = []
+    for score in scores:
+        if overrides and score in overrides:
+            continue
+        try:
+            from ..metrics.registry import get_metric
+
+            get_metric(score)
+        except Exception:  # unknown to the registry, or the registry cannot load
+            found.append(score)
+    return found
 
 
 def _multiplicity_note(comparisons: int, holm: bool) -> str:
