@@ -72,7 +72,7 @@ def refresh(*, resources: bool = False) -> None:
 
 # -- readers ---------------------------------------------------------------
 @st.cache_data(ttl=TTL, show_spinner=False)
-def _datasets(path: str) -> pd.DataFrame:
+def _datasets(path: str, version: int) -> pd.DataFrame:
     frame = _store(path).list_datasets()
     frame["models"] = frame["models"].map(lambda v: list(v) if v is not None else [])
     frame["metadata_columns"] = frame["metadata_columns"].map(lambda v: list(v) if v is not None else [])
@@ -81,11 +81,11 @@ def _datasets(path: str) -> pd.DataFrame:
 
 def datasets() -> pd.DataFrame:
     """dataset_id, name, source, created_at, n_rows, models, metadata_columns, n_runs."""
-    return _datasets(db_path())
+    return _datasets(db_path(), jobs().version)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
-def _runs(path: str) -> pd.DataFrame:
+def _runs(path: str, version: int) -> pd.DataFrame:
     frame = _store(path).list_runs()
     for column in ("metrics", "models"):
         frame[column] = frame[column].map(lambda v: list(v) if v is not None else [])
@@ -94,7 +94,7 @@ def _runs(path: str) -> pd.DataFrame:
 
 def runs() -> pd.DataFrame:
     """Run history, newest first, as the store lists it."""
-    return _runs(db_path())
+    return _runs(db_path(), jobs().version)
 
 
 def counts() -> tuple[int, int]:
@@ -113,13 +113,13 @@ def dataset_fields(dataset_id: int) -> set[str]:
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
-def _run(path: str, run_id: int) -> dict[str, Any]:
+def _run(path: str, run_id: int, version: int) -> dict[str, Any]:
     return _store(path).get_run(run_id)
 
 
 def run(run_id: int) -> dict[str, Any]:
     """One run's record (status, metrics, params, signatures, public judge settings, usage)."""
-    return _run(db_path(), run_id)
+    return _run(db_path(), run_id, jobs().version)
 
 
 def run_status(run_id: int) -> str:

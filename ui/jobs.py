@@ -70,12 +70,15 @@ class JobRegistry:
         self._jobs: dict[int, Job] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        #: Bumped whenever a job starts or ends; cached readers key on it to see fresh run rows.
+        self.version = 0
 
     def start(self, label: str, store: Any, body: JobBody, *, run_id: int | None = None) -> Job:
         """Run ``body`` on a daemon thread; ``run_id`` is known up front when resuming."""
         with self._lock:
             job = Job(next(self._ids), label, run_id=run_id)
             self._jobs[job.job_id] = job
+            self.version += 1
         job.thread = threading.Thread(target=self._work, args=(job, store, body),
                                       name=f"textgen-eval-job-{job.job_id}", daemon=True)
         job.thread.start()
@@ -93,6 +96,8 @@ class JobRegistry:
             job.status = FAILED
         finally:
             job.ended = time.monotonic()
+            with self._lock:
+                self.version += 1
 
     def get(self, job_id: int | None) -> Job | None:
         if job_id is None:

@@ -1,0 +1,5 @@
+"""Runs page: history, resume, delete and export."""
+
+from ui.runs import render
+
+render()

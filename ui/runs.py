@@ -1,0 +1,127 @@
+"""Runs page: history, resume of interrupted runs, delete, and export of scores and verdicts."""
+
+from __future__ import annotations
+
+import functools
+import pandas as pd
+import streamlit as st
+
+from textgen_core.errors import TextgenError
+from textgen_core.metrics.registry import all_metrics
+
+from . import data, state
+from .jobs import start_resume
+from .widgets import job_panel, judge_form, link, plain
+
+#: Stored statuses a run can be resumed from (plus "running" when no thread works on it).
+RESUMABLE = {"interrupted", "cancelled", "failed"}
+INTERRUPTED = "interrupted (no live job)"
+
+
+def render() -> None:
+    """The whole Runs page."""
+    st.title("Runs")
+    runs = history(data.runs(), data.jobs().live_run_ids())
+    if runs.empty:
+        st.info("No runs yet.")
+        link("pages/evaluate.py", "Evaluate", icon=":material/play_arrow:")
+        return
+    st.dataframe(runs, hide_index=True, key="runs.table",
+                 column_config={"cost": st.column_config.NumberColumn(format="%.4f"),
+                                "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f")})
+    ids = [int(i) for i in runs["run_id"]]
+    if st.session_state.get(state.RUNS_SELECTED) not in ids:
+        st.session_state[state.RUNS_SELECTED] = ids[0]
+    labels = {int(r.run_id): f"run {r.run_id}: {r.dataset} - {r.metrics} ({r.status})" for r in runs.itertuples()}
+    run_id = st.selectbox("Run", ids, key=state.RUNS_SELECTED, format_func=lambda i: labels[i])
+    status = str(runs.loc[runs["run_id"] == run_id, "status"].iloc[0])
+    _details(run_id)
+    _resume(run_id, status)
+    _export(run_id)
+    _delete(run_id, status)
+
+
+def history(frame: pd.DataFrame, live: set[int]) -> pd.DataFrame:
+    """The store's run list as a table: one text cell per list, tokens summed, stale 'running' flagged."""
+    if frame.empty:
+        return pd.DataFrame(columns=["run_id", "dataset", "metrics", "status"])
+    table = frame.copy()
+    table["metrics"] = table["metrics"].map(", ".join)
+    table["models"] = table["models"].map(", ".join)
+    table["tokens"] = table["prompt_tokens"].fillna(0).astype(int) + table["completion_tokens"].fillna(0).astype(int)
+    stale = (table["status"] == "running") & ~table["run_id"].astype(int).isin(live)
+    table.loc[stale, "status"] = INTERRUPTED
+    columns = ["run_id", "dataset", "metrics", "models", "status", "judge_model", "duration_s", "judge_calls",
+               "tokens", "cost", "created_at", "params", "signatures"]
+    return table[columns]
+
+
+def _details(run_id: int) -> None:
+    run = data.run(run_id)
+    with st.expander("Parameters, signatures and judge settings"):
+        st.json(run["params"], expanded=False)
+        for metric, signature in run["signatures"].items():
+            st.caption(plain(metric))
+            st.code(signature, language=None)
+        if run["judge"]:
+            st.json(run["judge"], expanded=False)
+    if run["error"]:
+        st.error(f"Error: {plain(run['error'])}")
+    link("pages/results.py", "Open the results", icon=":material/table_chart:")
+
+
+def _resume(run_id: int, status: str) -> None:
+    live = data.jobs().for_run(run_id)
+    if live is not None and (live.live or st.session_state.get(state.RUNS_JOB) == live.job_id):
+        st.session_state[state.RUNS_JOB] = live.job_id
+        st.subheader("Progress")
+        job_panel(state.RUNS_JOB)
+        if live.live:
+            return
+    if status not in RESUMABLE and status != INTERRUPTED:
+        return
+    st.subheader("Resume")
+    run = data.run(run_id)
+    judge = None
+    if any(m in all_metrics() and all_metrics()[m].group != "lexical" for m in run["metrics"]):
+        st.caption("This run has judge metrics: give the judge endpoint (its key is never stored).")
+        judge, problem = judge_form("runs", run["judge"])
+        if problem:
+            st.info(plain(problem))
+            return
+    if st.button("Resume", type="primary", key="runs.resume",
+                 help="Finished cells are kept; the rest are computed"):
+        job = start_resume(data.jobs(), data.store(), run_id, judge=judge)
+        st.session_state[state.RUNS_JOB] = job.job_id
+        data.refresh()
+        st.rerun()
+
+
+def _export(run_id: int) -> None:
+    st.subheader("Export")
+    left, right = st.columns([2, 1])
+    table = left.radio("Table", list(data.EXPORT_TABLES), key=state.RUNS_EXPORT_TABLE,
+                       format_func=lambda t: data.EXPORT_TABLES[t])
+    fmt = right.radio("Format", list(data.EXPORT_FORMATS), key=state.RUNS_EXPORT_FORMAT, format_func=str.upper)
+    st.download_button(f"Download {fmt.upper()}", data=functools.partial(data.export_bytes, run_id, table, fmt),
+                       file_name=f"run{run_id}_{table}.{fmt}", mime=data.EXPORT_FORMATS[fmt], key="runs.download",
+                       on_click="ignore", icon=":material/download:",
+                       help="CSV cells that a spreadsheet would run as a formula start with an apostrophe")
+
+
+def _delete(run_id: int, status: str) -> None:
+    with st.expander("Delete this run"):
+        busy = run_id in data.jobs().live_run_ids()
+        sure = st.checkbox(f"Yes, delete run {run_id} with its scores and verdicts", key=state.RUNS_CONFIRM_DELETE,
+                           disabled=busy)
+        if st.button("Delete run", disabled=not sure or busy, key="runs.delete"):
+            try:
+                data.store().delete_run(run_id)
+            except TextgenError as exc:
+                st.error(plain(str(exc)))
+                return
+            data.refresh()
+            st.session_state.pop(state.RUNS_CONFIRM_DELETE, None)
+            st.toast(f"Deleted run {run_id}.")
+            st.rerun()
+
