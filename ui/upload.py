@@ -61,7 +61,16 @@ def _file_input() -> None:
         st.session_state[state.UPLOAD_FILE] = (path.name, path.read_bytes())
 
 
+def max_upload_bytes() -> int:
+    """server.maxUploadSize (MB) of .streamlit/config.toml, in bytes: one limit for every way in."""
+    return int(st.get_option("server.maxUploadSize")) * 1024 * 1024
+
+
 def _mapping_section(file_name: str, payload: bytes) -> None:
+    if len(payload) > max_upload_bytes():
+        st.error(f"{plain(file_name)} is {len(payload) / 2**20:,.0f} MB; the limit is "
+                 f"{max_upload_bytes() // 2**20} MB (server.maxUploadSize in .streamlit/config.toml).")
+        return
     try:
         table = data.upload_table(file_name, payload)
     except InputError as exc:
