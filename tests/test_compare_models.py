@@ -192,3 +192,21 @@ def test_bad_requests_name_the_problem(db_path: Path, kwargs: dict, message: str
 def test_unknown_run_is_a_store_error(db_path: Path) -> None:
     with pytest.raises(StoreError):
         compare_models(Store(db_path), 99, "a")
+
+
+def test_rouge_through_the_real_runner(db_path: Path) -> None:
+    """The same known answer with ROUGE computed by the project's own runner, once it exists."""
+    pytest.importorskip("textgen_core.metrics.lexical.engine")
+    from textgen_core.evaluate import evaluate
+
+    refs = references(30)
+    rows = [Datum(f"q{i}", model, f"question {i}?", text, (refs[i],))
+            for model, texts in (("unrelated", [UNRELATED[i % 4] for i in range(30)]), ("copy", refs))
+            for i, text in enumerate(texts)]
+    store = Store(db_path)
+    run_id = evaluate(store, store.save_dataset(Dataset("qa", rows)), ["rouge"], workers=1)
+    frame = compare_models(store, run_id, "unrelated", "copy", resamples=2000, seed=1)
+    assert len(frame) >= 3 and frame.attrs["undeclared"] == []
+    for row in frame.itertuples():
+        assert row.direction == "higher" and row.delta > 0.8 and row.p_value < 0.01
+        assert (row.wins, row.ties, row.losses) == (30, 0, 0)
