@@ -20,7 +20,7 @@ from . import mapping as names
 from .cells import CellProblem, key_cell, list_cell, meta_cell, plain, text_cell
 from .formats import RawTable, check_header
 from .mapping import ColumnMapping, guess_mapping
-from .reader import ATTRS_KEY, ROW_INDEX_NAME, Source, read_raw
+from .reader import ATTRS_KEY, ROW_INDEX_NAME, Source, read_raw, unpack_ints
 
 _FIELD_HINTS = {
     "query": names.QUERY_NAMES, "prediction": names.PREDICTION_NAMES,
@@ -41,8 +41,11 @@ def frame_to_raw(frame: pd.DataFrame, label: str | None = None) -> RawTable:
         numbers = [int(i) for i in frame.index]
     else:
         numbers = list(range(1, len(frame) + 1))
-    json_cells = {columns.index(c): set(rows) for c, rows in info.get("json_cells", {}).items() if c in columns}
-    lines = info.get("lines") or {}
+    json_cells = {columns.index(c): set(unpack_ints(rows))
+                  for c, rows in (info.get("json_cells") or {}).items() if c in columns}
+    lines: dict[int, int] = {}
+    if info.get("row_numbers") and info.get("lines"):
+        lines = {n: line for n, line in zip(unpack_ints(info["row_numbers"]), unpack_ints(info["lines"])) if line}
     rows = []
     for number, values in zip(numbers, frame.itertuples(index=False, name=None)):
         row = [plain(v) for v in values]

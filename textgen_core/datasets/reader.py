@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import numpy as np
 import pandas as pd
 
 from ..errors import InputError
@@ -198,6 +199,20 @@ def raw_to_frame(raw: RawTable) -> pd.DataFrame:
     # dtype=object: pandas 3 would otherwise make a str column and turn None into NaN.
     frame = pd.DataFrame(columns, columns=raw.columns, dtype=object,
                          index=pd.Index(raw.row_numbers, name=ROW_INDEX_NAME))
-    frame.attrs[ATTRS_KEY] = {"file": raw.label, "json_cells": json_cells,
-                              "lines": dict(zip(raw.row_numbers, raw.lines)) if any(raw.lines) else {}}
+    frame.attrs[ATTRS_KEY] = {
+        "file": raw.label,
+        "json_cells": {name: pack_ints(numbers) for name, numbers in json_cells.items()},
+        "row_numbers": pack_ints(raw.row_numbers),
+        "lines": pack_ints([line or 0 for line in raw.lines] or [0] * len(raw.rows)),
+    }
     return frame
+
+
+# Row numbers in attrs are packed into bytes: pandas deep-copies attrs on every operation
+# and compares them with == when concatenating; bytes are immutable, so both are cheap.
+def pack_ints(values: list[int]) -> bytes:
+    return np.asarray(values, dtype="<i8").tobytes()
+
+
+def unpack_ints(data: bytes) -> list[int]:
+    return np.frombuffer(data, dtype="<i8").tolist()
