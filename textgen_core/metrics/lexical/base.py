@@ -1,0 +1,108 @@
+"""Pieces every lexical metric module shares: the spec subclass, parameter kinds, row helpers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from ...errors import ParameterError
+from ...model import Cell, Datum
+from ..spec import MetricSpec, Param
+from .tokenize import TOKENIZER_LABELS, WORD_TOKENIZERS, TextCache
+
+#: A metric's own scorer: rows, resolved parameters, the shared per-call cache.
+InnerScorer = Callable[[Sequence[Datum], Mapping[str, Any], TextCache], list[dict[str, Cell]]]
+
+NO_PREDICTION = "no prediction"
+NO_REFERENCES = "no references"
+
+
+class RowScorer:
+    """The picklable ``MetricSpec.score`` of a lexical metric: a fresh cache per call."""
+
+    def __init__(self, inner: InnerScorer) -> None:
+        self.inner = inner
+
+    def __call__(self, rows: Sequence[Datum], params: Mapping[str, Any]) -> list[dict[str, Cell]]:
+        return self.inner(rows, params, TextCache())
+
+
+@dataclass(frozen=True)
+class LexicalSpec(MetricSpec):
+    """A MetricSpec whose ``resolve`` also checks rules that involve several parameters."""
+
+    check: Callable[[Mapping[str, Any]], None] | None = None
+
+    def resolve(self, raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        resolved = super().resolve(raw)
+        if self.check is not None:
+            self.check(resolved)
+        return resolved
+
+    @property
+    def inner(self) -> InnerScorer:
+        assert isinstance(self.score, RowScorer)
+        return self.score.inner
+
+
+@dataclass(frozen=True)
+class WholeNumbers(Param):
+    """A ``floats`` parameter whose every value must be a whole number (such as pass@k's k)."""
+
+    def _check(self, value: Any, where: str) -> None:
+        super()._check(value, where)
+        for number in value:
+            if not float(number).is_integer():
+                raise ParameterError(f"parameter {where}: {number} is not a whole number")
+
+
+@dataclass(frozen=True)
+class NGramWeights(Param):
+    """BLEU's n-gram weights: non-negative, not all zero, at most :attr:`longest` of them."""
+
+    longest: int = 9
+
+    def _check(self, value: Any, where: str) -> None:
+        super()._check(value, where)
+        if len(value) > self.longest:
+            raise ParameterError(f"parameter {where}: at most {self.longest} weights (n-gram orders), got {len(value)}")
+        if not any(value):
+            raise ParameterError(f"parameter {where}: the weights must not all be zero")
+
+
+def tokenizer_param(default: str = "regex") -> Param:
+    """The word-tokenizer choice shared by BLEU, GLEU and METEOR."""
+    return Param(
+        "tokenizer",
+        "choice",
+        default,
+        "How texts are split into words. regex: case-sensitive \\w+|\\$[\\d]+|[^\\s\\.]+ tokens "
+        "(valor-lite's BLEU tokenizer); regex-lower: the same on lowercased text; 13a: rules of "
+        "WMT's mteval-v13a script, case-sensitive; whitespace: str.split().",
+        choices=tuple(WORD_TOKENIZERS),
+    )
+
+
+def tokenizer_label(params: Mapping[str, Any]) -> str:
+    return TOKENIZER_LABELS.get(str(params.get("tokenizer")), str(params.get("tokenizer")))
+
+
+def row_inputs(row: Datum) -> str | None:
+    """The reason a prediction-versus-references row cannot be scored, or None."""
+    if row.prediction is None:
+        return NO_PREDICTION
+    if not row.references:
+        return NO_REFERENCES
+    return None
+
+
+def unscored(names: Sequence[str], reason: str) -> dict[str, Cell]:
+    cell = Cell.unscored(reason)
+    return {name: cell for name in names}
+
+
+def fmeasure(precision: float, recall: float) -> float:
+    """Harmonic mean, evaluated in rouge-score's and SQuAD's order of operations."""
+    if precision + recall > 0:
+        return 2 * precision * recall / (precision + recall)
+    return 0.0

@@ -1,0 +1,241 @@
+"""BLEU with values equal to nltk's sentence_bleu / corpus_bleu, from per-row n-gram statistics.
+
+Each row keeps nltk's per-sentence numbers (clipped matches and hypothesis
+n-gram counts per order, hypothesis length, closest reference length) in its
+details; the corpus score re-adds them, as sacrebleu does, instead of
+re-tokenizing. The arithmetic follows nltk's step by step (floats where nltk
+converts to float, exact fractions where it keeps fractions), so values are
+equal, not merely close.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from fractions import Fraction
+from typing import Any, Mapping, Sequence
+
+from ...errors import ParameterError
+from ...model import Cell, Datum
+from ..spec import Param
+from .base import LexicalSpec, NGramWeights, RowScorer, row_inputs, tokenizer_label, tokenizer_param
+from .ngrams import cached_counts, clipped_matches
+from .tokenize import TextCache
+
+SMOOTHING = ("none",) + tuple(f"method{i}" for i in range(1, 8))
+_EPSILON, _ALPHA, _K = 0.1, 5, 5  # nltk SmoothingFunction() defaults
+_TINY = sys.float_info.min  # what nltk's method0 puts in place of a zero precision
+
+
+def row_stats(cache: TextCache, tokenizer: str, prediction: str, references: Sequence[str], orders: int) -> dict[str, Any]:
+    """nltk's per-sentence statistics: matches and counts per n-gram order, and both lengths."""
+    hyp = cache.words(tokenizer, prediction)
+    refs = [cache.words(tokenizer, r) for r in references]
+    matches, totals = [], []
+    for n in range(1, orders + 1):
+        hyp_counts = cached_counts(cache, tokenizer, prediction, hyp, n)
+        if hyp_counts:
+            ref_counts = [cached_counts(cache, tokenizer, r, toks, n) for r, toks in zip(references, refs)]
+            matches.append(clipped_matches(hyp_counts, ref_counts))
+        else:
+            matches.append(0)
+        totals.append(max(1, len(hyp) - n + 1))
+    hyp_len = len(hyp)
+    ref_len = min((len(r) for r in refs), key=lambda length: (abs(length - hyp_len), length))
+    return {"matches": matches, "totals": totals, "hyp_len": hyp_len, "ref_len": ref_len}
+
+
+def brevity_penalty(ref_len: int, hyp_len: int) -> float:
+    if hyp_len > ref_len:
+        return 1.0
+    if hyp_len == 0:
+        return 0.0
+    return math.exp(1 - ref_len / hyp_len)
+
+
+def bleu_value(
+    matches: Sequence[int],
+    totals: Sequence[int],
+    hyp_len: int,
+    ref_len: int,
+    weights: Sequence[float],
+    smoothing: str = "none",
+    last_hyp_len: int = 0,
+    last_p5: tuple[int, int] = (0, 1),
+) -> float:
+    """BLEU from summed statistics, as nltk's corpus_bleu computes it.
+
+    ``last_hyp_len`` and ``last_p5`` (the 5-gram precision) describe the last
+    sentence of the corpus: nltk's smoothing methods 5, 6 and 7 read them.
+    Raises ValueError where nltk raises (method6 without trigram matches).
+    """
+    if matches[0] == 0:
+        return 0.0
+    precisions = _smoothed(list(matches), list(totals), hyp_len, smoothing, last_hyp_len, last_p5)
+    log_sum = math.fsum(w * math.log(p) for w, p in zip(weights, precisions) if p > 0)
+    return brevity_penalty(ref_len, hyp_len) * math.exp(log_sum)
+
+
+def _smoothed(matches, totals, hyp_len, method, last_hyp_len, last_p5) -> list:
+    if method == "none":
+        return [m / t if m else _TINY for m, t in zip(matches, totals)]
+    if method == "method1":
+        return [m / t if m else (m + _EPSILON) / t for m, t in zip(matches, totals)]
+    if method == "method2":
+        return [m / t if i == 0 else (m + 1) / (t + 1) for i, (m, t) in enumerate(zip(matches, totals))]
+    if method == "method3":
+        out, k = [], 1
+        for m, t in zip(matches, totals):
+            if m:
+                out.append(m / t)
+            else:
+                out.append(1 / (2**k * t))
+                k += 1
+        return out
+    exact: list = [Fraction(m, t) for m, t in zip(matches, totals)]
+    if method in ("method4", "method7"):
+        exact = _method4(exact, totals, matches, hyp_len)
+        if method == "method4":
+            return exact
+    if method in ("method5", "method7"):
+        return _method5(exact, Fraction(*last_p5))
+    if method == "method6":
+        return _method6(exact, matches, last_hyp_len)
+    raise ParameterError(f"parameter bleu.smoothing: unknown method {method!r}")
+
+
+def _method4(values: list, totals, matches, hyp_len: int) -> list:
+    # Chen & Cherry method 4: a zero count becomes 1/(2^k * K / ln(length)), over the n-gram count.
+    k = 1
+    for i, m in enumerate(matches):
+        if m == 0 and hyp_len > 1:
+            values[i] = (1 / (2**k * _K / math.log(hyp_len))) / totals[i]
+            k += 1
+    return values
+
+
+def _method5(values: list, p5: Fraction) -> list:
+    # Each precision becomes the mean of its (smoothed) lower neighbour, itself and its upper neighbour.
+    upper = values + [p5]
+    previous = values[0] + 1
+    for i in range(len(values)):
+        values[i] = (previous + values[i] + upper[i + 1]) / 3
+        previous = values[i]
+    return values
+
+
+def _method6(values: list, matches, last_hyp_len: int) -> list:
+    # Gao & He: interpolate each precision from order 3 on with a prior extrapolated from the two below.
+    if len(values) < 3 or not values[2]:
+        raise ValueError("smoothing method6 needs trigram matches (nltk raises an AssertionError)")
+    for i in range(2, len(values)):
+        prior = 0 if values[i - 2] == 0 else values[i - 1] ** 2 / values[i - 2]
+        grams = max(0, last_hyp_len - i)
+        values[i] = (matches[i] + _ALPHA * prior) / (grams + _ALPHA)
+    return values
+
+
+def row_stats_order(cache: TextCache, tokenizer: str, prediction: str, references: Sequence[str], n: int) -> list[int]:
+    """[clipped matches, max(1, count)] of one n-gram order: nltk's modified_precision as a pair."""
+    hyp = cache.words(tokenizer, prediction)
+    hyp_counts = cached_counts(cache, tokenizer, prediction, hyp, n)
+    if not hyp_counts:
+        return [0, 1]
+    refs = [cached_counts(cache, tokenizer, r, cache.words(tokenizer, r), n) for r in references]
+    return [clipped_matches(hyp_counts, refs), max(1, len(hyp) - n + 1)]
+
+
+def score_rows(rows: Sequence[Datum], params: Mapping[str, Any], cache: TextCache) -> list[dict[str, Cell]]:
+    weights = tuple(params["weights"])
+    smoothing = params["smoothing"]
+    tokenizer = params["tokenizer"]
+    needs_p5 = smoothing in ("method5", "method7")
+    results: list[dict[str, Cell]] = []
+    for row in rows:
+        reason = row_inputs(row)
+        if reason:
+            results.append({"bleu": Cell.unscored(reason)})
+            continue
+        stats = row_stats(cache, tokenizer, row.prediction, row.references, len(weights))  # type: ignore[arg-type]
+        if needs_p5:
+            stats["p5"] = row_stats_order(cache, tokenizer, row.prediction, row.references, 5)  # type: ignore[arg-type]
+        try:
+            value = bleu_value(
+                stats["matches"], stats["totals"], stats["hyp_len"], stats["ref_len"], weights, smoothing,
+                stats["hyp_len"], tuple(stats.get("p5", (0, 1))),
+            )
+        except ValueError as exc:
+            results.append({"bleu": Cell.unscored(str(exc), stats)})
+            continue
+        results.append({"bleu": Cell(value, stats)})
+    return results
+
+
+def corpus(rows: Sequence[Datum], cells: Sequence[Mapping[str, Cell]], params: Mapping[str, Any]) -> dict[str, float]:
+    """nltk corpus_bleu over the rows that have statistics (rows without references have none)."""
+    weights = tuple(params["weights"])
+    matches = [0] * len(weights)
+    totals = [0] * len(weights)
+    hyp_len = ref_len = 0
+    last = None
+    for row_cells in cells:
+        cell = row_cells.get("bleu")
+        details = cell.details if cell is not None else None
+        if not details or "matches" not in details:
+            continue
+        for i in range(len(weights)):
+            matches[i] += details["matches"][i]
+            totals[i] += details["totals"][i]
+        hyp_len += details["hyp_len"]
+        ref_len += details["ref_len"]
+        last = details
+    if last is None:
+        return {}
+    try:
+        value = bleu_value(
+            matches, totals, hyp_len, ref_len, weights, params["smoothing"],
+            last["hyp_len"], tuple(last.get("p5", (0, 1))),
+        )
+    except ValueError:
+        return {}
+    return {"bleu": value}
+
+
+def _check(params: Mapping[str, Any]) -> None:
+    if params.get("smoothing") == "method6" and len(params.get("weights") or ()) < 3:
+        raise ParameterError("parameter bleu.smoothing: method6 needs at least 3 weights (n-gram orders)")
+
+
+SPEC = LexicalSpec(
+    name="bleu",
+    label="BLEU",
+    group="lexical",
+    description="Sentence BLEU (clipped n-gram precision with a brevity penalty) as nltk computes it; "
+    "the model-level aggregate is corpus BLEU, not the mean of sentence scores.",
+    needs=("prediction", "references"),
+    outputs=lambda _p: ("bleu",),
+    params=(
+        NGramWeights(
+            "weights", "floats", (0.25, 0.25, 0.25, 0.25),
+            "Weight of each n-gram order, from unigrams up; (0.25,0.25,0.25,0.25) is BLEU-4.",
+            minimum=0.0,
+        ),
+        Param(
+            "smoothing", "choice", "none",
+            "nltk SmoothingFunction method (Chen & Cherry 2014) for zero n-gram matches; none is method0.",
+            choices=SMOOTHING,
+        ),
+        tokenizer_param(),
+    ),
+    libraries=("nltk",),
+    tokenizer=tokenizer_label,
+    score=RowScorer(score_rows),
+    corpus=corpus,
+    check=_check,
+    notes="Equal to nltk.translate.bleu_score.sentence_bleu(references, prediction, weights, smoothing) on the "
+    "chosen tokens; several references clip counts by the largest count in any reference and use the closest "
+    "reference length, as nltk does. Without smoothing a missing higher-order match gives a near-zero score "
+    "(nltk's float minimum), and no unigram match gives 0 (so does an empty prediction). details hold the "
+    "per-row statistics; the corpus value is nltk corpus_bleu over the scored rows (smoothing methods 5-7 read "
+    "the last row, as nltk does). method6 leaves rows without trigram matches unscored (nltk raises).",
+)

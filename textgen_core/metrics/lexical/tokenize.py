@@ -1,0 +1,141 @@
+"""Tokenizers shared by the lexical metrics, and the per-chunk cache that runs each once.
+
+Every text is tokenized at most once per tokenizer within a call of
+:func:`textgen_core.metrics.lexical.score_lexical`; the tokens (and anything
+built from them, such as n-gram counts) are shared by all selected metrics.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+#: ROUGE tokens: what rouge-score keeps after lowercasing and replacing every
+#: character outside [a-z0-9] by a space. ``findall`` on the lowercased text
+#: yields exactly those runs, without the split-and-filter round trip.
+_ROUGE_TOKEN = re.compile(r"[a-z0-9]+")
+_ROUGE_VALID = re.compile(r"[a-z0-9]+")
+
+#: Word tokens of the reference system (valor-lite's BLEU tokenizer):
+#: words, dollar amounts, and runs of other non-space characters except dots.
+_REGEX_TOKEN = re.compile(r"\w+|\$[\d]+|[^\s\.]+")
+
+# mteval-v13a style: ASCII punctuation is split off, except the apostrophe,
+# the hyphen, the period and the comma; those last two are split off unless
+# they sit next to a digit, and a hyphen is split off after a digit.
+_PUNCT_13A = re.compile("([" + re.escape("!\"#$%&()*+/:;<=>?@[\\]^_`{|}~") + "])")
+_DOT_AFTER_NONDIGIT = re.compile(r"([^0-9])([.,])")
+_DOT_BEFORE_NONDIGIT = re.compile(r"([.,])([^0-9])")
+_DASH_AFTER_DIGIT = re.compile(r"([0-9])(-)")
+_ENTITIES = (("&quot;", '"'), ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"))
+
+_STEM_CACHE_LIMIT = 500_000
+_stem_cache: dict[str, str | None] = {}
+_stemmer = None
+
+
+def rouge_tokens(text: str, stem: bool = False) -> list[str]:
+    """Tokens exactly as rouge-score's default tokenizer gives them."""
+    tokens = _ROUGE_TOKEN.findall(text.lower())
+    if not stem:
+        return tokens
+    cache = _stem_cache
+    out = []
+    for token in tokens:
+        if len(token) <= 3:
+            out.append(token)
+            continue
+        stemmed = cache.get(token, "")
+        if stemmed == "":
+            stemmed = _porter_stem(token)
+        if stemmed is not None:
+            out.append(stemmed)
+    return out
+
+
+def _porter_stem(token: str) -> str | None:
+    """nltk's Porter stem (what rouge-score uses), memoized; None when rouge-score would drop it."""
+    global _stemmer
+    if _stemmer is None:
+        from nltk.stem import porter
+
+        _stemmer = porter.PorterStemmer()
+    stemmed = _stemmer.stem(token)
+    value = stemmed if _ROUGE_VALID.fullmatch(stemmed) else None
+    if len(_stem_cache) >= _STEM_CACHE_LIMIT:
+        _stem_cache.clear()
+    _stem_cache[token] = value
+    return value
+
+
+def regex_tokens(text: str) -> list[str]:
+    """Case-sensitive word tokens: ``\\w+|\\$[\\d]+|[^\\s\\.]+`` (valor-lite's BLEU tokenizer)."""
+    return _REGEX_TOKEN.findall(text)
+
+
+def regex_lower_tokens(text: str) -> list[str]:
+    """The regex tokens of the lowercased text."""
+    return _REGEX_TOKEN.findall(text.lower())
+
+
+def tokens_13a(text: str) -> list[str]:
+    """A case-sensitive tokenizer following the rules of mteval-v13a (WMT's reference script)."""
+    text = text.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+    if "&" in text:
+        for entity, char in _ENTITIES:
+            text = text.replace(entity, char)
+    text = _PUNCT_13A.sub(r" \1 ", f" {text} ")
+    text = _DOT_AFTER_NONDIGIT.sub(r"\1 \2 ", text)
+    text = _DOT_BEFORE_NONDIGIT.sub(r" \1 \2", text)
+    text = _DASH_AFTER_DIGIT.sub(r"\1 \2 ", text)
+    return text.split()
+
+
+def whitespace_tokens(text: str) -> list[str]:
+    """``str.split()``: runs of non-whitespace characters."""
+    return text.split()
+
+
+#: Word tokenizers offered by BLEU, GLEU and METEOR, by parameter value.
+WORD_TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
+    "regex": regex_tokens,
+    "regex-lower": regex_lower_tokens,
+    "13a": tokens_13a,
+    "whitespace": whitespace_tokens,
+}
+
+#: Signature labels of the word tokenizers.
+TOKENIZER_LABELS = {
+    "regex": "regex-words",
+    "regex-lower": "regex-words-lc",
+    "13a": "13a",
+    "whitespace": "whitespace",
+}
+
+
+class TextCache:
+    """Per-call memo of per-text work, keyed by a kind (tokenizer, n-gram order...) and the text.
+
+    Texts repeat within a chunk (the same references for every model), and
+    several metrics need the same tokens; each is computed once here.
+    """
+
+    __slots__ = ("_tables",)
+
+    def __init__(self) -> None:
+        self._tables: dict[object, dict[str, object]] = {}
+
+    def table(self, kind: object) -> dict[str, object]:
+        """The memo dict of one kind of derived value, text -> value."""
+        table = self._tables.get(kind)
+        if table is None:
+            table = self._tables[kind] = {}
+        return table
+
+    def words(self, tokenizer: str, text: str) -> list[str]:
+        """Word tokens of ``text`` under one of :data:`WORD_TOKENIZERS`."""
+        table = self.table(tokenizer)
+        tokens = table.get(text)
+        if tokens is None:
+            tokens = table[text] = WORD_TOKENIZERS[tokenizer](text)
+        return tokens  # type: ignore[return-value]
