@@ -1,0 +1,87 @@
+"""Shared fixtures and helpers for the dashboard's AppTest suites.
+
+Each test gets its own DuckDB file through $TEXTGEN_EVAL_DB; the Store and the
+job registry come from ``ui.data`` exactly as the pages get them (Streamlit's
+caches are process-wide, so AppTest and the test body share them).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from textgen_core.datasets import SAMPLE_NAME, load_sample  # noqa: E402
+from textgen_core.evaluate import evaluate  # noqa: E402
+from textgen_core.store import Store  # noqa: E402
+from ui import data  # noqa: E402
+from ui.home import sample_metrics  # noqa: E402
+
+#: Seconds one AppTest script run may take (first runs import pandas, duckdb, nltk...).
+TIMEOUT = 60
+
+
+@pytest.fixture
+def app_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty database for the dashboard, with Streamlit's reader caches cleared."""
+    path = tmp_path / "dashboard.duckdb"
+    monkeypatch.setenv(data.DB_ENV, str(path))
+    st.cache_data.clear()
+    yield path
+    wait_for_jobs()
+    st.cache_data.clear()
+
+
+@pytest.fixture
+def sample_run(app_db: Path) -> tuple[int, int]:
+    """The sample dataset saved and scored with lexical metrics: (dataset id, run id)."""
+    db = store()
+    dataset_id = db.save_dataset(load_sample(), SAMPLE_NAME)
+    run_id = evaluate(db, dataset_id, sample_metrics(), workers=1)
+    data.refresh()
+    return dataset_id, run_id
+
+
+def store() -> Store:
+    """The store the pages use for the current $TEXTGEN_EVAL_DB."""
+    return data.store()
+
+
+def page(name: str) -> AppTest:
+    """AppTest of one page file (``"app.py"`` or ``"pages/upload.py"``), not yet run."""
+    return AppTest.from_file(str(ROOT / name), default_timeout=TIMEOUT)
+
+
+def wait_for_jobs(timeout: float = 60) -> None:
+    """Block until every background job of the registry has ended."""
+    registry = data.jobs()
+    for job in registry.jobs():
+        registry.wait(job.job_id, timeout)
+        assert not job.live, f"job {job.job_id} ({job.label}) still running after {timeout} s"
+
+
+def no_exception(at: AppTest) -> None:
+    """The script ran without an uncaught exception (shows it when it did not)."""
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def texts(elements: Any) -> list[str]:
+    """The text of every element in an AppTest element list."""
+    return [str(e.value) for e in elements]
+
+
+def all_text(at: AppTest) -> str:
+    """Markdown, captions, alerts and code of a run, joined (for 'is X shown' checks)."""
+    parts: list[str] = []
+    for kind in ("markdown", "caption", "info", "success", "warning", "error", "code", "title", "subheader"):
+        parts += texts(getattr(at, kind))
+    return "\n".join(parts)
