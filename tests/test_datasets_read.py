@@ -60,9 +60,11 @@ def test_semicolon_and_tab_separated() -> None:
     assert read_table(b"id\tanswer\n1\ta,b\n", file_name="t.tsv")["answer"].tolist() == ["a,b"]
 
 
-def test_blank_header_cell_gets_a_name() -> None:
-    frame = read_table(b"id,answer,\n1,a,\n", file_name="trailing.csv")
-    assert list(frame.columns) == ["id", "answer", "column_3"]
+def test_blank_header_cells() -> None:
+    # a named-less column with values gets a name; one with nothing in it is dropped
+    frame = read_table(b"id,,answer,,\n1,x,a,,\n2,,b,,\n", file_name="trailing.csv")
+    assert list(frame.columns) == ["id", "column_2", "answer"]
+    assert frame.loc[1].tolist() == ["1", "x", "a"]
 
 
 def test_jsonl_values_become_text_and_attrs_remember_them() -> None:

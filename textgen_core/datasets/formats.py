@@ -70,6 +70,7 @@ def parse_csv(text: str, label: str | None, delimiter: str | None = None) -> Raw
     delimiter = delimiter or csv_delimiter(text.split("\n", 1)[0])
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     columns: list[str] | None = None
+    header: list[str] = []
     table = RawTable(columns=[], rows=[], row_numbers=[], label=label)
     record = 0
     last_line = 0
@@ -79,6 +80,7 @@ def parse_csv(text: str, label: str | None, delimiter: str | None = None) -> Raw
             if columns is None:
                 if not fields or not any(f.strip() for f in fields):
                     continue  # blank lines before the header
+                header = fields
                 columns = check_header(fields, label)
                 table.columns = columns
                 continue
@@ -98,6 +100,17 @@ def parse_csv(text: str, label: str | None, delimiter: str | None = None) -> Raw
         raise InputError("the file has no header row (it holds only blank lines)", file=label)
     if not table.rows:
         raise InputError(f"the file has a header ({', '.join(columns)}) but no data rows", file=label)
+    return _drop_blank_columns(table, header)
+
+
+def _drop_blank_columns(table: RawTable, header: list[str]) -> RawTable:
+    """Spreadsheets often export trailing columns with no name and no values: drop those."""
+    keep = [i for i, name in enumerate(header)
+            if name.strip() or any(row[i].strip() for row in table.rows)]
+    if len(keep) == len(header):
+        return table
+    table.columns = [table.columns[i] for i in keep]
+    table.rows = [[row[i] for i in keep] for row in table.rows]
     return table
 
 

@@ -117,7 +117,7 @@ def _decode_error(data: bytes, exc: UnicodeDecodeError, label: str | None, fmt: 
     column: str | None = None
     if fmt in {"csv", "tsv"}:
         row, column = _csv_position(prefix, "\t" if fmt == "tsv" else None)
-    elif fmt in {"jsonl", "json"}:
+    elif fmt == "jsonl":
         row = sum(1 for text in prefix.split("\n")[:-1] if text.strip()) + 1
     return InputError(message, file=label, row=row, column=column)
 
@@ -136,7 +136,9 @@ def _csv_position(prefix: str, delimiter: str | None) -> tuple[int | None, str |
         return None, None  # the bad byte is in the header
     header, last = records[0], records[-1]
     index = len(last) - 1
-    return len(records) - 1, (header[index].strip() if index < len(header) else None)
+    if index >= len(header):
+        return len(records) - 1, None
+    return len(records) - 1, header[index].strip() or f"column_{index + 1}"
 
 
 def read_raw(source: Source, *, file_name: str | None = None) -> RawTable:
