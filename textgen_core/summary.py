@@ -8,7 +8,25 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .metrics.registry import get_metric
 from .store import Store
+
+
+def score_order(store: Store, run_id: int) -> list[str]:
+    """The run's score names in the order its metrics were chosen and declare their outputs."""
+    run = store.get_run(run_id)
+    order: list[str] = []
+    for metric in run["metrics"]:
+        try:
+            order.extend(get_metric(metric).outputs(run["params"].get(metric, {})))
+        except Exception:  # a metric no longer declared still has its stored scores
+            continue
+    return order
+
+
+def wide_scores(store: Store, run_id: int) -> pd.DataFrame:
+    """One row per (datum, model), one numeric column per score, in the run's metric order."""
+    return store.wide_scores(run_id, score_order(store, run_id))
 
 
 def run_summary(store: Store, run_id: int, models: Sequence[str] | None = None,
@@ -45,8 +63,9 @@ def summary_table(store: Store, run_id: int) -> pd.DataFrame:
 
     frame["cell"] = frame.apply(cell, axis=1)
     table = frame.pivot(index="score", columns="model", values="cell")
-    order = list(dict.fromkeys(frame["score"]))
-    table = table.reindex(order)
+    present = set(frame["score"])
+    order = [s for s in score_order(store, run_id) if s in present]
+    table = table.reindex(order + sorted(present - set(order)))
     if not aggregates.empty:
         corpus = aggregates.pivot(index="score", columns="model", values="value")
         corpus.index = [f"{score} (corpus)" for score in corpus.index]

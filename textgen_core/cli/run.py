@@ -13,6 +13,7 @@ from ..evaluate import evaluate, resume
 from ..export import write_table
 from ..metrics.registry import all_metrics, get_metric
 from ..store import Store
+from ..summary import wide_scores
 from .main import add_db_argument
 from .progress_bar import ProgressBar
 from .tables import print_summary
@@ -146,7 +147,7 @@ def _report(store: Store, run_id: int, out: str | None) -> int:
               f"{run['completion_tokens']} completion tokens{cost}")
     print_summary(store, run_id)
     if out:
-        path = write_table(store.wide_scores(run_id), out)
+        path = write_table(wide_scores(store, run_id), out)
         print(f"wrote {path}")
     return 0 if run["status"] == "finished" else 1
 

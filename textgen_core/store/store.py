@@ -340,10 +340,11 @@ class Store(JudgeTablesMixin):
              list(scores or []), datum_id, datum_id, limit if limit is not None else 2**62],
         )
 
-    def wide_scores(self, run_id: int) -> pd.DataFrame:
-        """One row per (datum, model), one column per score; empty where unscored."""
-        names = [r[0] for r in self._cur().execute(
+    def wide_scores(self, run_id: int, order: Sequence[str] = ()) -> pd.DataFrame:
+        """One row per (datum, model), one column per score (``order`` first); empty where unscored."""
+        present = [r[0] for r in self._cur().execute(
             "SELECT DISTINCT score FROM scores WHERE run_id = ? ORDER BY score", [run_id]).fetchall()]
+        names = [n for n in order if n in present] + [n for n in present if n not in order]
         run = self.get_run(run_id)
         long = self._frame(
             "SELECT s.datum_id AS id, s.model, s.score, s.value, d.row_index FROM scores s "
