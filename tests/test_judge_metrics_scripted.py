@@ -47,7 +47,8 @@ _SYSTEMS = {
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.strip()]
+    """Sentences with at least one letter or digit ('...' has none, so it states nothing)."""
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text.strip()) if re.search(r"\w", s)]
 
 
 def norm(text: str) -> str:

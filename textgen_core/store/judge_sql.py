@@ -207,3 +207,53 @@ class JudgeTablesMixin:
         """Remove a run's verdicts and exchanges (the cache is shared across runs and kept)."""
         for table in ("verdicts", "exchanges"):  # constants
             cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+
+    # -- judge engine results (appended by the judge-metrics engine; keep at the end) -----------
+    def write_judge_results(self, run_id: int, cells: Sequence[Sequence[Any]], verdicts: Sequence[Sequence[Any]],
+                            exchanges: Sequence[Sequence[Any] | Mapping[str, Any]] = ()) -> int:
+        """Write finished judge cells with their verdicts and failed exchanges, all in one transaction.
+
+        ``cells`` are :data:`~textgen_core.store.store.CellRecord` tuples. Earlier verdicts and
+        exchanges of the same (datum, model, metric) cells are replaced, so a re-scored cell never
+        keeps stale items. Returns the number of cells written.
+        """
+        from .store import _SCORE_SCHEMA, _json
+
+        if not cells:
+            return 0
+        cell_table = pa.Table.from_pydict({
+            "run_id": [run_id] * len(cells), "datum_id": [c[0] for c in cells], "model": [c[1] for c in cells],
+            "metric": [c[2] for c in cells], "score": [c[3] for c in cells], "value": [c[4] for c in cells],
+            "details": [_json(c[5]) for c in cells], "reason": [c[6] for c in cells],
+        }, schema=_SCORE_SCHEMA)
+        verdict_records = [_as_record(v, VERDICT_FIELDS, "verdict") for v in verdicts]
+        verdict_table = pa.Table.from_pydict({
+            "run_id": [run_id] * len(verdict_records),
+            **{name: [(_text(r[i]) if name in ("item", "verdict", "reason") else r[i]) for r in verdict_records]
+               for i, name in enumerate(VERDICT_FIELDS)},
+        }, schema=_VERDICT_SCHEMA) if verdict_records else None
+        exchange_records = [_as_record(e, EXCHANGE_FIELDS, "exchange") for e in exchanges]
+        exchange_table = pa.Table.from_pydict({
+            "run_id": [run_id] * len(exchange_records),
+            **{name: [(_json_text(r[i]) if name == "messages" else r[i]) for r in exchange_records]
+               for i, name in enumerate(EXCHANGE_FIELDS)},
+        }, schema=_EXCHANGE_SCHEMA) if exchange_records else None
+        with self.transaction() as cur:
+            cur.register("judged_cells", cell_table)
+            try:
+                for table in ("verdicts", "exchanges"):  # constants
+                    cur.execute(
+                        f"DELETE FROM {table} WHERE run_id = ? AND (datum_id, model, metric) IN "
+                        "(SELECT datum_id, model, metric FROM judged_cells)", [run_id])
+                if verdict_table is not None:
+                    cur.register("judged_verdicts", verdict_table)
+                    cur.execute("INSERT OR REPLACE INTO verdicts BY NAME SELECT * FROM judged_verdicts")
+                    cur.unregister("judged_verdicts")
+                if exchange_table is not None:
+                    cur.register("judged_exchanges", exchange_table)
+                    cur.execute("INSERT OR REPLACE INTO exchanges BY NAME SELECT * FROM judged_exchanges")
+                    cur.unregister("judged_exchanges")
+                cur.execute("INSERT OR REPLACE INTO scores SELECT * FROM judged_cells")
+            finally:
+                cur.unregister("judged_cells")
+        return len(cells)
