@@ -13,7 +13,7 @@ from scipy import stats
 from textgen_core.compare import cohen_kappa, correlations, judge_human_agreement
 from textgen_core.errors import ParameterError
 from textgen_core.model import Dataset, Datum
-from textgen_core.store import CellRecord, Store
+from textgen_core.store import Store
 
 
 def test_kappa_textbook_example() -> None:

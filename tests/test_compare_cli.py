@@ -10,7 +10,7 @@ import pytest
 
 from textgen_core.cli.main import main
 from textgen_core.model import Dataset, Datum
-from textgen_core.store import CellRecord, Store
+from textgen_core.store import Store
 
 FORMULA = "=HYPERLINK(\"http://x\")"
 DOCUMENTED = ["metric", "n", "baseline_mean", "candidate_mean", "delta", "ci_low", "ci_high", "p_value",

@@ -47,7 +47,7 @@ def bootstrap_means(diffs: np.ndarray, resamples: int, rng: np.random.Generator)
         raise ParameterError(f"resamples must be at least 1, got {resamples}")
     if n == 0:
         return np.full(resamples, np.nan)
-    parts = [diffs[rng.integers(0, n, size=(rows, n))].mean(axis=1) for rows in _chunks(resamples, n)]
+    parts = [diffs[rng.integers(0, n, size=(rows, n), dtype=np.int32)].mean(axis=1) for rows in _chunks(resamples, n)]
     return np.concatenate(parts)
 
 
