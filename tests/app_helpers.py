@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
+import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,3 +86,10 @@ def all_text(at: AppTest) -> str:
     for kind in ("markdown", "caption", "info", "success", "warning", "error", "code", "title", "subheader"):
         parts += texts(getattr(at, kind))
     return "\n".join(parts)
+
+
+def frame_with(at: AppTest, column: str, index: int = 0) -> pd.DataFrame:
+    """The ``index``-th dataframe shown (-1: the last) whose columns include ``column``."""
+    frames = [e.value for e in at.dataframe if column in e.value.columns]
+    assert frames, f"no dataframe with a {column!r} column"
+    return frames[index]

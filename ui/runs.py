@@ -26,7 +26,7 @@ def render() -> None:
         st.info("No runs yet.")
         link("pages/evaluate.py", "Evaluate", icon=":material/play_arrow:")
         return
-    st.dataframe(runs, hide_index=True, key="runs.table",
+    st.dataframe(runs, hide_index=True,
                  column_config={"cost": st.column_config.NumberColumn(format="%.4f"),
                                 "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f")})
     ids = [int(i) for i in runs["run_id"]]

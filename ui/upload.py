@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Callable
 
+import pandas as pd
 import streamlit as st
 
 from textgen_core.datasets import EXTENSIONS, ColumnMapping, guess_mapping, load_dataset, sample_dataset_path
@@ -78,7 +79,7 @@ def _mapping_section(file_name: str, payload: bytes) -> None:
         return
     st.subheader("Preview")
     st.caption(f"{plain(file_name)}: {len(table):,} rows, {len(table.columns)} columns (first 50 rows shown)")
-    st.dataframe(table.head(50), key="upload.preview")
+    st.dataframe(_plain_frame(table.head(50)))
     columns = [str(c) for c in table.columns]
     _seed(file_name, payload, columns)
     st.subheader("Column mapping")
@@ -89,12 +90,19 @@ def _mapping_section(file_name: str, payload: bytes) -> None:
     if "error" in summary:
         st.error(plain(summary["error"]))
         if summary.get("row") in table.index:
-            st.dataframe(table.loc[[summary["row"]]], key="upload.bad_row")
+            st.dataframe(_plain_frame(table.loc[[summary["row"]]]))
         return
     st.success(f"{summary['rows']:,} rows: {summary['datums']:,} datums x {len(summary['models'])} models "
                f"({plain(', '.join(summary['models']))}); fields: {', '.join(summary['fields']) or 'none'}; "
                f"metadata: {plain(', '.join(summary['metadata_columns'])) or 'none'}")
     _save_form(file_name, payload, mapping)
+
+
+def _plain_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy without the reader's attrs (Streamlit cannot serialize them)."""
+    frame = frame.copy()
+    frame.attrs = {}
+    return frame
 
 
 def _seed(file_name: str, payload: bytes, columns: list[str]) -> None:
@@ -185,7 +193,7 @@ def render_manage() -> None:
         st.info("No datasets yet.")
         return
     st.dataframe(frame[["dataset_id", "name", "n_rows", "models", "n_runs", "source", "created_at"]],
-                 hide_index=True, key="upload.datasets")
+                 hide_index=True)
     names = dict(zip(frame["dataset_id"].astype(int), frame["name"]))
     if st.session_state.get(state.UPLOAD_MANAGE) not in names:
         st.session_state[state.UPLOAD_MANAGE] = next(iter(names))

@@ -1,0 +1,142 @@
+"""Upload page through AppTest: file in, preview, guessed and overridden mapping, validation, save, manage."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+from app_helpers import all_text, app_db, frame_with, no_exception, page, sample_run, store  # noqa: F401
+
+from ui import state
+
+LONG_CSV = (b"id,model,question,answer,reference,topic\n"
+            b"q1,a,What is 2+2?,4,4,math\n"
+            b"q1,b,What is 2+2?,four,4,math\n"
+            b"q2,a,Capital of France?,Paris,Paris,geo\n")
+
+
+def _upload(at, name: str, payload: bytes, mime: str = "text/csv"):
+    at.file_uploader(key=state.UPLOAD_UPLOADER).set_value((name, payload, mime))
+    return at.run()
+
+
+def test_empty_database_renders(app_db):
+    at = page("pages/upload.py").run()
+    no_exception(at)
+    assert "No datasets yet." in all_text(at)
+    assert set(at.file_uploader(key=state.UPLOAD_UPLOADER).allowed_type) >= {".csv", ".jsonl", ".parquet"}
+
+
+def test_upload_guess_preview_and_save(app_db):
+    at = _upload(page("pages/upload.py").run(), "outputs.csv", LONG_CSV)
+    no_exception(at)
+    preview = frame_with(at, "id")
+    assert list(preview.columns) == ["id", "model", "question", "answer", "reference", "topic"]
+    assert len(preview) == 3
+    assert at.selectbox(key=state.upload_field("id")).value == "id"
+    assert at.selectbox(key=state.upload_field("prediction")).value == "answer"
+    assert at.selectbox(key=state.upload_field("query")).value == "question"
+    assert at.multiselect(key=state.upload_field("references")).value == ["reference"]
+    assert "3 rows: 2 datums x 2 models" in at.success[0].value
+    assert at.text_input(key=state.UPLOAD_NAME).value == "outputs"
+    at.text_input(key=state.UPLOAD_NAME).set_value("my outputs").run()
+    at.button[1].click().run()  # "Save dataset" (the first button loads the bundled sample)
+    no_exception(at)
+    frame = store().list_datasets()
+    assert list(frame["name"]) == ["my outputs"]
+    dataset = store().load_dataset(int(frame["dataset_id"][0]))
+    assert [(r.datum_id, r.model, r.prediction, r.references) for r in dataset.rows] == [
+        ("q1", "a", "4", ("4",)), ("q1", "b", "four", ("4",)), ("q2", "a", "Paris", ("Paris",))]
+    assert dataset.metadata_columns == ("topic",)
+    assert any("Saved my outputs" in s.value for s in at.success)
+    assert list(frame_with(at, "n_runs")["name"]) == ["my outputs"]
+
+
+def test_override_mapping_and_delimiter_list_through_the_state_hook(app_db):
+    payload = b"qid,output,gold,ctx\n1,x,a||b,c1||c2\n2,y,c,c3\n"
+    at = page("pages/upload.py")
+    at.session_state[state.UPLOAD_FILE] = ("refs.csv", payload)
+    at.run()
+    no_exception(at)
+    at.selectbox(key=state.upload_field("query")).set_value("ctx")
+    at.multiselect(key=state.upload_field("contexts")).set_value([])
+    at.selectbox(key=state.UPLOAD_LIST_FORMAT).set_value("delimiter")
+    at.text_input(key=state.UPLOAD_DEFAULT_MODEL).set_value("gpt-x")
+    at.run()
+    no_exception(at)
+    at.button[1].click().run()
+    dataset = store().load_dataset(int(store().list_datasets()["dataset_id"][0]))
+    assert dataset.rows[0].references == ("a", "b")
+    assert dataset.rows[0].query == "c1||c2"
+    assert dataset.rows[0].contexts == ()
+    assert dataset.models == ["gpt-x"]
+
+
+def test_wide_jsonl_with_json_list_references(app_db):
+    lines = [{"id": "d1", "prompt": "p", "references": ["r1", "r2"], "prediction_alpha": "x", "prediction_beta": "y"},
+             {"id": "d2", "prompt": "q", "references": ["r3"], "prediction_alpha": "z", "prediction_beta": "w"}]
+    payload = "\n".join(json.dumps(line) for line in lines).encode()
+    at = _upload(page("pages/upload.py").run(), "wide.jsonl", payload, "application/jsonl")
+    no_exception(at)
+    assert at.radio(key=state.UPLOAD_FORMAT).value == "wide"
+    assert at.multiselect(key=state.UPLOAD_WIDE).value == ["prediction_alpha", "prediction_beta"]
+    assert "2 datums x 2 models" in at.success[0].value
+    at.button[1].click().run()
+    dataset = store().load_dataset(int(store().list_datasets()["dataset_id"][0]))
+    assert dataset.models == ["alpha", "beta"]
+    assert dataset.rows[0].references == ("r1", "r2")
+
+
+def test_parquet_upload(app_db):
+    buffer = io.BytesIO()
+    pd.DataFrame({"id": ["a", "b"], "prediction": ["x", "y"], "reference": ["x", "z"]}).to_parquet(buffer)
+    at = _upload(page("pages/upload.py").run(), "p.parquet", buffer.getvalue(), "application/octet-stream")
+    no_exception(at)
+    assert len(frame_with(at, "id")) == 2
+    assert "2 rows: 2 datums x 1 models" in at.success[0].value
+
+
+def test_validation_names_row_and_column(app_db):
+    payload = b"id,model,prediction,references\nq1,a,x,[\"ok\"]\nq2,a,y,[\"ok\"]\nq3,a,z,[not json\n"
+    at = page("pages/upload.py")
+    at.session_state[state.UPLOAD_FILE] = ("bad.csv", payload)
+    at.run()
+    no_exception(at)
+    at.selectbox(key=state.UPLOAD_LIST_FORMAT).set_value("json").run()
+    message = at.error[0].value
+    assert "row 3" in message and "references" in message
+    assert list(frame_with(at, "references", -1)["id"]) == ["q3"]
+    assert not any(b.label == "Save dataset" for b in at.button)
+
+
+def test_duplicate_pairs_are_reported_with_both_rows(app_db):
+    payload = b"id,model,prediction\nq1,a,x\nq1,a,y\n"
+    at = page("pages/upload.py")
+    at.session_state[state.UPLOAD_FILE] = ("dup.csv", payload)
+    at.run()
+    assert "rows 1 and 2" in at.error[0].value
+
+
+def test_rename_and_delete(sample_run):
+    at = page("pages/upload.py").run()
+    no_exception(at)
+    at.text_input(key=state.UPLOAD_RENAME).set_value("renamed").run()
+    next(b for b in at.button if b.label == "Rename").click().run()
+    no_exception(at)
+    assert list(store().list_datasets()["name"]) == ["renamed"]
+    at.checkbox(key=state.UPLOAD_CONFIRM_DELETE).check().run()
+    next(b for b in at.button if b.label == "Delete").click().run()
+    no_exception(at)
+    assert store().list_datasets().empty
+    assert store().list_runs().empty  # its runs went with it
+
+
+def test_oversized_file_is_refused(app_db, monkeypatch):
+    import ui.upload
+
+    monkeypatch.setattr(ui.upload, "max_upload_bytes", lambda: 10)
+    at = page("pages/upload.py")
+    at.session_state[state.UPLOAD_FILE] = ("big.csv", LONG_CSV)
+    at.run()
+    assert "the limit is" in at.error[0].value
