@@ -19,3 +19,4 @@ pytest_plugins: list[str] = []
 def db_path(tmp_path: Path) -> Path:
     """A fresh DuckDB file for one test."""
     return tmp_path / "textgen.duckdb"
+pytest_plugins.append("judge_fixtures")  # judge_server, judge_settings, fast_retry

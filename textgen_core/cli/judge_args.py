@@ -1,0 +1,71 @@
+"""Judge flags shared by every subcommand that may call a judge.
+
+The API key is never a flag: ``--judge-api-key-env`` names the environment
+variable that holds it, so keys stay out of shell history and process lists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ..errors import ParameterError
+from ..judge.settings import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_API_KEY, JudgeSettings
+
+#: flag destination -> JudgeSettings field
+_FIELDS = {
+    "judge_base_url": "base_url",
+    "judge_model": "model",
+    "judge_embedding_model": "embedding_model",
+    "temperature": "temperature",
+    "seed": "seed",
+    "max_tokens": "max_tokens",
+    "timeout": "timeout",
+    "concurrency": "concurrency",
+    "retries": "retries",
+    "price_prompt": "price_prompt_per_million",
+    "price_completion": "price_completion_per_million",
+}
+
+
+def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the judge flag group; unset flags fall back to the environment, then to defaults."""
+    defaults = JudgeSettings(base_url="-", model="-")
+    group = parser.add_argument_group("LLM judge", "an OpenAI-compatible endpoint (OpenAI, Azure OpenAI, vLLM, "
+                                      "Ollama, llama.cpp server)")
+    group.add_argument("--judge-base-url", metavar="URL",
+                       help=f"endpoint base URL (default: ${ENV_BASE_URL}, else https://api.openai.com/v1)")
+    group.add_argument("--judge-model", metavar="NAME", help=f"judge model (default: ${ENV_MODEL}); no model, no judge")
+    group.add_argument("--judge-embedding-model", metavar="NAME",
+                       help="model for embeddings when it differs from the judge model")
+    group.add_argument("--judge-api-key-env", metavar="VAR",
+                       help=f"name of the environment variable holding the API key "
+                            f"(default: ${ENV_API_KEY}, else ${ENV_OPENAI_API_KEY}); never pass a key itself")
+    group.add_argument("--concurrency", type=int, metavar="N",
+                       help=f"judge requests in flight at once (default: {defaults.concurrency})")
+    group.add_argument("--temperature", type=float, metavar="T",
+                       help=f"judge sampling temperature (default: {defaults.temperature:g})")
+    group.add_argument("--seed", type=int, metavar="N", help="judge sampling seed (default: none)")
+    group.add_argument("--max-tokens", type=int, metavar="N",
+                       help=f"longest judge reply in tokens (default: {defaults.max_tokens})")
+    group.add_argument("--timeout", type=float, metavar="SECONDS",
+                       help=f"seconds to wait for one judge reply (default: {defaults.timeout:g})")
+    group.add_argument("--retries", type=int, metavar="N",
+                       help=f"retries of failed requests and re-asks of invalid replies (default: {defaults.retries})")
+    group.add_argument("--price-prompt", type=float, metavar="USD",
+                       help="price per million prompt tokens, for cost estimates")
+    group.add_argument("--price-completion", type=float, metavar="USD",
+                       help="price per million completion tokens, for cost estimates")
+
+
+def judge_settings_from_args(args: argparse.Namespace) -> JudgeSettings | None:
+    """Judge settings from parsed flags and the environment; None when no judge model is configured."""
+    overrides = {field: getattr(args, dest, None) for dest, field in _FIELDS.items()}
+    key_var = getattr(args, "judge_api_key_env", None)
+    if key_var:
+        if key_var.startswith(("sk-", "Bearer ")) or key_var not in os.environ and len(key_var) > 40:
+            raise ParameterError("--judge-api-key-env takes the NAME of an environment variable, not a key")
+        if key_var not in os.environ:
+            raise ParameterError(f"--judge-api-key-env: the environment variable {key_var} is not set")
+        overrides["api_key"] = os.environ[key_var]
+    return JudgeSettings.from_env(**overrides)
