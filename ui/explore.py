@@ -1,0 +1,259 @@
+"""Explore page: find datums by text, model and score, then read one datum in full.
+
+The page state is the run and the datum id, mirrored in the URL (``?run=3&datum=q12``)
+so a drill-down can be linked and so Results can open one. Dataset text and judge
+replies are shown with ``st.text``, ``st.code`` and ``st.dataframe`` only: never as HTML.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from typing import Any, Mapping, NoReturn, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from . import data
+from .widgets import plain
+
+EXPLORE_PAGE = "pages/explore.py"
+EXPLORE_RUN = "explore.run"
+EXPLORE_DATUM = "explore.datum"
+EXPLORE_TEXT = "explore.text"
+EXPLORE_MODELS = "explore.models"
+EXPLORE_SCORE = "explore.score"
+EXPLORE_UNSCORED = "explore.unscored"
+EXPLORE_MATCHES = "explore.matches"
+#: The (run, datum) query parameters last applied to the widgets.
+EXPLORE_SEEN = "explore.seen_params"
+ANY_SCORE = "(any score)"
+
+
+def explore_range(score: str) -> str:
+    """Slider key of the value range of one score."""
+    return f"explore.range.{score}"
+
+
+def run_label(run: Mapping[str, Any]) -> str:
+    """'#3 · sample · finished · bleu, rouge' for a row of the runs table."""
+    metrics = ", ".join(run.get("metrics") or [])
+    return f"#{run['run_id']} · {run.get('dataset') or 'deleted dataset'} · {run.get('status')} · {metrics}"
+
+
+def keep_choice(key: str, options: Sequence[Any], default: Any = None) -> None:
+    """Reset a selectbox's stored value when it is no longer among its options (another run...)."""
+    if options and st.session_state.get(key) not in options:
+        st.session_state[key] = default if default in options else options[0]
+
+
+def keep_choices(key: str, options: Sequence[Any]) -> None:
+    """Drop stored multiselect values that are no longer options; all options when none is left."""
+    stored = st.session_state.get(key)
+    kept = [v for v in stored or [] if v in options]
+    if stored is None or (stored and not kept):
+        kept = list(options)
+    st.session_state[key] = kept
+
+
+def pick_run(runs: pd.DataFrame, key: str, default: Any = None) -> int:
+    """A run selectbox, newest first; ``default`` is preselected while the key holds no valid run."""
+    ids = [int(r) for r in runs["run_id"]]
+    labels = {int(row["run_id"]): run_label(row) for row in runs.to_dict("records")}
+    keep_choice(key, ids, None if default is None else int(default))
+    return int(st.selectbox("Run", ids, key=key, format_func=labels.get))
+
+
+def open_datum(run_id: int, datum_id: str) -> NoReturn:
+    """Show one datum of a run on the Explore page (from any page)."""
+    st.session_state[EXPLORE_RUN] = int(run_id)
+    st.session_state[EXPLORE_DATUM] = str(datum_id)
+    st.switch_page(EXPLORE_PAGE, query_params={"run": str(run_id), "datum": str(datum_id)})
+
+
+def render(default_run: Any = None) -> None:
+    """The whole Explore page; ``default_run`` (e.g. the Results page's run) applies until one is picked."""
+    st.title("Explore")
+    runs = data.runs()
+    if runs.empty:
+        st.info("No runs yet. Load the sample dataset on Home, or score a dataset on Evaluate.")
+        return
+    _apply_query_params()
+    run_id = pick_run(runs, EXPLORE_RUN, default_run)
+    run = data.run(run_id)
+    summary = data.summary(run_id)
+    matches = search(run_id, run, summary)
+    datum_id = pick_datum(matches)
+    _sync_query_params(run_id, datum_id)
+    if datum_id is None:
+        st.info("No datum matches these filters.")
+        return
+    render_datum(run_id, datum_id, run)
+
+
+def search(run_id: int, run: Mapping[str, Any], summary: pd.DataFrame) -> pd.DataFrame:
+    """Filter widgets and the table of matching rows; a selected row becomes the datum shown."""
+    text_col, model_col, score_col = st.columns([2, 2, 1])
+    text = text_col.text_input("Search text", key=EXPLORE_TEXT, placeholder="id, query, prediction or reference")
+    models = list(run["models"])
+    keep_choices(EXPLORE_MODELS, models)
+    chosen = model_col.multiselect("Models", models, key=EXPLORE_MODELS)
+    scores = [ANY_SCORE, *dict.fromkeys(summary["score"])] if not summary.empty else [ANY_SCORE]
+    keep_choice(EXPLORE_SCORE, scores)
+    score = score_col.selectbox("Score", scores, key=EXPLORE_SCORE)
+    score = None if score == ANY_SCORE else score
+    low = high = None
+    unscored = False
+    if score is not None:
+        unscored = st.checkbox("Only unscored", key=EXPLORE_UNSCORED)
+        if not unscored:
+            low, high = score_range(summary[summary["score"] == score], explore_range(score))
+    matches = data.find_rows(run_id, score=score, models=chosen or models, low=low, high=high,
+                             unscored=unscored, text=text)
+    total = int(matches["n_matches"].iloc[0]) if not matches.empty else 0
+    st.caption(f"{total} matching rows; showing {len(matches)}. Select a row to open its datum.")
+    columns = ["datum_id", "model", *(["reason" if unscored else "value"] if score else []), "query", "prediction"]
+    st.dataframe(matches[columns], hide_index=True, key=EXPLORE_MATCHES, height=240, selection_mode="single-row",
+                 on_select=partial(_pick_match, list(matches["datum_id"])),
+                 column_config={"value": st.column_config.NumberColumn(format="%.4f")})
+    return matches
+
+
+def score_range(rows: pd.DataFrame, key: str) -> tuple[float | None, float | None]:
+    """A range slider over a score's observed values (summary rows); None ends while it spans them."""
+    lo, hi = rows["min"].min(), rows["max"].max()
+    if pd.isna(lo) or pd.isna(hi) or float(lo) >= float(hi):
+        return None, None
+    lo, hi = float(lo), float(hi)
+    picked = st.slider("Score range", lo, hi, (lo, hi), step=(hi - lo) / 100, format="%.4g", key=key)
+    return (None if picked[0] <= lo else float(picked[0])), (None if picked[1] >= hi else float(picked[1]))
+
+
+def _pick_match(datum_ids: list[str]) -> None:
+    selected = st.session_state[EXPLORE_MATCHES].selection.rows
+    if selected and selected[0] < len(datum_ids):
+        st.session_state[EXPLORE_DATUM] = datum_ids[selected[0]]
+
+
+def pick_datum(matches: pd.DataFrame) -> str | None:
+    """The datum selectbox: matching ids, plus the current datum when the filters exclude it."""
+    ids = list(dict.fromkeys(matches["datum_id"]))
+    current = st.session_state.get(EXPLORE_DATUM)
+    outside = current is not None and current not in ids
+    options = [current, *ids] if outside else ids
+    if not options:
+        return None
+    keep_choice(EXPLORE_DATUM, options)
+    suffix = {current: " (outside the filters)"} if outside else {}
+    return st.selectbox("Datum", options, key=EXPLORE_DATUM, format_func=lambda d: f"{d}{suffix.get(d, '')}")
+
+
+def _apply_query_params() -> None:
+    """Adopt ?run= and ?datum= when they changed since last applied (a link, or Results opening a datum)."""
+    params = (st.query_params.get("run"), st.query_params.get("datum"))
+    if params == st.session_state.get(EXPLORE_SEEN):
+        return
+    st.session_state[EXPLORE_SEEN] = params
+    run, datum = params
+    if run and run.isdigit():
+        st.session_state[EXPLORE_RUN] = int(run)
+    if datum:
+        st.session_state[EXPLORE_DATUM] = datum
+
+
+def _sync_query_params(run_id: int, datum_id: str | None) -> None:
+    wanted = {"run": str(run_id)} | ({"datum": datum_id} if datum_id is not None else {})
+    if st.query_params.to_dict() != wanted:
+        st.query_params.from_dict(wanted)
+    st.session_state[EXPLORE_SEEN] = (wanted["run"], wanted.get("datum"))
+
+
+# -- one datum ---------------------------------------------------------------
+def render_datum(run_id: int, datum_id: str, run: Mapping[str, Any]) -> None:
+    """Query, predictions side by side, references, contexts, then every metric of the datum."""
+    view = data.datum(run_id, datum_id)
+    rows = view["rows"]
+    if not rows:
+        st.warning("This run's dataset has no datum with that id.")
+        return
+    st.header(f"Datum {plain(datum_id)}", divider="gray")
+    st.caption("Query")
+    st.text(rows[0].query or "(no query)")
+    st.subheader("Predictions")
+    for start in range(0, len(rows), 3):
+        for column, row in zip(st.columns(3), rows[start:start + 3]):
+            with column.container(border=True):
+                st.markdown(f"**{plain(row.model)}**")
+                st.text(row.prediction if row.prediction else "(empty prediction)")
+    _texts("References", {r.model: r.references for r in rows})
+    _texts("Contexts, in order", {r.model: r.contexts for r in rows})
+    metrics = list(dict.fromkeys([*run["metrics"], *view["scores"]["metric"]]))
+    for metric in metrics:
+        _metric(metric, view, [r.model for r in rows])
+
+
+def _texts(title: str, by_model: Mapping[str, Sequence[str]]) -> None:
+    """Numbered texts; listed per model only when the models' rows disagree."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for model, texts in by_model.items():
+        groups.setdefault(tuple(texts), []).append(model)
+    if not any(groups):
+        return
+    st.subheader(title)
+    for texts, models in groups.items():
+        if len(groups) > 1:
+            st.caption("for " + ", ".join(models))
+        for number, text in enumerate(texts, start=1):
+            with st.container(border=True):
+                st.caption(f"{number}.")
+                st.text(text)
+
+
+def _metric(metric: str, view: Mapping[str, pd.DataFrame], models: list[str]) -> None:
+    """A metric's scores with unscored reasons, then per model its verdicts and judge exchanges."""
+    scores = view["scores"][view["scores"]["metric"] == metric]
+    verdicts = view["verdicts"][view["verdicts"]["metric"] == metric]
+    exchanges = view["exchanges"]
+    if not exchanges.empty:
+        exchanges = exchanges[exchanges["metric"] == metric]
+    st.subheader(f"Metric: {plain(metric)}")
+    table = scores[["model", "score", "value", "reason", "details"]].rename(columns={"reason": "unscored reason"})
+    st.dataframe(table, hide_index=True, column_config={"value": st.column_config.NumberColumn(format="%.4f")})
+    judged = [m for m in models if (verdicts["model"] == m).any()
+              or (not exchanges.empty and (exchanges["model"] == m).any())]
+    if not judged:
+        return
+    for model, tab in zip(judged, st.tabs([plain(m) for m in judged])):
+        with tab:
+            mine = verdicts[verdicts["model"] == model]
+            if mine.empty:
+                st.caption("No verdicts.")
+            else:
+                st.dataframe(mine[["step", "item_index", "item", "verdict", "reason"]], hide_index=True)
+            if not exchanges.empty:
+                for exchange in exchanges[exchanges["model"] == model].to_dict("records"):
+                    _exchange(exchange)
+
+
+def _exchange(exchange: Mapping[str, Any]) -> None:
+    """The judge's raw request and reply for one step, collapsed."""
+    title = f"Judge exchange: {exchange['step']} #{exchange['call_index']} ({exchange['status']})"
+    with st.expander(plain(title)):
+        if exchange.get("reason"):
+            st.caption("Unscored because")
+            st.text(exchange["reason"])
+        for message in _messages(exchange.get("messages")):
+            st.caption(str(message.get("role", "message")))
+            st.code(str(message.get("content", "")), language=None, wrap_lines=True)
+        st.caption("Reply")
+        st.code(exchange.get("reply") or "(no reply)", language=None, wrap_lines=True)
+
+
+def _messages(raw: Any) -> list[Mapping[str, Any]]:
+    try:
+        messages = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return [{"role": "request", "content": raw}]
+    if isinstance(messages, list):
+        return [m if isinstance(m, Mapping) else {"content": m} for m in messages]
+    return [] if messages is None else [{"role": "request", "content": json.dumps(messages, indent=2)}]

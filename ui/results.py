@@ -1,0 +1,141 @@
+"""Results page: one run's statistics per model and score, its distributions, and rows to drill into.
+
+Every number comes from the store (SQL aggregates, binned and sampled in DuckDB)
+through :mod:`ui.data`; this module only lays out widgets, tables and figures.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from textgen_core.metrics.registry import direction_of
+
+from . import charts, data
+from .explore import keep_choice, keep_choices, open_datum, pick_run, score_range
+
+RESULTS_RUN = "results.run"
+RESULTS_MODELS = "results.models"
+RESULTS_SCORE = "results.score"
+RESULTS_CHART = "results.chart"
+RESULTS_UNSCORED = "results.unscored"
+RESULTS_ROWS = "results.rows"
+#: Datum id picked in the rows table, opened in Explore on the next run of the page.
+RESULTS_OPEN = "results.open"
+CHARTS = ("Histogram", "Box", "Violin")
+ARROWS = {"higher": "↑ higher", "lower": "↓ lower", "none": ""}
+
+
+def results_range(score: str) -> str:
+    """Slider key of the value range of one score (bounds differ per score)."""
+    return f"results.range.{score}"
+
+
+def render() -> None:
+    """The whole Results page."""
+    st.title("Results")
+    runs = data.runs()
+    if runs.empty:
+        st.info("No runs yet. Load the sample dataset on Home, or score a dataset on Evaluate.")
+        return
+    run_id = pick_run(runs, RESULTS_RUN)
+    target = st.session_state.pop(RESULTS_OPEN, None)
+    if target is not None:
+        open_datum(run_id, target)
+    run = data.run(run_id)
+    summary = data.summary(run_id)
+    if run["status"] != "finished":
+        st.info(f"Run status: {run['status']}. Figures cover the cells stored so far.")
+    if summary.empty:
+        st.info("This run has no scores yet.")
+        return
+    all_models = list(dict.fromkeys(m for m in run["models"] if m in set(summary["model"])))
+    keep_choices(RESULTS_MODELS, all_models)
+    models = st.multiselect("Models", all_models, key=RESULTS_MODELS)
+    if not models:
+        st.warning("Pick at least one model.")
+        return
+    shown = summary[summary["model"].isin(models)]
+    summary_section(shown, data.aggregates(run_id), models)
+    scores = list(dict.fromkeys(shown["score"]))
+    keep_choice(RESULTS_SCORE, scores)
+    score = st.selectbox("Score", scores, key=RESULTS_SCORE)
+    low, high = score_range(shown[shown["score"] == score], results_range(score))
+    colors = charts.model_colors(all_models)
+    charts_section(run_id, score, models, low, high, colors, shown)
+    rows_section(run_id, score, models, low, high)
+
+
+def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary as shown: one row per model x score, direction, statistics and the 95% CI."""
+    table = summary[["model", "metric", "score", "mean", "median", "std", "ci_low", "ci_high",
+                     "n_scored", "n_unscored"]].copy()
+    table.insert(3, "better", [ARROWS.get(direction_of(s), "") for s in table["score"]])
+    return table.sort_values(["metric", "score", "model"], kind="stable").reset_index(drop=True)
+
+
+def summary_section(summary: pd.DataFrame, aggregates: pd.DataFrame, models: list[str]) -> None:
+    st.subheader("Summary")
+    number = st.column_config.NumberColumn
+    table = summary_table(summary)
+    st.dataframe(table, hide_index=True, height=min(600, 38 + 35 * len(table)), column_config={
+        "mean": number("mean", format="%.4f"), "median": number("median", format="%.4f"),
+        "std": number("std", format="%.4f"), "ci_low": number("95% CI low", format="%.4f"),
+        "ci_high": number("95% CI high", format="%.4f"), "n_scored": number("scored"),
+        "n_unscored": number("unscored"),
+    })
+    corpus = aggregates[aggregates["model"].isin(models)] if not aggregates.empty else aggregates
+    if not corpus.empty:
+        st.caption("Corpus-level scores (computed over all of a model's rows, not averaged)")
+        st.dataframe(corpus.pivot(index="score", columns="model", values="value"),
+                     column_config={m: number(format="%.4f") for m in models})
+
+
+def charts_section(run_id: int, score: str, models: list[str], low: float | None, high: float | None,
+                   colors: dict[str, str], summary: pd.DataFrame) -> None:
+    st.subheader("Distributions")
+    kind = st.radio("Chart", CHARTS, horizontal=True, key=RESULTS_CHART)
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(distribution_figure(kind, run_id, score, models, low, high, colors), key="results.dist")
+    with right:
+        length = data.distribution("length", run_id, score, models=models, low=low, high=high, size=12)
+        st.plotly_chart(charts.length_figure(length, score, colors), key="results.length")
+    st.plotly_chart(charts.means_figure(summary, score, colors), key="results.means")
+
+
+def distribution_figure(kind: str, run_id: int, score: str, models: list[str], low: float | None,
+                        high: float | None, colors: dict[str, str]) -> Any:
+    """The chosen distribution figure, from SQL-binned counts, SQL quartiles or a bounded sample."""
+    bounds = {"models": models, "low": low, "high": high}
+    if kind == "Box":
+        return charts.box_figure(data.distribution("box", run_id, score, **bounds), score, colors)
+    if kind == "Violin":
+        sample = data.distribution("sample", run_id, score, size=2000, **bounds)
+        return charts.violin_figure(sample, score, colors)
+    return charts.histogram_figure(data.distribution("histogram", run_id, score, size=30, **bounds), score, colors)
+
+
+def rows_section(run_id: int, score: str, models: list[str], low: float | None, high: float | None) -> None:
+    st.subheader("Rows")
+    direction = direction_of(score)
+    unscored = st.checkbox("Only unscored rows", key=RESULTS_UNSCORED)
+    order = "desc" if direction == "lower" else "asc"
+    rows = data.find_rows(run_id, score=score, models=models, low=low, high=high, unscored=unscored, order=order)
+    total = int(rows["n_matches"].iloc[0]) if not rows.empty else 0
+    what = "unscored" if unscored else "worst first" if direction != "none" else "lowest first"
+    st.caption(f"{total} rows, {what}; showing {len(rows)}. Select a row to open it in Explore.")
+    columns = ["datum_id", "model", "reason" if unscored else "value", "query", "prediction"]
+    st.dataframe(rows[columns], hide_index=True, key=RESULTS_ROWS, on_select=partial(_pick, list(rows["datum_id"])),
+                 selection_mode="single-row", column_config={"value": st.column_config.NumberColumn(format="%.4f")})
+
+
+def _pick(datum_ids: list[str]) -> None:
+    """Selection callback of the rows table: remember the datum to open."""
+    selected = st.session_state[RESULTS_ROWS].selection.rows
+    if selected and selected[0] < len(datum_ids):
+        st.session_state[RESULTS_OPEN] = datum_ids[selected[0]]
+
