@@ -81,11 +81,11 @@ def texts(elements: Any) -> list[str]:
 
 
 def all_text(at: AppTest) -> str:
-    """Markdown, captions, alerts and code of a run, joined (for 'is X shown' checks)."""
+    """Markdown, captions, alerts and code of a run, joined, markdown escapes removed."""
     parts: list[str] = []
     for kind in ("markdown", "caption", "info", "success", "warning", "error", "code", "title", "subheader"):
         parts += texts(getattr(at, kind))
-    return "\n".join(parts)
+    return "\n".join(parts).replace("\\", "")
 
 
 def frame_with(at: AppTest, column: str, index: int = 0) -> pd.DataFrame:

@@ -42,10 +42,10 @@ def render() -> None:
         judge, judge_problem = judge_form("evaluate")
         if judge is not None:
             _estimate(dataset_id, models, {m: params[m] for m in judged if m in params}, judge)
-    problems = errors + ([judge_problem] if judged and judge_problem else [])
+    problems = [judge_problem] if judged and judge_problem else []
     if chosen and not errors:
         problems += check_metrics(chosen, params, fields, judge if judged else None)
-    _run_section(dataset_id, models, chosen, params, judge, problems)
+    _run_section(dataset_id, models, chosen, params, judge, problems, blocked=bool(errors))
 
 
 def _dataset_picker(datasets: Any) -> tuple[int, list[str]]:
@@ -129,7 +129,11 @@ def _estimate(dataset_id: int, models: list[str], judged: dict[str, dict[str, An
 
 
 def _run_section(dataset_id: int, models: list[str], chosen: list[str], params: dict[str, dict[str, Any]],
-                 judge: JudgeSettings | None, problems: list[str]) -> None:
+                 judge: JudgeSettings | None, problems: list[str], *, blocked: bool = False) -> None:
+    """Run button (enabled when nothing is missing or wrong) and the job's progress.
+
+    ``blocked`` means a parameter error is already shown next to its input.
+    """
     st.subheader("Run")
     job = data.jobs().get(st.session_state.get(state.EVAL_JOB))
     busy = job is not None and job.live
@@ -139,7 +143,7 @@ def _run_section(dataset_id: int, models: list[str], chosen: list[str], params: 
         st.info("Choose at least one model.")
     for problem in problems:
         st.error(plain(problem))
-    ready = bool(chosen and models and not problems and not busy)
+    ready = bool(chosen and models and not problems and not blocked and not busy)
     if st.button("Run", type="primary", disabled=not ready, key="evaluate.run"):
         judged = any(all_metrics()[m].group != "lexical" for m in chosen)
         job = start_evaluation(data.jobs(), data.store(), dataset_id, chosen, params, models=models,

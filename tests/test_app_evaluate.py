@@ -1,0 +1,118 @@
+"""Evaluate page through AppTest: metric picker from MetricSpecs, parameters, judge settings, run."""
+
+from __future__ import annotations
+
+import pytest
+from app_helpers import all_text, app_db, no_exception, page, sample_run, store, wait_for_jobs  # noqa: F401
+
+from textgen_core.datasets import load_dataset
+from textgen_core.metrics.registry import all_metrics
+from ui import state
+
+NO_CONTEXTS = b"id,model,question,prediction,reference\nq1,a,Q?,yes,yes\nq2,a,R?,no,yes\n"
+
+
+def _run_button(at):
+    return at.button(key="evaluate.run")
+
+
+def test_empty_database_points_to_upload(app_db):
+    at = page("pages/evaluate.py").run()
+    no_exception(at)
+    assert "No datasets yet" in all_text(at)
+
+
+def test_every_declared_metric_is_offered_in_its_group(sample_run):
+    at = page("pages/evaluate.py").run()
+    no_exception(at)
+    labels = [c.label for c in at.checkbox]
+    for name, spec in all_metrics().items():
+        assert f"{spec.label} (`{name}`)" in labels
+    headers = [h.value for h in at.subheader]
+    assert headers[0].startswith("Lexical") and any(h.startswith("LLM-guided") for h in headers)
+    assert at.multiselect(key=state.EVAL_MODELS).value == ["model-a", "model-b"]
+
+
+def test_unavailable_metrics_are_disabled_with_the_reason(app_db):
+    store().save_dataset(load_dataset(NO_CONTEXTS, file_name="nc.csv", name="no contexts"))
+    at = page("pages/evaluate.py").run()
+    no_exception(at)
+    for name, spec in all_metrics().items():
+        box = at.checkbox(key=state.eval_metric(name))
+        assert box.disabled == ("contexts" in spec.needs), name
+    assert "Unavailable: needs a contexts column" in all_text(at)
+
+
+def test_parameter_inputs_come_from_the_declarations(sample_run):
+    at = page("pages/evaluate.py").run()
+    lexical = [s for s in all_metrics().values() if s.group == "lexical"]
+    for spec in lexical:
+        at.checkbox(key=state.eval_metric(spec.name)).check()
+    at.run()
+    no_exception(at)
+    for spec in lexical:
+        for param in spec.params:
+            widget = at.get_by_key(state.eval_param(spec.name, param.name))
+            assert widget is not None, (spec.name, param.name)
+            assert widget.label == param.name
+
+
+def test_run_lexical_metrics_with_changed_parameters(sample_run):
+    _, first_run = sample_run
+    at = page("pages/evaluate.py").run()
+    at.checkbox(key=state.eval_metric("rouge")).check().run()
+    at.multiselect(key=state.eval_param("rouge", "rouge_types")).set_value(["rouge1"])
+    at.checkbox(key=state.eval_param("rouge", "use_stemmer")).check()
+    at.multiselect(key=state.EVAL_MODELS).set_value(["model-b"])
+    at.run()
+    assert not _run_button(at).disabled
+    _run_button(at).click().run()
+    no_exception(at)
+    wait_for_jobs()
+    at.run()
+    no_exception(at)
+    run_id = max(int(i) for i in store().list_runs()["run_id"])
+    assert run_id != first_run
+    run = store().get_run(run_id)
+    assert run["status"] == "finished"
+    assert run["params"] == {"rouge": {"rouge_types": ["rouge1"], "use_stemmer": True}}
+    assert "use_stemmer:True" in run["signatures"]["rouge"]
+    scores = store().scores(run_id)
+    assert set(scores["score"]) == {"rouge1"} and set(scores["model"]) == {"model-b"}
+    assert len(scores) == 46 and scores["value"].notna().all()
+    assert any(f"Run {run_id} finished" in s.value for s in at.success)
+
+
+def test_invalid_parameter_blocks_the_run(sample_run):
+    at = page("pages/evaluate.py").run()
+    at.checkbox(key=state.eval_metric("bleu")).check().run()
+    at.text_input(key=state.eval_param("bleu", "weights")).set_value("0.5, abc").run()
+    no_exception(at)
+    assert "parameter bleu.weights: could not convert string to float: 'abc'" in all_text(at)
+    assert _run_button(at).disabled
+
+
+def test_judge_metric_needs_judge_settings(sample_run, monkeypatch):
+    for name in ("TEXTGEN_EVAL_JUDGE_MODEL", "TEXTGEN_EVAL_JUDGE_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    at = page("pages/evaluate.py").run()
+    at.checkbox(key=state.eval_metric("faithfulness")).check().run()
+    no_exception(at)
+    assert at.text_input(key=state.judge_key("evaluate", "api_key")).proto.type == 1  # password
+    assert "set the judge model" in all_text(at)
+    assert _run_button(at).disabled
+
+
+def test_nothing_chosen_disables_run(sample_run):
+    at = page("pages/evaluate.py").run()
+    assert _run_button(at).disabled
+    assert "Choose at least one metric." in all_text(at)
+
+
+@pytest.mark.parametrize("preselect", ["sample-qa"])
+def test_upload_preselects_the_saved_dataset(sample_run, preselect):
+    store().save_dataset(load_dataset(NO_CONTEXTS, file_name="nc.csv", name="other"))
+    at = page("pages/evaluate.py")
+    at.session_state[state.EVAL_PRESELECT] = preselect
+    at.run()
+    assert at.selectbox(key=state.EVAL_DATASET).value == sample_run[0]
