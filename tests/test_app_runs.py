@@ -1,0 +1,92 @@
+"""Runs page through AppTest: history, resume of an interrupted run, delete, formula-safe export."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+from app_helpers import all_text, app_db, frame_with, no_exception, page, sample_run, store, wait_for_jobs  # noqa: F401
+
+from textgen_core.datasets import load_dataset
+from textgen_core.evaluate import evaluate
+from ui import data, state
+from ui.home import sample_metrics
+from ui.runs import INTERRUPTED
+
+FORMULAS = b"id,prediction,reference\n=1+1,=HYPERLINK(\"http://x\"),a\n@cmd,b,b\n"
+
+
+def test_empty_database_renders(app_db):
+    at = page("pages/runs.py").run()
+    no_exception(at)
+    assert "No runs yet." in all_text(at)
+
+
+def test_history_shows_each_run(sample_run):
+    _, run_id = sample_run
+    at = page("pages/runs.py").run()
+    no_exception(at)
+    table = frame_with(at, "run_id")
+    row = table.iloc[0]
+    assert int(row["run_id"]) == run_id
+    assert row["dataset"] == "sample-qa"
+    assert row["metrics"] == ", ".join(sample_metrics())
+    assert row["status"] == "finished"
+    assert row["duration_s"] >= 0 and row["tokens"] == 0
+    for column in ("params", "signatures", "judge_model", "cost", "judge_calls"):
+        assert column in table.columns
+    assert at.selectbox(key=state.RUNS_SELECTED).value == run_id
+    assert "Resume" not in [b.label for b in at.button]  # a finished run has nothing to resume
+    assert at.download_button[0].label == "Download CSV"
+
+
+def test_resume_an_interrupted_run(sample_run):
+    dataset_id, _ = sample_run
+    db = store()
+    # A run whose process died: registered as running, no thread works on it, no cells yet.
+    run_id = db.create_run(dataset_id, ["rouge"], {"rouge": {}}, {"rouge": "rouge"}, ["model-a"])
+    data.refresh()
+    at = page("pages/runs.py").run()
+    no_exception(at)
+    assert frame_with(at, "run_id").set_index("run_id").loc[run_id, "status"] == INTERRUPTED
+    at.selectbox(key=state.RUNS_SELECTED).set_value(run_id).run()
+    at.button(key="runs.resume").click().run()
+    no_exception(at)
+    wait_for_jobs()
+    at.run()
+    no_exception(at)
+    assert db.get_run(run_id)["status"] == "finished"
+    scores = db.scores(run_id)
+    assert set(scores["model"]) == {"model-a"} and scores["value"].notna().all() and len(scores) > 0
+    assert frame_with(at, "run_id").set_index("run_id").loc[run_id, "status"] == "finished"
+
+
+def test_delete_a_run(sample_run):
+    _, run_id = sample_run
+    at = page("pages/runs.py").run()
+    at.checkbox(key=state.RUNS_CONFIRM_DELETE).check().run()
+    at.button(key="runs.delete").click().run()
+    no_exception(at)
+    assert store().list_runs().empty
+    assert store().scores(run_id).empty
+    assert "No runs yet." in all_text(at)
+
+
+def test_export_is_formula_safe_csv_and_parquet(app_db):
+    db = store()
+    dataset_id = db.save_dataset(load_dataset(FORMULAS, file_name="f.csv", name="formulas"))
+    run_id = evaluate(db, dataset_id, ["bleu"], workers=1)
+    data.refresh()
+    at = page("pages/runs.py").run()
+    no_exception(at)
+    at.radio(key=state.RUNS_EXPORT_FORMAT).set_value("parquet").run()
+    assert at.download_button[0].label == "Download PARQUET"
+    wide = pd.read_csv(io.BytesIO(data.export_bytes(run_id, "scores_wide", "csv")))
+    assert list(wide["id"]) == ["'=1+1", "'@cmd"]
+    long = pd.read_csv(io.BytesIO(data.export_bytes(run_id, "scores_long", "csv")))
+    assert set(long["datum_id"]) == {"'=1+1", "'@cmd"}
+    parquet = pd.read_parquet(io.BytesIO(data.export_bytes(run_id, "scores_wide", "parquet")))
+    assert list(parquet["id"]) == ["=1+1", "@cmd"]  # Parquet keeps the values as they are
+    assert parquet.columns.tolist()[:2] == ["id", "model"]
+    verdicts = pd.read_csv(io.BytesIO(data.export_bytes(run_id, "verdicts", "csv")))
+    assert verdicts.empty and "verdict" in verdicts.columns
