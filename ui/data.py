@@ -197,6 +197,7 @@ def judge_estimate(dataset_id: int, models: tuple[str, ...], metrics: str, judge
 # -- results & explore --
 # Readers of the Results and Explore pages. Every distribution is aggregated by the
 # store in SQL; only small frames (bins, quartiles, bounded samples, one datum) come back.
+# Like the readers above, they key on the job registry's version to see runs that just ended.
 from textgen_core.summary import run_summary  # noqa: E402
 
 #: Rows the Results and Explore tables show at most.
@@ -208,28 +209,28 @@ def _models(models: Any) -> tuple[str, ...] | None:
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
-def _summary(path: str, run_id: int) -> pd.DataFrame:
+def _summary(path: str, run_id: int, version: int) -> pd.DataFrame:
     return run_summary(_store(path), run_id)
 
 
 def summary(run_id: int) -> pd.DataFrame:
     """Per (model, metric, score): n_scored, n_unscored, mean, median, std, min, max, ci_low, ci_high."""
-    return _summary(db_path(), run_id)
+    return _summary(db_path(), run_id, jobs().version)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
-def _aggregates(path: str, run_id: int) -> pd.DataFrame:
+def _aggregates(path: str, run_id: int, version: int) -> pd.DataFrame:
     return _store(path).aggregates(run_id)
 
 
 def aggregates(run_id: int) -> pd.DataFrame:
     """Corpus-level values per (model, score), e.g. corpus BLEU."""
-    return _aggregates(db_path(), run_id)
+    return _aggregates(db_path(), run_id, jobs().version)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=64)
 def _distribution(path: str, kind: str, run_id: int, score: str, models: tuple[str, ...] | None,
-                  low: float | None, high: float | None, size: int) -> pd.DataFrame:
+                  low: float | None, high: float | None, size: int, version: int) -> pd.DataFrame:
     db = _store(path)
     reader = {"histogram": db.score_histogram, "length": db.score_by_length}.get(kind)
     if reader is not None:
@@ -244,12 +245,12 @@ def _distribution(path: str, kind: str, run_id: int, score: str, models: tuple[s
 def distribution(kind: str, run_id: int, score: str, *, models: Any = None, low: float | None = None,
                  high: float | None = None, size: int = 30) -> pd.DataFrame:
     """'histogram' (size bins), 'box' (quartiles), 'sample' (size values per model) or 'length' (size bins)."""
-    return _distribution(db_path(), kind, run_id, score, _models(models), low, high, size)
+    return _distribution(db_path(), kind, run_id, score, _models(models), low, high, size, jobs().version)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=64)
 def _rows(path: str, run_id: int, score: str | None, models: tuple[str, ...] | None, low: float | None,
-          high: float | None, unscored: bool, text: str, order: str, limit: int) -> pd.DataFrame:
+          high: float | None, unscored: bool, text: str, order: str, limit: int, version: int) -> pd.DataFrame:
     return _store(path).find_rows(run_id, score=score, models=models, low=low, high=high, unscored=unscored,
                                   text=text, order=order, limit=limit)
 
@@ -258,11 +259,12 @@ def find_rows(run_id: int, *, score: str | None = None, models: Any = None, low:
               high: float | None = None, unscored: bool = False, text: str = "", order: str = "row",
               limit: int = ROW_LIMIT) -> pd.DataFrame:
     """datum_id, model, value, reason, query, prediction (snippets), n_matches: filtered in SQL."""
-    return _rows(db_path(), run_id, score, _models(models), low, high, unscored, text.strip(), order, limit)
+    return _rows(db_path(), run_id, score, _models(models), low, high, unscored, text.strip(), order, limit,
+                 jobs().version)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=128)
-def _datum(path: str, run_id: int, datum_id: str) -> dict[str, Any]:
+def _datum(path: str, run_id: int, datum_id: str, version: int) -> dict[str, Any]:
     db = _store(path)
     run_record = db.get_run(run_id)
     exchanges = db.exchanges(run_id, datum_id) if hasattr(db, "exchanges") else pd.DataFrame()
@@ -276,5 +278,5 @@ def _datum(path: str, run_id: int, datum_id: str) -> dict[str, Any]:
 
 def datum(run_id: int, datum_id: str) -> dict[str, Any]:
     """One datum of a run: 'rows' (a Datum per model), 'scores', 'verdicts' and judge 'exchanges' frames."""
-    return _datum(db_path(), run_id, datum_id)
+    return _datum(db_path(), run_id, datum_id, jobs().version)
 
