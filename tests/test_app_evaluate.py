@@ -116,3 +116,57 @@ def test_upload_preselects_the_saved_dataset(sample_run, preselect):
     at.session_state[state.EVAL_PRESELECT] = preselect
     at.run()
     assert at.selectbox(key=state.EVAL_DATASET).value == sample_run[0]
+
+
+# -- an LLM metric through the loopback judge server ------------------------------
+CONTEXTS = (b"id,model,question,answer,contexts\n"
+            b"q1,a,Capital of France?,Paris is the capital.,\"[\"\"Paris is the capital of France.\"\"]\"\n"
+            b"q2,a,Largest planet?,Jupiter.,\"[\"\"Jupiter is the largest planet.\"\"]\"\n")
+
+
+def _leaks(at, secret: bytes) -> list[str]:
+    """Elements (other than the password input) whose protobuf, as sent to the browser, holds ``secret``."""
+    found = []
+    stack = [at._tree]
+    while stack:
+        node = stack.pop()
+        stack.extend(getattr(node, "children", {}).values())
+        proto = getattr(node, "proto", None)
+        if proto is not None and secret in proto.SerializeToString():
+            found.append(f"{node.type}: {getattr(node, 'label', '')}")
+    return found
+
+
+def test_llm_metric_through_the_loopback_judge(app_db, judge_server):
+    from judge_fixtures import TEST_API_KEY
+
+    judge_server.api_key = TEST_API_KEY  # the server refuses requests without the typed key
+    store().save_dataset(load_dataset(CONTEXTS, file_name="ctx.csv", name="with contexts"))
+    at = page("pages/evaluate.py").run()
+    at.checkbox(key=state.eval_metric("faithfulness")).check().run()
+    at.text_input(key=state.judge_key("evaluate", "base_url")).set_value(judge_server.url)
+    at.text_input(key=state.judge_key("evaluate", "model")).set_value("judge-test")
+    at.text_input(key=state.judge_key("evaluate", "api_key")).set_value(TEST_API_KEY)
+    at.number_input(key=state.judge_key("evaluate", "concurrency")).set_value(4)
+    at.run()
+    no_exception(at)
+    estimate = {m.label: m.value for m in at.metric}
+    assert int(estimate["Judge calls"]) > 0 and estimate["From cache"] == "0"
+    assert judge_server.count() == 0  # the estimate sends nothing
+    _run_button(at).click().run()
+    wait_for_jobs()
+    at.run()
+    no_exception(at)
+    run_id = max(int(i) for i in store().list_runs()["run_id"])
+    run = store().get_run(run_id)
+    assert run["status"] == "finished", run["error"]
+    assert run["judge"]["model"] == "judge-test" and "api_key" not in run["judge"]
+    assert run["judge_calls"] == judge_server.count() > 0
+    scores = store().scores(run_id)
+    assert len(scores) == 2 and set(scores["metric"]) == {"faithfulness"}
+    assert scores["value"].notna().all(), list(scores["reason"])
+    assert not _leaks(at, TEST_API_KEY.encode())
+    wal = app_db.with_name(app_db.name + ".wal")
+    for path in (app_db, wal):
+        if path.exists():
+            assert TEST_API_KEY.encode() not in path.read_bytes()
