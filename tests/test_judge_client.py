@@ -133,6 +133,7 @@ def test_final_failures_are_unscored_without_retry(judge_server: JudgeServer, ju
     assert judge_server.count() == 1
     assert caught.value.kind == kind and caught.value.fatal is fatal
     assert client.usage.retries == 0 and client.usage.failed == 1
+    assert caught.value.messages == messages()
     if fault.kind == "refusal":
         assert "I will not judge this." in caught.value.reason
     if fault.kind == "length":
@@ -140,15 +141,24 @@ def test_final_failures_are_unscored_without_retry(judge_server: JudgeServer, ju
 
 
 def test_fatal_failure_stops_further_requests(judge_server: JudgeServer, judge_settings) -> None:
-    judge_server.responder = lambda request: Fault.http(401, "Incorrect API key provided")
+    judge_server.responder = lambda request: GOOD
     client = make(judge_settings)
 
     async def body() -> list[Any]:
-        return await asyncio.gather(*(ask(client, f"q{i}") for i in range(5)), return_exceptions=True)
+        await ask(client, "works")
+        judge_server.responder = lambda request: Fault.http(401, "Incorrect API key provided")
+        results = await asyncio.gather(*(ask(client, f"q{i}") for i in range(30)), return_exceptions=True)
+        sent = judge_server.count()
+        try:
+            await ask(client, "later")
+        except Unscored as exc:
+            results.append(exc)
+        assert judge_server.count() == sent  # known bad: not sent again
+        return results
 
     results = run(client, body)
-    assert all(isinstance(r, Unscored) and r.fatal and "HTTP 401" in r.reason for r in results)
-    assert judge_server.count() <= judge_settings.concurrency and client.usage.failed == 5
+    assert len(results) == 31 and all(isinstance(r, Unscored) and r.fatal and "HTTP 401" in r.reason for r in results)
+    assert judge_server.count(status=401) <= judge_settings.concurrency and client.usage.failed == 31
 
 
 # -- Retry-After -----------------------------------------------------------------------------

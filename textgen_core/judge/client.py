@@ -401,6 +401,8 @@ class JudgeClient:
                     self._bump(retries=1)
                     continue
                 except Unscored as exc:
+                    if exc.messages is None:
+                        exc.messages = used.get("sent")
                     if self._switch_tokens_param(exc):
                         self._bump(retries=1)
                         continue
@@ -436,12 +438,11 @@ class JudgeClient:
         """
         guard_timeout = self.settings.timeout * 2 + 1.0
         while True:
-            known = self._fatal.get(op)
-            if known is not None:  # a fresh exception each time: tracebacks must not pile up on one object
-                raise Unscored(known.reason, kind=known.kind, status=known.status, fatal=True)
+            self._raise_if_fatal(op)
             await self._wait_for_pause()
             async with state.slots:
                 await self._wait_for_pause()  # a 429 elsewhere may have paused us while queued
+                self._raise_if_fatal(op)  # or a bad key may have been found
                 self._bump(in_flight=1)
                 budget.attempts += 1
                 failure: Failure | None = None
@@ -468,6 +469,11 @@ class JudgeClient:
             log.info("judge %s attempt %d failed (%s); retrying in %.2f s", op, budget.attempts,
                      self._scrub(failure.message), delay)
             await asyncio.sleep(delay)
+
+    def _raise_if_fatal(self, op: str) -> None:
+        known = self._fatal.get(op)
+        if known is not None:  # a fresh exception each time: tracebacks must not pile up on one object
+            raise Unscored(known.reason, kind=known.kind, status=known.status, fatal=True)
 
     def _final(self, op: str, failure: Failure, budget: _Budget) -> Unscored:
         message = failure.message
