@@ -56,12 +56,17 @@ def keep_choices(key: str, options: Sequence[Any]) -> None:
     st.session_state[key] = kept
 
 
-def pick_run(runs: pd.DataFrame, key: str, default: Any = None) -> int:
-    """A run selectbox, newest first; ``default`` is preselected while the key holds no valid run."""
+def pick_run(runs: pd.DataFrame, key: str, default: Any = None, resets: Sequence[str] = ()) -> int:
+    """A run selectbox, newest first; picking another run clears the ``resets`` keys (its filters)."""
     ids = [int(r) for r in runs["run_id"]]
     labels = {int(row["run_id"]): run_label(row) for row in runs.to_dict("records")}
     keep_choice(key, ids, None if default is None else int(default))
-    return int(st.selectbox("Run", ids, key=key, format_func=labels.get))
+    return int(st.selectbox("Run", ids, key=key, format_func=labels.get, on_change=_forget, args=(resets,)))
+
+
+def _forget(keys: Sequence[str]) -> None:
+    for key in keys:
+        st.session_state.pop(key, None)
 
 
 def open_datum(run_id: int, datum_id: str) -> NoReturn:
@@ -79,7 +84,7 @@ def render(default_run: Any = None) -> None:
         st.info("No runs yet. Load the sample dataset on Home, or score a dataset on Evaluate.")
         return
     _apply_query_params()
-    run_id = pick_run(runs, EXPLORE_RUN, default_run)
+    run_id = pick_run(runs, EXPLORE_RUN, default_run, resets=(EXPLORE_MODELS, EXPLORE_SCORE))
     run = data.run(run_id)
     summary = data.summary(run_id)
     matches = search(run_id, run, summary)

@@ -41,7 +41,7 @@ def render() -> None:
     if runs.empty:
         st.info("No runs yet. Load the sample dataset on Home, or score a dataset on Evaluate.")
         return
-    run_id = pick_run(runs, RESULTS_RUN)
+    run_id = pick_run(runs, RESULTS_RUN, resets=(RESULTS_MODELS, RESULTS_SCORE))
     target = st.session_state.pop(RESULTS_OPEN, None)
     if target is not None:
         open_datum(run_id, target)
@@ -58,7 +58,7 @@ def render() -> None:
     if not models:
         st.warning("Pick at least one model.")
         return
-    shown = summary[summary["model"].isin(models)]
+    shown = summary_table(summary[summary["model"].isin(models)], run["metrics"], all_models)
     summary_section(shown, data.aggregates(run_id), models)
     scores = list(dict.fromkeys(shown["score"]))
     keep_choice(RESULTS_SCORE, scores)
@@ -69,18 +69,22 @@ def render() -> None:
     rows_section(run_id, score, models, low, high)
 
 
-def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """The summary as shown: one row per model x score, direction, statistics and the 95% CI."""
-    table = summary[["model", "metric", "score", "mean", "median", "std", "ci_low", "ci_high",
-                     "n_scored", "n_unscored"]].copy()
+def summary_table(summary: pd.DataFrame, metrics: list[str], models: list[str]) -> pd.DataFrame:
+    """Summary rows in the run's metric and model order, with each score's better direction."""
+    table = summary.copy()
     table.insert(3, "better", [ARROWS.get(direction_of(s), "") for s in table["score"]])
-    return table.sort_values(["metric", "score", "model"], kind="stable").reset_index(drop=True)
+    metric_rank = {name: i for i, name in enumerate(metrics)}
+    model_rank = {name: i for i, name in enumerate(models)}
+    table["_m"] = table["metric"].map(lambda m: metric_rank.get(m, len(metrics)))
+    table["_o"] = table["model"].map(lambda m: model_rank.get(m, len(models)))
+    return table.sort_values(["_m", "score", "_o"], kind="stable").drop(columns=["_m", "_o"]).reset_index(drop=True)
 
 
 def summary_section(summary: pd.DataFrame, aggregates: pd.DataFrame, models: list[str]) -> None:
     st.subheader("Summary")
     number = st.column_config.NumberColumn
-    table = summary_table(summary)
+    table = summary[["model", "metric", "score", "better", "mean", "median", "std", "ci_low", "ci_high",
+                     "n_scored", "n_unscored"]]
     st.dataframe(table, hide_index=True, height=min(600, 38 + 35 * len(table)), column_config={
         "mean": number("mean", format="%.4f"), "median": number("median", format="%.4f"),
         "std": number("std", format="%.4f"), "ci_low": number("95% CI low", format="%.4f"),

@@ -453,7 +453,8 @@ class Store(JudgeTablesMixin):
         """Rows of a run's dataset matching text, model and score filters, with a match count.
 
         ``order`` is 'row' (dataset order), 'asc' or 'desc' (by the score's value). With a score,
-        ``unscored`` keeps only its unscored cells; otherwise ``low``/``high`` bound its value.
+        ``unscored`` keeps its stored cells without a value (they carry the reason); otherwise
+        only scored cells, between ``low`` and ``high`` when given.
         """
         pattern = f"%{text}%"
         return self._cur().execute(
@@ -465,7 +466,7 @@ class Store(JudgeTablesMixin):
             "AND s.model = d.model WHERE ($all_models OR list_contains($models, d.model)) "
             "AND ($text = '' OR d.datum_id ILIKE $pattern OR d.query ILIKE $pattern OR d.prediction ILIKE $pattern "
             "OR array_to_string(d.refs, ' ') ILIKE $pattern) "
-            "AND ($score IS NULL OR (CASE WHEN $unscored THEN s.value IS NULL ELSE s.value IS NOT NULL "
+            "AND ($score IS NULL OR (CASE WHEN $unscored THEN s.score IS NOT NULL AND s.value IS NULL ELSE s.value IS NOT NULL "
             "AND ($low IS NULL OR s.value >= $low) AND ($high IS NULL OR s.value <= $high) END)) "
             "ORDER BY CASE WHEN $order = 'asc' THEN s.value WHEN $order = 'desc' THEN -s.value END NULLS LAST, "
             "d.row_index LIMIT $limit",

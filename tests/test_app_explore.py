@@ -1,0 +1,160 @@
+"""Explore page through AppTest: search, filters, deep links and the datum drill-down."""
+
+from __future__ import annotations
+
+import pytest
+from app_helpers import all_text, app_db, frame_with, no_exception, page, sample_run, store  # noqa: F401
+
+from ui import data
+from ui.explore import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_TEXT,
+                        EXPLORE_UNSCORED, explore_range)
+
+PROMPT = "Judge this: <script>alert('x')</script> **not bold**"
+REPLY = '{"verdicts": [{"statement": "Au", "verdict": "yes"}]}'
+
+
+def explore_page(at=None):
+    at = at or page("app.py").run()
+    return at.switch_page("pages/explore.py").run()
+
+
+def param(at, name: str) -> str:
+    value = at.query_params[name]
+    return value[0] if isinstance(value, list) else value
+
+
+def headers(at) -> list[str]:
+    return [h.value.replace("\\", "") for h in at.header]
+
+
+@pytest.fixture
+def judged_run(sample_run) -> tuple[int, str]:
+    """A judge run on the sample: q01 has verdicts and an exchange, q02 is unscored with its reason."""
+    dataset_id, _ = sample_run
+    db = store()
+    run_id = db.create_run(dataset_id, ["faithfulness"], {}, {}, ["model-a", "model-b"])
+    db.write_cells(run_id, [("q01", "model-a", "faithfulness", "faithfulness", 0.5, {"supported": 1}, None),
+                            ("q01", "model-b", "faithfulness", "faithfulness", 1.0, None, None),
+                            ("q02", "model-a", "faithfulness", "faithfulness", None, None,
+                             "the judge reply was not valid JSON")])
+    db.write_verdicts(run_id, [
+        ("q01", "model-a", "faithfulness", "verdicts", 0, "Gold is Au.", "yes", "context says Au", "k1"),
+        ("q01", "model-a", "faithfulness", "verdicts", 1, "It comes from Latin.", "no", "not stated", "k1"),
+    ])
+    db.write_exchanges(run_id, [{
+        "datum_id": "q01", "model": "model-a", "metric": "faithfulness", "step": "verdicts", "call_index": 0,
+        "status": "ok", "reason": None, "cache_key": "k1", "reply": REPLY, "prompt_tokens": 10,
+        "completion_tokens": 5, "attempts": 1, "latency_s": 0.1,
+        "messages": [{"role": "system", "content": "You are a careful judge."}, {"role": "user", "content": PROMPT}],
+    }])
+    db.set_run_status(run_id, "finished")
+    data.refresh()
+    return run_id, "q01"
+
+
+def test_empty_database(app_db):
+    at = explore_page()
+    no_exception(at)
+    assert "No runs yet" in all_text(at)
+
+
+def test_first_datum_in_full(sample_run):
+    dataset_id, run_id = sample_run
+    at = explore_page()
+    no_exception(at)
+    assert at.selectbox(key=EXPLORE_RUN).value == run_id
+    first = store().datum(dataset_id, "q01")
+    assert at.selectbox(key=EXPLORE_DATUM).value == "q01"
+    assert headers(at) == ["Datum q01"]
+    shown = [t.value for t in at.text]
+    assert shown[0] == first[0].query
+    assert [r.prediction for r in first] == shown[1:1 + len(first)]  # side by side, in model order
+    assert list(first[0].references) + list(first[0].contexts) == shown[1 + len(first):]
+    subheaders = [s.value.replace("\\", "") for s in at.subheader]
+    assert subheaders[:3] == ["Predictions", "References", "Contexts, in order"]
+    assert {f"Metric: {m}" for m in store().get_run(run_id)["metrics"]} <= set(subheaders)
+    assert param(at, "run") == str(run_id) and param(at, "datum") == "q01"
+
+
+def test_text_search_narrows_the_matches(sample_run):
+    at = explore_page()
+    at.text_input(key=EXPLORE_TEXT).input("chemical symbol for gold").run()
+    no_exception(at)
+    matches = frame_with(at, "datum_id")
+    assert set(matches["datum_id"]) == {"q01"} and len(matches) == 2
+    at.text_input(key=EXPLORE_TEXT).input("no such text anywhere").run()
+    no_exception(at)
+    assert frame_with(at, "datum_id").empty
+    assert at.selectbox(key=EXPLORE_DATUM).options == ["q01 (outside the filters)"]  # the datum stays shown
+
+
+def test_model_and_score_filters(sample_run):
+    _, run_id = sample_run
+    at = explore_page()
+    at.multiselect(key=EXPLORE_MODELS).set_value(["model-b"]).run()
+    assert set(frame_with(at, "datum_id")["model"]) == {"model-b"}
+    at.selectbox(key=EXPLORE_SCORE).set_value("rouge1").run()
+    low, high = at.slider(key=explore_range("rouge1")).value
+    at.slider(key=explore_range("rouge1")).set_value((low, (low + high) / 2)).run()
+    no_exception(at)
+    matches = frame_with(at, "value")
+    values = store().scores(run_id, models=["model-b"], scores=["rouge1"])["value"]
+    assert len(matches) == int((values <= (low + high) / 2).sum()) > 0
+    assert matches["value"].max() <= (low + high) / 2
+
+
+def test_unscored_filter_and_reasons(judged_run):
+    run_id, _ = judged_run
+    at = explore_page()
+    at.selectbox(key=EXPLORE_RUN).set_value(run_id).run()
+    at.selectbox(key=EXPLORE_SCORE).set_value("faithfulness").run()
+    at.checkbox(key=EXPLORE_UNSCORED).check().run()
+    no_exception(at)
+    matches = frame_with(at, "reason")  # rows without any stored cell are not "unscored"
+    assert matches[["datum_id", "model", "reason"]].values.tolist() == [
+        ["q02", "model-a", "the judge reply was not valid JSON"]]
+    at.selectbox(key=EXPLORE_DATUM).set_value("q02").run()
+    scores = frame_with(at, "unscored reason")
+    assert scores[["model", "unscored reason"]].values.tolist() == [["model-a", "the judge reply was not valid JSON"]]
+
+
+def test_verdicts_and_the_raw_exchange(judged_run):
+    run_id, datum_id = judged_run
+    at = page("app.py").run()
+    at.query_params["run"] = str(run_id)
+    at.query_params["datum"] = datum_id
+    at = explore_page(at)
+    no_exception(at)
+    assert at.selectbox(key=EXPLORE_RUN).value == run_id and headers(at) == [f"Datum {datum_id}"]
+    verdicts = frame_with(at, "verdict")
+    assert verdicts[["item", "verdict", "reason"]].values.tolist() == [
+        ["Gold is Au.", "yes", "context says Au"], ["It comes from Latin.", "no", "not stated"]]
+    [exchange] = at.expander
+    assert "Judge exchange" in exchange.label.replace("\\", "")
+    assert [c.value for c in exchange.code] == ["You are a careful judge.", PROMPT, REPLY]
+    assert not any(m.proto.allow_html for m in at.markdown)  # dataset text and replies never reach HTML
+
+
+def test_deep_link_to_a_datum_outside_the_filters(sample_run):
+    _, run_id = sample_run
+    at = page("app.py").run()
+    at.query_params["run"] = str(run_id)
+    at.query_params["datum"] = "q05"
+    at = explore_page(at)
+    at.text_input(key=EXPLORE_TEXT).input("chemical symbol for gold").run()
+    no_exception(at)
+    assert at.selectbox(key=EXPLORE_DATUM).value == "q05"
+    assert headers(at) == ["Datum q05"]
+    at.selectbox(key=EXPLORE_DATUM).set_value("q01").run()
+    assert headers(at) == ["Datum q01"] and param(at, "datum") == "q01"
+
+
+def test_unknown_datum_and_any_score(sample_run):
+    _, run_id = sample_run
+    at = page("app.py").run()
+    at.query_params["run"] = str(run_id)
+    at.query_params["datum"] = "nope"
+    at = explore_page(at)
+    no_exception(at)
+    assert "no datum with that id" in all_text(at)
+    assert at.selectbox(key=EXPLORE_SCORE).value == ANY_SCORE

@@ -1,0 +1,145 @@
+"""Results page through AppTest: empty database, the sample run, and the widgets that drive the store."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+from app_helpers import all_text, app_db, frame_with, no_exception, page, sample_run, store  # noqa: F401
+
+from textgen_core.summary import run_summary
+from ui import data
+from ui.explore import EXPLORE_DATUM, EXPLORE_RUN
+from ui.results import RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_RUN, RESULTS_SCORE, results_range
+
+
+def results_page():
+    at = page("app.py").run()
+    return at.switch_page("pages/results.py").run()
+
+
+def figures(at) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def numbers(field) -> list[float]:
+    """A plotly JSON array: a plain list, or {'dtype', 'bdata'} (base64 of a numpy buffer)."""
+    if isinstance(field, dict):
+        return np.frombuffer(base64.b64decode(field["bdata"]), dtype=field["dtype"]).tolist()
+    return list(field)
+
+
+def rows_caption(at) -> str:
+    return next(c.value for c in at.caption if "Select a row" in c.value)
+
+
+def test_empty_database(app_db):
+    at = results_page()
+    no_exception(at)
+    assert "No runs yet" in all_text(at)
+
+
+def test_summary_matches_the_core(sample_run):
+    _, run_id = sample_run
+    at = results_page()
+    no_exception(at)
+    assert at.selectbox(key=RESULTS_RUN).value == run_id
+    shown = frame_with(at, "ci_low")
+    expected = run_summary(store(), run_id)
+    assert len(shown) == len(expected) > 0
+    merged = shown.merge(expected, on=["model", "score"], suffixes=("", "_core"))
+    for column in ("mean", "median", "std", "ci_low", "ci_high", "n_scored", "n_unscored"):
+        assert merged[column].tolist() == pytest.approx(merged[f"{column}_core"].tolist(), nan_ok=True)
+    assert set(shown["better"]) <= {"↑ higher", "↓ lower", ""}
+
+
+def test_charts_are_drawn_from_sql_bins(sample_run):
+    _, run_id = sample_run
+    at = results_page()
+    score = at.selectbox(key=RESULTS_SCORE).value
+    histogram, length, means = figures(at)
+    assert {t["type"] for t in histogram["data"]} == {"bar"}
+    n_scored = run_summary(store(), run_id).query("score == @score")["n_scored"].sum()
+    assert sum(sum(numbers(t["y"])) for t in histogram["data"]) == n_scored
+    assert {t["type"] for t in length["data"]} == {"scatter"}
+    assert means["data"][0]["type"] == "scatter"
+    for kind, trace in (("Box", "box"), ("Violin", "violin")):
+        at.radio(key=RESULTS_CHART).set_value(kind).run()
+        no_exception(at)
+        assert {t["type"] for t in figures(at)[0]["data"]} == {trace}
+
+
+def test_model_filter_narrows_every_section(sample_run):
+    at = results_page()
+    models = at.multiselect(key=RESULTS_MODELS).value
+    assert len(models) == 2
+    at.multiselect(key=RESULTS_MODELS).set_value(models[:1]).run()
+    no_exception(at)
+    assert set(frame_with(at, "ci_low")["model"]) == {models[0]}
+    assert set(frame_with(at, "datum_id")["model"]) == {models[0]}
+    assert all(len(f["data"]) == 1 for f in figures(at)[:2])
+    at.multiselect(key=RESULTS_MODELS).set_value([]).run()
+    assert "Pick at least one model" in all_text(at)
+
+
+def test_score_range_filters_rows_in_sql(sample_run):
+    _, run_id = sample_run
+    at = results_page()
+    score = "rouge1"
+    at.selectbox(key=RESULTS_SCORE).set_value(score).run()
+    slider = at.slider(key=results_range(score))
+    low, high = slider.value
+    middle = (low + high) / 2
+    slider.set_value((middle, high)).run()
+    no_exception(at)
+    rows = frame_with(at, "datum_id")
+    values = store().scores(run_id, scores=[score])["value"]
+    assert len(rows) == int((values >= middle).sum())
+    assert rows["value"].min() >= middle
+    assert rows["value"].is_monotonic_increasing  # worst first for a higher-is-better score
+    assert rows_caption(at).startswith(f"{len(rows)} rows")
+
+
+def test_only_unscored_lists_reasons(sample_run):
+    _, run_id = sample_run
+    db = store()
+    cell = db.scores(run_id, scores=["rouge1"]).iloc[0]
+    db.write_cells(run_id, [(cell.datum_id, cell.model, cell.metric, "rouge1", None, None, "empty prediction")])
+    data.refresh()
+    at = results_page()
+    at.selectbox(key=RESULTS_SCORE).set_value("rouge1").run()
+    at.checkbox(key="results.unscored").check().run()
+    no_exception(at)
+    rows = frame_with(at, "reason")
+    assert rows[["datum_id", "model", "reason"]].values.tolist() == [[cell.datum_id, cell.model, "empty prediction"]]
+
+
+def test_picking_another_run(sample_run):
+    dataset_id, first = sample_run
+    db = store()
+    second = db.create_run(dataset_id, ["bleu"], {}, {}, ["model-a"])
+    db.write_cells(second, [("q01", "model-a", "bleu", "bleu", 0.5, None, None),
+                            ("q02", "model-a", "bleu", "bleu", 0.25, None, None)])
+    db.set_run_status(second, "finished")
+    data.refresh()
+    at = results_page()
+    assert at.selectbox(key=RESULTS_RUN).value == second  # newest first
+    assert frame_with(at, "ci_low")[["model", "score", "mean"]].values.tolist() == [["model-a", "bleu", 0.375]]
+    at.selectbox(key=RESULTS_RUN).set_value(first).run()
+    no_exception(at)
+    assert len(frame_with(at, "ci_low")) == len(run_summary(db, first))
+
+
+def test_a_picked_row_opens_explore(sample_run):
+    _, run_id = sample_run
+    at = results_page()
+    datum_id = frame_with(at, "datum_id")["datum_id"].iloc[0]
+    at.session_state[RESULTS_OPEN] = datum_id  # what the rows table's selection callback stores
+    at.run()
+    no_exception(at)
+    assert [t.value for t in at.title] == ["Explore"]
+    assert at.query_params["datum"] in (datum_id, [datum_id])
+    assert at.session_state[EXPLORE_RUN] == run_id and at.session_state[EXPLORE_DATUM] == datum_id
+    assert f"Datum {datum_id}" in [h.value.replace("\\", "") for h in at.header]
