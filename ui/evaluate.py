@@ -79,24 +79,25 @@ def _metric_picker(fields: set[str]) -> tuple[list[str], dict[str, dict[str, Any
         if not members:
             continue
         st.subheader(title)
-        for spec in members:
-            if _metric_row(spec, fields):
-                chosen.append(spec.name)
-                values, problems = _params(spec, columns)
-                params[spec.name] = values
-                errors += problems
+        grid = st.columns(3)
+        picked = [spec for i, spec in enumerate(members) if _metric_row(spec, fields, grid[i % 3])]
+        for spec in picked:
+            chosen.append(spec.name)
+            params[spec.name], problems = _params(spec, columns)
+            errors += problems
     return chosen, params, errors
 
 
-def _metric_row(spec: MetricSpec, fields: set[str]) -> bool:
+def _metric_row(spec: MetricSpec, fields: set[str], where: Any) -> bool:
+    """One metric's checkbox in ``where`` (a column); disabled, with the reason, when it cannot run."""
     reasons = spec.missing(fields, {})
     key = state.eval_metric(spec.name)
     if reasons:
         st.session_state[key] = False
     help_text = f"{spec.description} {spec.notes}".strip()
-    checked = st.checkbox(f"{spec.label} (`{spec.name}`)", key=key, disabled=bool(reasons), help=help_text)
+    checked = where.checkbox(f"{spec.label} (`{spec.name}`)", key=key, disabled=bool(reasons), help=help_text)
     if reasons:
-        st.caption(f"Unavailable: {plain(describe_reasons(reasons))}")
+        where.caption(f"Unavailable: {plain(describe_reasons(reasons))}")
     return bool(checked)
 
 
