@@ -1,0 +1,137 @@
+"""The main path in a real browser: sample run from Home, Results table and chart, a datum's drill-down.
+
+Starts `streamlit run app.py` on a free local port with a temporary database and
+drives the system's headless Chromium through Playwright (no browser download).
+Skipped only when Chromium is missing outside CI; under CI=true that fails the test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("TEXTGEN_EVAL_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync", "--disable-quic"]
+WAIT_MS = 20_000
+
+
+def _require_browser() -> None:
+    """Skip when Chromium is absent, except under CI=true, where that is a failure."""
+    if Path(CHROMIUM).is_file() or shutil.which(CHROMIUM):
+        return
+    message = f"the browser test needs chromium at {CHROMIUM}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message + " (CI=true: install it with apt-get install chromium)")
+    pytest.skip(message)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_healthy(url: str, server: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"streamlit did not answer at {url} within {timeout} s")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    """`streamlit run app.py` on a free 127.0.0.1 port over an empty database; yields its URL."""
+    _require_browser()
+    port = _free_port()
+    env = dict(os.environ, TEXTGEN_EVAL_DB=str(tmp_path / "browser.duckdb"))
+    log = (tmp_path / "streamlit.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, process)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def _expected_row(index: int) -> str:
+    """The datum id of a row of the Results rows table, from the same run computed in memory."""
+    from textgen_core.datasets import load_sample
+    from textgen_core.evaluate import evaluate
+    from textgen_core.store import Store
+    from textgen_core.summary import run_summary
+    from ui.home import sample_metrics
+    from ui.results import summary_table
+
+    store = Store(":memory:")
+    run_id = evaluate(store, store.save_dataset(load_sample()), sample_metrics(), workers=1)
+    run = store.get_run(run_id)
+    score = summary_table(run_summary(store, run_id), run["metrics"], run["models"])["score"].iloc[0]
+    rows = store.find_rows(run_id, score=score, order="asc", limit=index + 1)
+    return str(rows["datum_id"].iloc[index])
+
+
+@pytest.mark.timeout(90)
+def test_sample_run_results_and_drill_down(server: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    row = 2
+    expected = _expected_row(row)
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(WAIT_MS)
+            page.goto(server)
+            page.get_by_role("button", name="Load the sample dataset and run lexical metrics").click()
+            expect(page.get_by_text("finished in")).to_be_visible(timeout=45_000)
+
+            page.get_by_role("link", name="See the results").click()
+            expect(page.get_by_role("heading", name="Summary")).to_be_visible()
+            summary = page.get_by_test_id("stDataFrame").first
+            expect(summary).to_be_visible()
+            expect(page.get_by_test_id("stPlotlyChart").first.locator(".main-svg").first).to_be_visible()
+            expect(page.locator(".js-plotly-plot .bars path").first).to_be_attached()
+            page.screenshot(path=str(tmp_path / "results.png"), full_page=True)
+
+            rows = page.get_by_test_id("stDataFrame").last
+            rows.scroll_into_view_if_needed()
+            box = rows.bounding_box()
+            assert box is not None
+            page.mouse.click(box["x"] + 18, box["y"] + 35 * (row + 1) + 17)  # that row's selection marker
+            expect(page.get_by_role("heading", name="Explore")).to_be_visible()
+            expect(page.get_by_role("heading", name=f"Datum {expected}")).to_be_visible()
+            expect(page.get_by_role("heading", name="Predictions")).to_be_visible()
+            expect(page.get_by_role("heading", name="Contexts, in order")).to_be_visible()
+            assert f"datum={expected}" in page.url
+            page.screenshot(path=str(tmp_path / "explore.png"), full_page=True)
+        finally:
+            browser.close()
+    assert (tmp_path / "results.png").stat().st_size > 0 and (tmp_path / "explore.png").stat().st_size > 0
