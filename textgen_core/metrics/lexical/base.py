@@ -10,21 +10,33 @@ from ...model import Cell, Datum
 from ..spec import MetricSpec, Param
 from .tokenize import TOKENIZER_LABELS, WORD_TOKENIZERS, TextCache
 
-#: A metric's own scorer: rows, resolved parameters, the shared per-call cache.
-InnerScorer = Callable[[Sequence[Datum], Mapping[str, Any], TextCache], list[dict[str, Cell]]]
+#: Scores one row given the per-call cache; built once per call from the resolved parameters.
+RowFn = Callable[[Datum, TextCache], dict[str, Cell]]
+#: Scores a whole chunk at once (for metrics whose rows depend on each other).
+ChunkFn = Callable[[Sequence[Datum], Mapping[str, Any], TextCache], list[dict[str, Cell]]]
 
 NO_PREDICTION = "no prediction"
 NO_REFERENCES = "no references"
 
 
-class RowScorer:
-    """The picklable ``MetricSpec.score`` of a lexical metric: a fresh cache per call."""
+class Scorer:
+    """``MetricSpec.score`` of a lexical metric: row by row (``per_row``) or by chunk (``per_chunk``).
 
-    def __init__(self, inner: InnerScorer) -> None:
-        self.inner = inner
+    ``per_row(params)`` returns the function scoring one row, so parameters
+    are parsed once per call. Module-level functions keep it picklable.
+    """
+
+    def __init__(self, per_row: Callable[[Mapping[str, Any]], RowFn] | None = None,
+                 per_chunk: ChunkFn | None = None) -> None:
+        if (per_row is None) == (per_chunk is None):
+            raise ValueError("a lexical scorer takes exactly one of per_row and per_chunk")
+        self.per_row = per_row
+        self.per_chunk = per_chunk
 
     def __call__(self, rows: Sequence[Datum], params: Mapping[str, Any]) -> list[dict[str, Cell]]:
-        return self.inner(rows, params, TextCache())
+        from .engine import run
+
+        return run(rows, [(self, params)])[0]
 
 
 @dataclass(frozen=True)
@@ -38,11 +50,6 @@ class LexicalSpec(MetricSpec):
         if self.check is not None:
             self.check(resolved)
         return resolved
-
-    @property
-    def inner(self) -> InnerScorer:
-        assert isinstance(self.score, RowScorer)
-        return self.score.inner
 
 
 @dataclass(frozen=True)

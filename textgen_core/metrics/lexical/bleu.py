@@ -18,8 +18,8 @@ from typing import Any, Mapping, Sequence
 from ...errors import ParameterError
 from ...model import Cell, Datum
 from ..spec import Param
-from .base import LexicalSpec, NGramWeights, RowScorer, row_inputs, tokenizer_label, tokenizer_param
-from .ngrams import cached_counts, clipped_matches
+from .base import LexicalSpec, NGramWeights, RowFn, Scorer, row_inputs, tokenizer_label, tokenizer_param
+from .ngrams import clipped_multi, overlaps, word_text
 from .tokenize import TextCache
 
 SMOOTHING = ("none",) + tuple(f"method{i}" for i in range(1, 8))
@@ -29,20 +29,32 @@ _TINY = sys.float_info.min  # what nltk's method0 puts in place of a zero precis
 
 def row_stats(cache: TextCache, tokenizer: str, prediction: str, references: Sequence[str], orders: int) -> dict[str, Any]:
     """nltk's per-sentence statistics: matches and counts per n-gram order, and both lengths."""
-    hyp = cache.words(tokenizer, prediction)
-    refs = [cache.words(tokenizer, r) for r in references]
-    matches, totals = [], []
-    for n in range(1, orders + 1):
-        hyp_counts = cached_counts(cache, tokenizer, prediction, hyp, n)
-        if hyp_counts:
-            ref_counts = [cached_counts(cache, tokenizer, r, toks, n) for r, toks in zip(references, refs)]
-            matches.append(clipped_matches(hyp_counts, ref_counts))
-        else:
-            matches.append(0)
-        totals.append(max(1, len(hyp) - n + 1))
-    hyp_len = len(hyp)
-    ref_len = min((len(r) for r in refs), key=lambda length: (abs(length - hyp_len), length))
+    hyp = word_text(cache, tokenizer, prediction)
+    refs = [word_text(cache, tokenizer, r) for r in references]
+    hyp_len = len(hyp.tokens)
+    if len(refs) == 1:
+        matches = overlaps(hyp, refs[0], orders)
+        ref_len = len(refs[0].tokens)
+    else:
+        matches = [0] * orders
+        for n in range(1, min(orders, hyp_len) + 1):
+            found = clipped_multi(hyp, refs, n)
+            if not found:
+                break  # no n-gram match means no longer match either
+            matches[n - 1] = found
+        ref_len = min((len(r.tokens) for r in refs), key=lambda length: (abs(length - hyp_len), length))
+    totals = [hyp_len - n + 1 if hyp_len > n else 1 for n in range(1, orders + 1)]
     return {"matches": matches, "totals": totals, "hyp_len": hyp_len, "ref_len": ref_len}
+
+
+def order_stats(cache: TextCache, tokenizer: str, prediction: str, references: Sequence[str], n: int) -> list[int]:
+    """[clipped matches, max(1, count)] of one n-gram order: nltk's modified_precision as a pair."""
+    hyp = word_text(cache, tokenizer, prediction)
+    refs = [word_text(cache, tokenizer, r) for r in references]
+    found = 0
+    if hyp.total(n):
+        found = overlaps(hyp, refs[0], n)[n - 1] if len(refs) == 1 else clipped_multi(hyp, refs, n)
+    return [found, max(1, hyp.total(n))]
 
 
 def brevity_penalty(ref_len: int, hyp_len: int) -> float:
@@ -135,40 +147,30 @@ def _method6(values: list, matches, last_hyp_len: int) -> list:
     return values
 
 
-def row_stats_order(cache: TextCache, tokenizer: str, prediction: str, references: Sequence[str], n: int) -> list[int]:
-    """[clipped matches, max(1, count)] of one n-gram order: nltk's modified_precision as a pair."""
-    hyp = cache.words(tokenizer, prediction)
-    hyp_counts = cached_counts(cache, tokenizer, prediction, hyp, n)
-    if not hyp_counts:
-        return [0, 1]
-    refs = [cached_counts(cache, tokenizer, r, cache.words(tokenizer, r), n) for r in references]
-    return [clipped_matches(hyp_counts, refs), max(1, len(hyp) - n + 1)]
-
-
-def score_rows(rows: Sequence[Datum], params: Mapping[str, Any], cache: TextCache) -> list[dict[str, Cell]]:
+def row_scorer(params: Mapping[str, Any]) -> RowFn:
     weights = tuple(params["weights"])
     smoothing = params["smoothing"]
     tokenizer = params["tokenizer"]
     needs_p5 = smoothing in ("method5", "method7")
-    results: list[dict[str, Cell]] = []
-    for row in rows:
+    orders = len(weights)
+
+    def score_row(row: Datum, cache: TextCache) -> dict[str, Cell]:
         reason = row_inputs(row)
         if reason:
-            results.append({"bleu": Cell.unscored(reason)})
-            continue
-        stats = row_stats(cache, tokenizer, row.prediction, row.references, len(weights))  # type: ignore[arg-type]
+            return {"bleu": Cell.unscored(reason)}
+        stats = row_stats(cache, tokenizer, row.prediction, row.references, orders)  # type: ignore[arg-type]
         if needs_p5:
-            stats["p5"] = row_stats_order(cache, tokenizer, row.prediction, row.references, 5)  # type: ignore[arg-type]
+            stats["p5"] = order_stats(cache, tokenizer, row.prediction, row.references, 5)  # type: ignore[arg-type]
         try:
             value = bleu_value(
                 stats["matches"], stats["totals"], stats["hyp_len"], stats["ref_len"], weights, smoothing,
                 stats["hyp_len"], tuple(stats.get("p5", (0, 1))),
             )
         except ValueError as exc:
-            results.append({"bleu": Cell.unscored(str(exc), stats)})
-            continue
-        results.append({"bleu": Cell(value, stats)})
-    return results
+            return {"bleu": Cell.unscored(str(exc), stats)}
+        return {"bleu": Cell(value, stats)}
+
+    return score_row
 
 
 def corpus(rows: Sequence[Datum], cells: Sequence[Mapping[str, Cell]], params: Mapping[str, Any]) -> dict[str, float]:
@@ -229,7 +231,7 @@ SPEC = LexicalSpec(
     ),
     libraries=("nltk",),
     tokenizer=tokenizer_label,
-    score=RowScorer(score_rows),
+    score=Scorer(per_row=row_scorer),
     corpus=corpus,
     check=_check,
     notes="Equal to nltk.translate.bleu_score.sentence_bleu(references, prediction, weights, smoothing) on the "

@@ -6,7 +6,7 @@ from typing import Any, Mapping, Sequence
 
 from ...errors import ParameterError
 from ...model import Cell, Datum
-from .base import LexicalSpec
+from .base import LexicalSpec, Scorer
 from .tokenize import TextCache
 
 
@@ -22,17 +22,44 @@ def score_lexical(
     """Score ``rows`` with every metric in ``selected`` ({metric name: parameters}).
 
     Each text is tokenized once per tokenizer and its n-gram counts are built
-    once, whatever the number of metrics sharing them. Module-level and fed
-    only picklable values, so a process pool can run it on chunks of rows.
+    once, however many metrics share them. Module-level and fed only picklable
+    values, so a process pool can run it on chunks of rows.
     """
     specs = _specs()
     unknown = [name for name in selected if name not in specs]
     if unknown:
         raise ParameterError(f"not lexical metrics: {', '.join(unknown)}; lexical metrics: {', '.join(specs)}")
+    jobs = [(specs[name].score, specs[name].resolve(params)) for name, params in selected.items()]
+    return dict(zip(selected, run(rows, jobs)))  # type: ignore[arg-type]
+
+
+def run(rows: Sequence[Datum], jobs: Sequence[tuple[Scorer, Mapping[str, Any]]]) -> list[list[dict[str, Cell]]]:
+    """Cells of each (scorer, resolved parameters) job, rows outermost so a row's tokens are shared."""
     rows = list(rows)
-    cache = TextCache()
-    out: dict[str, list[dict[str, Cell]]] = {}
-    for name, params in selected.items():
-        spec = specs[name]
-        out[name] = spec.inner(rows, spec.resolve(params), cache)
-    return out
+    cache = TextCache(_repeated(rows))
+    results: list[list[dict[str, Cell]]] = [[] for _ in jobs]
+    per_row = [(results[i], scorer.per_row(params)) for i, (scorer, params) in enumerate(jobs) if scorer.per_row]
+    if per_row:
+        for row in rows:
+            for out, score_row in per_row:
+                out.append(score_row(row, cache))
+            cache.next_row()
+    for i, (scorer, params) in enumerate(jobs):
+        if scorer.per_chunk is not None:
+            results[i] = scorer.per_chunk(rows, params, cache)
+    return results
+
+
+def _repeated(rows: Sequence[Datum]) -> set[str]:
+    """Texts that occur more than once among the rows' predictions and references."""
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for row in rows:
+        for text in (row.prediction, *row.references):
+            if text is None:
+                continue
+            if text in seen:
+                repeated.add(text)
+            else:
+                seen.add(text)
+    return repeated

@@ -13,8 +13,8 @@ from typing import Any, Mapping, Sequence
 from ...errors import ParameterError
 from ...model import Cell, Datum
 from ..spec import Param
-from .base import LexicalSpec, RowScorer, row_inputs, tokenizer_label, tokenizer_param
-from .ngrams import cached_counts, overlap
+from .base import LexicalSpec, RowFn, Scorer, row_inputs, tokenizer_label, tokenizer_param
+from .ngrams import overlaps, word_text
 from .tokenize import TextCache
 
 
@@ -24,21 +24,16 @@ def _grams(length: int, low: int, high: int) -> int:
 
 
 def row_stats(cache: TextCache, tokenizer: str, prediction: str, references: Sequence[str], low: int, high: int) -> dict[str, int]:
-    hyp = cache.words(tokenizer, prediction)
-    hyp_total = _grams(len(hyp), low, high)
+    hyp = word_text(cache, tokenizer, prediction)
+    hyp_total = _grams(len(hyp.tokens), low, high)
     best: tuple[int, int] | None = None
     chosen = -1
     for k, reference in enumerate(references):
-        ref = cache.words(tokenizer, reference)
-        n_all = max(hyp_total, _grams(len(ref), low, high))
+        ref = word_text(cache, tokenizer, reference)
+        n_all = max(hyp_total, _grams(len(ref.tokens), low, high))
         if n_all == 0:
             continue
-        hits = 0
-        for n in range(low, min(high, len(hyp), len(ref)) + 1):
-            hits += overlap(
-                cached_counts(cache, tokenizer, prediction, hyp, n),
-                cached_counts(cache, tokenizer, reference, ref, n),
-            )
+        hits = sum(overlaps(hyp, ref, high)[low - 1:])
         if best is None or hits / n_all > best[0] / best[1]:
             best = (hits, n_all)
             chosen = k
@@ -50,18 +45,17 @@ def row_stats(cache: TextCache, tokenizer: str, prediction: str, references: Seq
     return stats
 
 
-def score_rows(rows: Sequence[Datum], params: Mapping[str, Any], cache: TextCache) -> list[dict[str, Cell]]:
+def row_scorer(params: Mapping[str, Any]) -> RowFn:
     low, high, tokenizer = params["min_len"], params["max_len"], params["tokenizer"]
-    results: list[dict[str, Cell]] = []
-    for row in rows:
+
+    def score_row(row: Datum, cache: TextCache) -> dict[str, Cell]:
         reason = row_inputs(row)
         if reason:
-            results.append({"gleu": Cell.unscored(reason)})
-            continue
+            return {"gleu": Cell.unscored(reason)}
         stats = row_stats(cache, tokenizer, row.prediction, row.references, low, high)  # type: ignore[arg-type]
-        value = stats["matches"] / stats["total"] if stats["total"] else 0.0
-        results.append({"gleu": Cell(value, stats)})
-    return results
+        return {"gleu": Cell(stats["matches"] / stats["total"] if stats["total"] else 0.0, stats)}
+
+    return score_row
 
 
 def corpus(rows: Sequence[Datum], cells: Sequence[Mapping[str, Cell]], params: Mapping[str, Any]) -> dict[str, float]:
@@ -102,7 +96,7 @@ SPEC = LexicalSpec(
     ),
     libraries=("nltk",),
     tokenizer=tokenizer_label,
-    score=RowScorer(score_rows),
+    score=Scorer(per_row=row_scorer),
     corpus=corpus,
     check=_check,
     notes="Equal to nltk.translate.gleu_score.sentence_gleu(references, prediction, min_len, max_len) on the "

@@ -8,96 +8,143 @@ handful of big-integer operations instead of a Python loop over columns.
 
 from __future__ import annotations
 
-from typing import Sequence
+import operator
+from collections import Counter
+from itertools import compress, repeat
+from typing import Mapping, Sequence
+
+_BITS = [1 << j for j in range(2048)]
+_LOW = [(1 << j) - 1 for j in range(2049)]  # _LOW[j]: the j lowest bits set
+_GUARD = ""  # never a token: separates lines packed into one integer
 
 
-def match_masks(tokens: Sequence[str]) -> dict[str, int]:
-    """For each distinct token, an integer with bit j set where ``tokens[j]`` is that token."""
-    masks: dict[str, int] = {}
-    get = masks.get
-    bit = 1
-    for token in tokens:
-        masks[token] = get(token, 0) | bit
-        bit <<= 1
+def match_masks(tokens: Sequence[str], counts: Mapping[str, int] | None = None) -> dict[str, int]:
+    """For each distinct token, an integer with bit j set where ``tokens[j]`` is that token.
+
+    Tokens seen once get their bit from one C-level ``dict(zip(...))``; only
+    the repeated ones (found through ``counts``, the tokens' Counter) are fixed up.
+    """
+    if len(tokens) > len(_BITS):
+        masks: dict[str, int] = {}
+        get = masks.get
+        bit = 1
+        for token in tokens:
+            masks[token] = get(token, 0) | bit
+            bit <<= 1
+        return masks
+    masks = dict(zip(tokens, _BITS))
+    if len(masks) == len(tokens):
+        return masks
+    if counts is None:
+        counts = Counter(tokens)
+    index = tokens.index  # type: ignore[attr-defined]
+    for token in compress(counts, map(operator.lt, repeat(1), counts.values())):
+        mask = 0
+        at = -1
+        for _ in range(counts[token]):
+            at = index(token, at + 1)
+            mask |= _BITS[at]
+        masks[token] = mask
     return masks
 
 
-def lcs_length(rows: Sequence[str], columns: Sequence[str], masks: dict[str, int] | None = None) -> int:
-    """Length of the LCS of two token sequences; ``masks`` are ``match_masks(columns)`` if given."""
-    if not rows or not columns:
-        return 0
-    if masks is None:
-        masks = match_masks(columns)
-    get = masks.get
-    v = (1 << len(columns)) - 1
+def _lows(n: int) -> list[int]:
+    """[2**j - 1 for j in 0..n]."""
+    return _LOW[: n + 1] if n < len(_LOW) else [(1 << j) - 1 for j in range(n + 1)]
+
+
+def lcs_length(rows: Sequence[int], width: int) -> int:
+    """LCS length from ``rows``: for each token of one sequence, the mask of its positions in the other.
+
+    ``width`` is the length of that other sequence.
+    """
+    v = _LOW[width] if width < len(_LOW) else (1 << width) - 1
     full = v
-    for token in rows:
-        m = get(token)
+    for m in rows:
         if m:
             u = v & m
             v = (v + u) | (v - u)
-    return len(columns) - (v & full).bit_count()
+    return width - (v & full).bit_count()
 
 
-def lcs_indices(ref: Sequence[str], can: Sequence[str], masks: dict[str, int]) -> list[int]:
-    """Positions in ``ref`` of the LCS that rouge-score's table backtracking reads out.
+class _Lines:
+    """Candidate lines packed side by side in one integer, a zero guard bit between them."""
 
-    From the bottom-right corner: equal tokens step diagonally (and are kept);
-    otherwise step left when the left cell is strictly larger, else up. The
-    table cells come from the bit-parallel rows, so this walks the same path.
+    __slots__ = ("lines", "offsets", "masks", "line_masks", "lows", "plain", "all")
+
+    def __init__(self, lines: Sequence[Sequence[str]]) -> None:
+        self.lines = [line for line in lines if line]
+        packed: list[str] = []
+        self.offsets = []
+        for line in self.lines:
+            self.offsets.append(len(packed))
+            packed.extend(line)
+            packed.append(_GUARD)
+        self.masks = match_masks(packed)
+        self.masks.pop(_GUARD, None)
+        self.line_masks = [match_masks(line) for line in self.lines]
+        self.plain = [_lows(len(line)) for line in self.lines]
+        self.lows = [[low << off for low in plain] for plain, off in zip(self.plain, self.offsets)]
+        self.all = 0
+        for low in self.lows:
+            self.all |= low[-1]
+
+
+def _union_lcs(ref: Sequence[str], packed: _Lines) -> set[int]:
+    """Union over candidate lines of the positions in ``ref`` that rouge-score's backtracking keeps.
+
+    rouge-score walks each table from the bottom-right corner: equal tokens
+    step diagonally (and are kept); otherwise it steps left when the left
+    cell is strictly larger than the upper one, else up. A non-matching cell
+    is the larger of those two, so: up when the upper cell still equals the
+    current value T, else left - and then left again until the next equal
+    token of the row, which the line's masks give at once. The walk ends when
+    T reaches 0.
     """
-    n = len(can)
-    get = masks.get
-    v = (1 << n) - 1
+    get = packed.masks.get
+    full = packed.all
+    v = full
     history = [v]
     for token in ref:
         m = get(token)
         if m:
             u = v & m
-            v = (v + u) | (v - u)
+            v = ((v + u) | (v - u)) & full
         history.append(v)
-    if (v & ((1 << n) - 1)).bit_count() == n:
-        return []
-    kept: list[int] = []
-    i = len(ref)
-    j = n
-    while i > 0 and j > 0:
-        if ref[i - 1] == can[j - 1]:
-            i -= 1
-            j -= 1
-            kept.append(i)
-            continue
-        low = (1 << (j - 1)) - 1
-        left = (j - 1) - (history[i] & low).bit_count()
-        up = j - (history[i - 1] & (low | (1 << (j - 1)))).bit_count()
-        if left > up:
-            j -= 1
-        else:
-            i -= 1
+    kept: set[int] = set()
+    for can, lows, plain, masks in zip(packed.lines, packed.lows, packed.plain, packed.line_masks):
+        j = len(can)
+        left = j - (v & lows[j]).bit_count()
+        i = len(ref)
+        while left:
+            token = ref[i - 1]
+            if token == can[j - 1]:
+                i -= 1
+                j -= 1
+                left -= 1
+                kept.add(i)
+            elif j - (history[i - 1] & lows[j]).bit_count() == left:
+                i -= 1
+            else:
+                j = (masks[token] & plain[j - 1]).bit_length()
     return kept
 
 
 def summary_hits(
     ref_lines: Sequence[Sequence[str]],
     can_lines: Sequence[Sequence[str]],
-    ref_counts: dict[str, int],
-    can_counts: dict[str, int],
+    ref_counts: Mapping[str, int],
+    can_counts: Mapping[str, int],
 ) -> int:
     """Summary-level LCS hits as rouge-score counts them (union LCS per reference line, no double counting)."""
     left_ref = dict(ref_counts)
     left_can = dict(can_counts)
-    prepared = [(can, match_masks(can), frozenset(can)) for can in can_lines if can]
+    packed = _Lines(can_lines)
     hits = 0
     for ref in ref_lines:
         if not ref:
             continue
-        ref_set = frozenset(ref)
-        union: set[int] = set()
-        for can, masks, can_set in prepared:
-            if ref_set.isdisjoint(can_set):
-                continue
-            union.update(lcs_indices(ref, can, masks))
-        for i in union:
+        for i in _union_lcs(ref, packed):
             token = ref[i]
             if left_can.get(token, 0) > 0 and left_ref.get(token, 0) > 0:
                 hits += 1

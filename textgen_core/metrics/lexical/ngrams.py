@@ -1,61 +1,134 @@
-"""N-gram counting shared by ROUGE-N, BLEU and GLEU.
+"""N-gram overlaps shared by ROUGE-N, BLEU and GLEU, without building n-grams.
 
-Unigrams are counted as the tokens themselves and longer n-grams as tuples
-built by ``zip``, so counting runs inside ``Counter``'s C loop. Counts of a
-text are memoized in the per-call :class:`TextCache`.
+For two token sequences, give each token of the longer one a bit mask of its
+positions; the shorter one becomes a list ``d`` of those masks, one per
+position. The n-grams starting at position i occur in the longer sequence at
+the set bits of ``d_n[i] = d_{n-1}[i] & (d_{n-1}[i+1] >> 1)``, so one order
+costs two C-level ``map`` passes over small integers. Positions with the same
+n-gram have the same (non-zero) mask and distinct n-grams have disjoint ones,
+so the clipped overlap sum over n-grams of min(count here, count there) is
+read off the masks: their multiplicities and popcounts.
 """
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
+from itertools import compress, repeat
 from typing import Sequence
 
-from .tokenize import TextCache
+from .lcs import match_masks
+from .tokenize import WORD_TOKENIZERS, TextCache
+
+_and, _rshift, _lt = operator.and_, operator.rshift, operator.lt
 
 
-def count_ngrams(tokens: Sequence[str], n: int) -> Counter:
-    """Occurrences of each n-gram of ``tokens`` (unigrams keyed by the token itself)."""
-    if n == 1:
-        return Counter(tokens)
-    if len(tokens) < n:
-        return Counter()
-    return Counter(zip(*[tokens[i:] for i in range(n)]))
+class TokenText:
+    """A token sequence with its unigram counts and position masks, built on first use."""
+
+    __slots__ = ("tokens", "_counts", "_masks")
+
+    def __init__(self, tokens: Sequence[str]) -> None:
+        self.tokens = tokens
+        self._counts: dict[int, Counter] = {}
+        self._masks: dict[str, int] | None = None
+
+    def total(self, n: int) -> int:
+        """How many n-grams (with repeats) the sequence has."""
+        size = len(self.tokens) - n + 1
+        return size if size > 0 else 0
+
+    def counts(self, n: int = 1) -> Counter:
+        """Occurrences of each n-gram (unigrams keyed by the token itself)."""
+        counts = self._counts.get(n)
+        if counts is None:
+            tokens = self.tokens
+            if n == 1:
+                counts = Counter(tokens)
+            elif len(tokens) < n:
+                counts = Counter()
+            else:
+                counts = Counter(zip(*[tokens[i:] for i in range(n)]))
+            self._counts[n] = counts
+        return counts
+
+    def masks(self) -> dict[str, int]:
+        """Token -> bit mask of its positions."""
+        if self._masks is None:
+            self._masks = match_masks(self.tokens, self.counts(1))
+        return self._masks
 
 
-def overlap(a: Counter, b: Counter) -> int:
-    """Size of the multiset intersection: the sum over n-grams of min(count in a, count in b)."""
-    if len(a) > len(b):
-        a, b = b, a
-    common = a.keys() & b.keys()
-    if not common:
+def position_masks(short: TokenText, long: TokenText) -> list[int]:
+    """For each position of ``short``, the mask of positions of the same token in ``long``."""
+    return list(map(long.masks().get, short.tokens, repeat(0)))
+
+
+def next_order(d: list[int]) -> list[int]:
+    """Masks of (n+1)-gram occurrences from those of n-grams."""
+    if len(d) < 2:
+        return []
+    return list(map(_and, d, map(_rshift, d[1:], repeat(1))))
+
+
+def clipped(d: list[int]) -> int:
+    """Sum over the n-grams of min(count on the masks' side, count in the masked sequence)."""
+    zeros = d.count(0)
+    found = len(d) - zeros
+    if not found:
         return 0
-    total = 0
-    for gram in common:
-        x = a[gram]
-        y = b[gram]
-        total += x if x < y else y
-    return total
+    distinct = len(set(d)) - (1 if zeros else 0)
+    if distinct == found:
+        return found  # every matched n-gram occurs once on this side
+    counts = Counter(d)
+    del counts[0]
+    for mask in compress(counts, map(_lt, repeat(1), counts.values())):
+        here = counts[mask]
+        there = mask.bit_count()
+        if here > there:
+            found -= here - there
+    return found
 
 
-def clipped_matches(hyp: Counter, refs: Sequence[Counter]) -> int:
-    """BLEU's clipped count: each hypothesis n-gram counts at most its largest count in one reference."""
-    if len(refs) == 1:
-        return overlap(hyp, refs[0])
+def overlaps(a: TokenText, b: TokenText, orders: int) -> list[int]:
+    """Clipped n-gram overlap of ``a`` and ``b`` for n = 1..orders (symmetric in a and b)."""
+    short, long = (a, b) if len(a.tokens) <= len(b.tokens) else (b, a)
+    if not short.tokens:
+        return [0] * orders
+    return overlaps_from(position_masks(short, long), orders)
+
+
+def overlaps_from(d: list[int], orders: int) -> list[int]:
+    """:func:`overlaps` from the unigram position masks ``d`` of one sequence in the other."""
+    out = [0] * orders
+    for n in range(orders):
+        if n:
+            d = next_order(d)
+        found = clipped(d)
+        if not found:
+            break  # no n-gram in common means no longer one either
+        out[n] = found
+    return out
+
+
+def clipped_multi(hyp: TokenText, refs: Sequence[TokenText], n: int) -> int:
+    """BLEU's clipped count against several references: each n-gram counts at most its largest reference count."""
+    counts = hyp.counts(n)
+    ref_counts = [r.counts(n) for r in refs]
     total = 0
-    for gram, count in hyp.items():
+    for gram, count in counts.items():
         most = 0
-        for ref in refs:
-            c = ref.get(gram, 0)
+        for rc in ref_counts:
+            c = rc.get(gram, 0)
             if c > most:
                 most = c
         total += count if count < most else most
     return total
 
 
-def cached_counts(cache: TextCache, tokenizer: str, text: str, tokens: Sequence[str], n: int) -> Counter:
-    """``count_ngrams(tokens, n)`` for the tokens of ``text`` under ``tokenizer``, memoized."""
-    table = cache.table(("ngrams", tokenizer, n))
-    counts = table.get(text)
-    if counts is None:
-        counts = table[text] = count_ngrams(tokens, n)
-    return counts  # type: ignore[return-value]
+_BUILDERS = {name: (lambda text, _tok=tok: TokenText(_tok(text))) for name, tok in WORD_TOKENIZERS.items()}
+
+
+def word_text(cache: TextCache, tokenizer: str, text: str) -> TokenText:
+    """The :class:`TokenText` of ``text``'s word tokens under ``tokenizer``, memoized in ``cache``."""
+    return cache.memo(("words", tokenizer), text, _BUILDERS[tokenizer])  # type: ignore[return-value]

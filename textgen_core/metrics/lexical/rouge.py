@@ -8,95 +8,58 @@ leaves tokens on two lines or more.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
 from ..spec import Param
-from .base import LexicalSpec, RowScorer, fmeasure, row_inputs, unscored
-from .lcs import lcs_length, match_masks, summary_hits
-from .ngrams import count_ngrams, overlap
+from .base import LexicalSpec, RowFn, Scorer, fmeasure, row_inputs, unscored
+from .lcs import lcs_length, summary_hits
+from .ngrams import TokenText, overlaps_from, position_masks
 from .tokenize import TextCache, rouge_tokens
 
 ROUGE_TYPES = tuple(f"rouge{n}" for n in range(1, 10)) + ("rougeL", "rougeLsum")
 DEFAULT_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 
 
-class _Text:
-    """A text as ROUGE sees it: tokens, n-gram counts, and its lines when it has several."""
+class _Text(TokenText):
+    """A text as ROUGE sees it: its tokens, and its lines when tokens sit on two lines or more."""
 
-    __slots__ = ("tokens", "counts", "lines", "masks")
+    __slots__ = ("lines",)
 
     def __init__(self, text: str, stem: bool) -> None:
-        self.tokens = rouge_tokens(text, stem)
-        self.counts: dict[int, Counter] = {}
-        self.masks: dict[str, int] | None = None
+        super().__init__(rouge_tokens(text, stem))
         self.lines: list[list[str]] | None = None
         if "\n" in text:
             lines = [rouge_tokens(line, stem) for line in text.split("\n") if line]
             if sum(1 for line in lines if line) > 1:
                 self.lines = lines
 
-    def ngrams(self, n: int) -> Counter:
-        counts = self.counts.get(n)
-        if counts is None:
-            counts = self.counts[n] = count_ngrams(self.tokens, n)
-        return counts
-
     def line_list(self) -> list[list[str]]:
-        return self.lines if self.lines is not None else [self.tokens]
+        return self.lines if self.lines is not None else [self.tokens]  # type: ignore[list-item]
 
 
-def _prepared(cache: TextCache, text: str, stem: bool) -> _Text:
-    table = cache.table(("rouge", stem))
-    item = table.get(text)
-    if item is None:
-        item = table[text] = _Text(text, stem)
-    return item  # type: ignore[return-value]
+def _plain(text: str) -> _Text:
+    return _Text(text, False)
 
 
-def _ngram_score(target: _Text, prediction: _Text, n: int) -> tuple[float, float, float]:
-    t_counts = target.ngrams(n)
-    p_counts = prediction.ngrams(n)
-    hits = overlap(t_counts, p_counts)
-    t_total = max(len(target.tokens) - n + 1, 0)
-    p_total = max(len(prediction.tokens) - n + 1, 0)
-    precision = hits / max(p_total, 1)
-    recall = hits / max(t_total, 1)
-    return precision, recall, fmeasure(precision, recall)
+def _stemmed(text: str) -> _Text:
+    return _Text(text, True)
 
 
-def _lcs_score(target: _Text, prediction: _Text) -> tuple[float, float, float]:
-    t, p = target.tokens, prediction.tokens
-    if not t or not p:
-        return 0.0, 0.0, 0.0
-    # Loop over the shorter sequence; the longer one becomes the bit columns.
-    if len(t) <= len(p):
-        if prediction.masks is None:
-            prediction.masks = match_masks(p)
-        lcs = lcs_length(t, p, prediction.masks)
-    else:
-        if target.masks is None:
-            target.masks = match_masks(t)
-        lcs = lcs_length(p, t, target.masks)
-    precision = lcs / len(p)
-    recall = lcs / len(t)
-    return precision, recall, fmeasure(precision, recall)
-
-
-def _lsum_score(target: _Text, prediction: _Text) -> tuple[float, float, float]:
-    m = len(target.tokens)
-    n = len(prediction.tokens)
-    if not m or not n:
-        return 0.0, 0.0, 0.0
-    hits = summary_hits(target.line_list(), prediction.line_list(), target.ngrams(1), prediction.ngrams(1))
-    recall = hits / m
-    precision = hits / n
+def _prf(hits: int, predicted: int, target: int) -> tuple[float, float, float]:
+    """rouge-score's precision, recall and F-measure (denominators floored at 1, as for n-grams)."""
+    precision = hits / max(predicted, 1)
+    recall = hits / max(target, 1)
     return precision, recall, fmeasure(precision, recall)
 
 
 def score_pair(target: _Text, prediction: _Text, types: Sequence[str]) -> dict[str, tuple[float, float, float]]:
     """(precision, recall, f-measure) of each ROUGE type for one target and one prediction."""
+    t_len, p_len = len(target.tokens), len(prediction.tokens)
+    short, long = (target, prediction) if t_len <= p_len else (prediction, target)
+    d = position_masks(short, long) if short.tokens else []
+    orders = [int(t[5:]) for t in types if t[5:].isdigit()]
+    hits = overlaps_from(d, max(orders)) if orders and d else [0] * max(orders, default=0)
     out: dict[str, tuple[float, float, float]] = {}
     lcs = None
     for rouge_type in types:
@@ -104,44 +67,49 @@ def score_pair(target: _Text, prediction: _Text, types: Sequence[str]) -> dict[s
             rouge_type == "rougeLsum" and target.lines is None and prediction.lines is None
         ):
             if lcs is None:
-                lcs = _lcs_score(target, prediction)
+                # rouge-score gives 0 when either side has no token; otherwise LCS / length.
+                lcs = _prf(lcs_length(d, len(long.tokens)), p_len, t_len) if d else (0.0, 0.0, 0.0)
             out[rouge_type] = lcs
         elif rouge_type == "rougeLsum":
-            out[rouge_type] = _lsum_score(target, prediction)
+            if not t_len or not p_len:
+                out[rouge_type] = (0.0, 0.0, 0.0)
+            else:
+                found = summary_hits(target.line_list(), prediction.line_list(), target.counts(1), prediction.counts(1))
+                out[rouge_type] = _prf(found, p_len, t_len)
         else:
-            out[rouge_type] = _ngram_score(target, prediction, int(rouge_type[5:]))
+            n = int(rouge_type[5:])
+            out[rouge_type] = _prf(hits[n - 1], prediction.total(n), target.total(n))
     return out
 
 
-def score_rows(rows: Sequence[Datum], params: Mapping[str, Any], cache: TextCache) -> list[dict[str, Cell]]:
+def row_scorer(params: Mapping[str, Any]) -> RowFn:
     types = _types(params)
     stem = bool(params.get("use_stemmer", False))
-    results: list[dict[str, Cell]] = []
-    for row in rows:
+    kind = ("rouge", stem)
+    build = _stemmed if stem else _plain
+
+    def score_row(row: Datum, cache: TextCache) -> dict[str, Cell]:
         reason = row_inputs(row)
         if reason:
-            results.append(unscored(types, reason))
-            continue
-        prediction = _prepared(cache, row.prediction, stem)  # type: ignore[arg-type]
+            return unscored(types, reason)
+        prediction = cache.memo(kind, row.prediction, build)  # type: ignore[arg-type]
+        references = row.references
+        if len(references) == 1:
+            scores = score_pair(cache.memo(kind, references[0], build), prediction, types)  # type: ignore[arg-type]
+            return {t: Cell(f, {"precision": p, "recall": r}) for t, (p, r, f) in scores.items()}
         best: dict[str, tuple[float, float, float]] = {}
         chosen: dict[str, int] = {}
-        for k, reference in enumerate(row.references):
-            scores = score_pair(_prepared(cache, reference, stem), prediction, types)
-            for rouge_type, triple in scores.items():
+        for k, reference in enumerate(references):
+            for rouge_type, triple in score_pair(cache.memo(kind, reference, build), prediction, types).items():  # type: ignore[arg-type]
                 # score_multi keeps the first reference with the largest f-measure (np.argmax).
                 if k == 0 or triple[2] > best[rouge_type][2]:
                     best[rouge_type] = triple
                     chosen[rouge_type] = k
-        several = len(row.references) > 1
-        cells = {}
-        for rouge_type in types:
-            precision, recall, f = best[rouge_type]
-            details: dict[str, Any] = {"precision": precision, "recall": recall}
-            if several:
-                details["reference"] = chosen[rouge_type]
-            cells[rouge_type] = Cell(f, details)
-        results.append(cells)
-    return results
+        return {
+            t: Cell(f, {"precision": p, "recall": r, "reference": chosen[t]}) for t, (p, r, f) in best.items()
+        }
+
+    return score_row
 
 
 def _types(params: Mapping[str, Any]) -> tuple[str, ...]:
@@ -168,7 +136,7 @@ SPEC = LexicalSpec(
     ),
     libraries=("rouge-score", "nltk"),
     tokenizer=lambda p: "rouge-lc-alnum" + ("+porter" if p.get("use_stemmer") else ""),
-    score=RowScorer(score_rows),
+    score=Scorer(per_row=row_scorer),
     notes="Values equal rouge_score.rouge_scorer.RougeScorer(types, use_stemmer).score_multi: the value is "
     "the F-measure, precision and recall are in the details. Tokens are lowercase runs of [a-z0-9]; every "
     "other character (accents, CJK, emoji, punctuation) separates tokens and is dropped, so a text with "

@@ -15,6 +15,9 @@ from typing import Callable
 #: yields exactly those runs, without the split-and-filter round trip.
 _ROUGE_TOKEN = re.compile(r"[a-z0-9]+")
 _ROUGE_VALID = re.compile(r"[a-z0-9]+")
+_ROUGE_ASCII = bytes(
+    c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122) else 32 for c in range(256)
+)
 
 #: Word tokens of the reference system (valor-lite's BLEU tokenizer):
 #: words, dollar amounts, and runs of other non-space characters except dots.
@@ -36,7 +39,12 @@ _stemmer = None
 
 def rouge_tokens(text: str, stem: bool = False) -> list[str]:
     """Tokens exactly as rouge-score's default tokenizer gives them."""
-    tokens = _ROUGE_TOKEN.findall(text.lower())
+    try:
+        # ASCII text: one C-level pass maps A-Z to a-z and everything else outside [a-z0-9] to a space.
+        tokens = text.encode("ascii").translate(_ROUGE_ASCII).decode("ascii").split()
+    except UnicodeEncodeError:
+        # lower() can turn some non-ASCII letters into ASCII ones (the Kelvin sign into k).
+        tokens = _ROUGE_TOKEN.findall(text.lower())
     if not stem:
         return tokens
     cache = _stem_cache
@@ -70,12 +78,24 @@ def _porter_stem(token: str) -> str | None:
 
 def regex_tokens(text: str) -> list[str]:
     """Case-sensitive word tokens: ``\\w+|\\$[\\d]+|[^\\s\\.]+`` (valor-lite's BLEU tokenizer)."""
+    # No token can hold a period, so periods split like spaces. When every
+    # whitespace-separated chunk is then a run of word characters or a lone
+    # comma (after ", " is split off), those chunks are the regex's tokens.
+    # ",," breaks that (the regex keeps ",," whole), as does anything else odd.
+    spaced = text.replace(".", " ")
+    if "," in spaced:
+        if ",," in spaced:
+            return _REGEX_TOKEN.findall(text)
+        spaced = spaced.replace(", ", " , ")
+    chunks = spaced.split()
+    if len(list(filter(str.isalnum, chunks))) + chunks.count(",") == len(chunks):
+        return chunks
     return _REGEX_TOKEN.findall(text)
 
 
 def regex_lower_tokens(text: str) -> list[str]:
     """The regex tokens of the lowercased text."""
-    return _REGEX_TOKEN.findall(text.lower())
+    return regex_tokens(text.lower())
 
 
 def tokens_13a(text: str) -> list[str]:
@@ -114,28 +134,33 @@ TOKENIZER_LABELS = {
 
 
 class TextCache:
-    """Per-call memo of per-text work, keyed by a kind (tokenizer, n-gram order...) and the text.
+    """Memo of per-text work (tokens, n-gram counts...) for one scoring call.
 
-    Texts repeat within a chunk (the same references for every model), and
-    several metrics need the same tokens; each is computed once here.
+    Texts seen more than once in the call (``repeated``: typically the
+    references every model is compared with) keep their work for the whole
+    call; the others keep it only until :meth:`next_row`, so a large chunk
+    does not pile up objects for the garbage collector to walk.
     """
 
-    __slots__ = ("_tables",)
+    __slots__ = ("_keep", "_tables", "_row")
 
-    def __init__(self) -> None:
+    def __init__(self, repeated: set[str] | frozenset[str] = frozenset()) -> None:
+        self._keep = repeated
         self._tables: dict[object, dict[str, object]] = {}
+        self._row: dict[object, dict[str, object]] = {}
 
-    def table(self, kind: object) -> dict[str, object]:
-        """The memo dict of one kind of derived value, text -> value."""
-        table = self._tables.get(kind)
+    def memo(self, kind: object, text: str, build: Callable[[str], object]) -> object:
+        """``build(text)``, computed once per ``kind`` and text."""
+        tables = self._tables if text in self._keep else self._row
+        table = tables.get(kind)
         if table is None:
-            table = self._tables[kind] = {}
-        return table
+            table = tables[kind] = {}
+        value = table.get(text)
+        if value is None:
+            value = table[text] = build(text)
+        return value
 
-    def words(self, tokenizer: str, text: str) -> list[str]:
-        """Word tokens of ``text`` under one of :data:`WORD_TOKENIZERS`."""
-        table = self.table(tokenizer)
-        tokens = table.get(text)
-        if tokens is None:
-            tokens = table[text] = WORD_TOKENIZERS[tokenizer](text)
-        return tokens  # type: ignore[return-value]
+    def next_row(self) -> None:
+        """Forget the work on texts that occur only once."""
+        if self._row:
+            self._row = {}
