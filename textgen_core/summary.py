@@ -24,6 +24,14 @@ def score_order(store: Store, run_id: int) -> list[str]:
     return order
 
 
+def long_scores(store: Store, run_id: int) -> pd.DataFrame:
+    """Every cell with its details, unscored reason and reproducibility signature."""
+    signatures = store.get_run(run_id)["signatures"]
+    frame = store.scores(run_id)
+    frame["signature"] = frame["metric"].map(lambda m: signatures.get(m, ""))
+    return frame
+
+
 def wide_scores(store: Store, run_id: int) -> pd.DataFrame:
     """One row per (datum, model), one numeric column per score, in the run's metric order."""
     return store.wide_scores(run_id, score_order(store, run_id))

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..export import write_table
 from ..store import Store
-from ..summary import wide_scores
+from ..summary import long_scores, wide_scores
 from .main import add_db_argument
 
 
@@ -56,7 +56,7 @@ def _datasets(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     store = Store(args.db)
     store.get_run(args.run_id)  # a clear error for an unknown run
-    frame = store.scores(args.run_id) if args.long else wide_scores(store, args.run_id)
+    frame = long_scores(store, args.run_id) if args.long else wide_scores(store, args.run_id)
     print(f"wrote {write_table(frame, args.out)} ({len(frame)} rows)")
     if args.verdicts:
         verdicts = store.run_verdicts(args.run_id) if hasattr(store, "run_verdicts") else pd.DataFrame()
