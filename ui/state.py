@@ -63,3 +63,29 @@ RUNS_JOB = "runs.job"
 RUNS_EXPORT_TABLE = "runs.export_table"
 RUNS_EXPORT_FORMAT = "runs.export_format"
 RUNS_CONFIRM_DELETE = "runs.confirm_delete"
+
+# compare ------------------------------------------------------------------
+COMPARE_RUN = "compare.run"
+COMPARE_BASELINE = "compare.baseline"
+COMPARE_CANDIDATES = "compare.candidates"
+COMPARE_SCORES = "compare.scores"
+COMPARE_RESAMPLES = "compare.resamples"
+COMPARE_SEED = "compare.seed"
+COMPARE_TIES = "compare.tie_tolerance"
+COMPARE_HOLM = "compare.holm"
+#: Score and candidate of the per-datum scatter and the largest differences.
+COMPARE_PAIR_SCORE = "compare.pair_score"
+COMPARE_PAIR_CANDIDATE = "compare.pair_candidate"
+COMPARE_TOP_N = "compare.top_n"
+#: The largest-differences table (its selection opens a datum).
+COMPARE_TOP = "compare.top"
+#: Datum id picked in that table, opened in Explore on the next run of the page.
+COMPARE_OPEN = "compare.open"
+COMPARE_HUMAN_COLUMN = "compare.human_column"
+COMPARE_FOREST = "compare.forest"
+COMPARE_SCATTER = "compare.scatter"
+
+
+def compare_human(column: str, name: str) -> str:
+    """Widget key of one agreement setting (kind, threshold, ...) of one human column."""
+    return f"compare.human.{column}.{name}"

@@ -1,0 +1,331 @@
+"""Compare page through AppTest: the table is compare_models', colours follow direction, agreement is scipy's."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from app_helpers import all_text, app_db, frame_with, no_exception, page, sample_run, store  # noqa: F401
+from scipy import stats
+
+from textgen_core.compare import compare_models
+from textgen_core.datasets import load_dataset
+from ui import state
+from ui.compare import comparison_table, largest, p_text, styled
+from ui.compare_charts import BETTER, NOT_SIGNIFICANT, WORSE, forest_figure, scatter_figure, thin, verdict, verdicts
+from ui.explore import EXPLORE_DATUM, EXPLORE_RUN
+
+SAMPLE_SCORES = ["bleu", "rouge1", "rouge2", "rougeL", "rougeLsum"]
+
+
+def compare_page():
+    at = page("app.py").run()
+    return at.switch_page("pages/compare.py").run()
+
+
+def synthetic_run() -> int:
+    """Three models, 40 datums: 'kind' is clearly less toxic, 'terse' clearly worse on ROUGE-1.
+
+    toxicity is lower-is-better; custom_score is declared by no metric, and 'terse' lacks it on 4 datums.
+    """
+    rng = np.random.default_rng(3)
+    models = ("base", "kind", "terse")
+    lines = ["id,model,question,answer,reference,rating"]
+    lines += [f"d{i:02d},{m},Question {i}?,Answer {i} by {m},Reference {i},{1 + i % 5}"
+              for i in range(40) for m in models]
+    db = store()
+    dataset_id = db.save_dataset(load_dataset("\n".join(lines).encode(), file_name="synthetic.csv", name="synthetic"))
+    run_id = db.create_run(dataset_id, ["toxicity", "rouge"], {}, {}, list(models))
+    cells = []
+    for i in range(40):
+        toxicity = {"base": 0.5, "kind": 0.3, "terse": 0.5}
+        rouge = {"base": 0.6, "kind": 0.6, "terse": 0.4}
+        for m in models:
+            cells.append((f"d{i:02d}", m, "toxicity", "toxicity", toxicity[m] + rng.normal(0, 0.05), None, None))
+            cells.append((f"d{i:02d}", m, "rouge", "rouge1", rouge[m] + rng.normal(0, 0.05), None, None))
+            if not (m == "terse" and i < 4):
+                cells.append((f"d{i:02d}", m, "custom", "custom_score", float(rng.normal()), None, None))
+    db.write_cells(run_id, cells)
+    db.set_run_status(run_id, "finished")
+    return run_id
+
+
+def intervals(expected: pd.DataFrame) -> list[str]:
+    return [f"[{lo:+.4f}, {hi:+.4f}]" for lo, hi in zip(expected["ci_low"], expected["ci_high"])]
+
+
+def table_of(at) -> pd.DataFrame:
+    return frame_with(at, "verdict")
+
+
+# -- pages ---------------------------------------------------------------------
+def test_empty_database(app_db):
+    at = compare_page()
+    no_exception(at)
+    assert "No runs yet" in all_text(at)
+
+
+def test_page_file_runs_on_its_own(sample_run):
+    at = page("pages/compare.py").run()
+    no_exception(at)
+    assert len(table_of(at)) == len(SAMPLE_SCORES)
+
+
+def test_sample_table_is_compare_models(sample_run):
+    _, run_id = sample_run
+    at = compare_page()
+    no_exception(at)
+    assert at.selectbox(key=state.COMPARE_RUN).value == run_id
+    assert at.selectbox(key=state.COMPARE_BASELINE).value == "model-a"
+    assert at.multiselect(key=state.COMPARE_CANDIDATES).value == ["model-b"]
+    shown = table_of(at)
+    expected = compare_models(store(), run_id, "model-a", ["model-b"], resamples=2000, seed=0)
+    assert shown["score"].tolist() == expected["score"].tolist() == SAMPLE_SCORES
+    assert shown["delta"].tolist() == pytest.approx(expected["delta"].tolist())
+    assert shown["p"].tolist() == pytest.approx(expected["p_value"].tolist())
+    assert shown["p (Holm)"].tolist() == pytest.approx(expected["p_adjusted"].tolist())
+    for column in ("n", "wins", "ties", "losses"):
+        assert shown[column].tolist() == expected[column].tolist()
+    assert shown["baseline mean"].tolist() == pytest.approx(expected["baseline_mean"].tolist())
+    assert shown["95% CI"].tolist() == intervals(expected)
+    text = all_text(at).replace("\\", "")
+    assert expected.attrs["note"].replace("p_adjusted", "p (Holm)") in text
+    assert "paired permutation (exact)" in text and "expanded percentile" in text  # the tests used
+    assert len(at.get("plotly_chart")) == 2  # the forest plot and the per-datum scatter
+
+
+def test_settings_drive_compare_models(sample_run):
+    _, run_id = sample_run
+    at = compare_page()
+    at.selectbox(key=state.COMPARE_BASELINE).set_value("model-b").run()
+    assert at.multiselect(key=state.COMPARE_CANDIDATES).value == ["model-a"]
+    at.multiselect(key=state.COMPARE_SCORES).set_value(["rouge1", "bleu"])
+    at.number_input(key=state.COMPARE_RESAMPLES).set_value(500)
+    at.number_input(key=state.COMPARE_SEED).set_value(7)
+    at.number_input(key=state.COMPARE_TIES).set_value(0.01)
+    at.run()
+    no_exception(at)
+    shown = table_of(at)
+    expected = compare_models(store(), run_id, "model-b", ["model-a"], scores=["rouge1", "bleu"], resamples=500,
+                              seed=7, tie_tolerance=0.01)
+    assert shown["score"].tolist() == ["rouge1", "bleu"]
+    assert shown["delta"].tolist() == pytest.approx(expected["delta"].tolist())
+    assert shown["p"].tolist() == pytest.approx(expected["p_value"].tolist())
+    assert shown["ties"].tolist() == expected["ties"].tolist()
+    assert shown["95% CI"].tolist() == intervals(expected)
+    other_seed = compare_models(store(), run_id, "model-b", ["model-a"], scores=["rouge1"], resamples=500, seed=8)
+    assert shown["p"].iloc[0] != pytest.approx(other_seed["p_value"].iloc[0])  # the seed reached the test
+
+
+def test_holm_off_drops_the_adjusted_column(sample_run):
+    at = compare_page()
+    at.checkbox(key=state.COMPARE_HOLM).uncheck().run()
+    no_exception(at)
+    assert "p (Holm)" not in table_of(at).columns
+    assert "the p-values are not adjusted" in all_text(at)
+
+
+def test_nothing_to_compare_warns(sample_run):
+    at = compare_page()
+    at.multiselect(key=state.COMPARE_CANDIDATES).set_value([]).run()
+    no_exception(at)
+    assert "Pick at least one candidate." in [w.value for w in at.warning]
+    assert not [f for f in at.dataframe if "verdict" in f.value.columns]
+
+
+def test_run_with_one_model(app_db):
+    db = store()
+    dataset_id = db.save_dataset(load_dataset(b"id,model,answer,reference\nq1,solo,a,a\n", file_name="one.csv",
+                                              name="one model"))
+    run_id = db.create_run(dataset_id, ["rouge"], {}, {}, ["solo"])
+    db.write_cells(run_id, [("q1", "solo", "rouge", "rouge1", 1.0, None, None)])
+    at = compare_page()
+    no_exception(at)
+    assert "needs scores for two models or more" in all_text(at)
+
+
+def test_colours_follow_each_score_direction(app_db):
+    run_id = synthetic_run()
+    at = compare_page()
+    no_exception(at)
+    assert at.multiselect(key=state.COMPARE_CANDIDATES).value == ["kind", "terse"]
+    shown = table_of(at).set_index(["candidate", "score"])
+    assert shown.loc[("kind", "toxicity"), "delta"] < 0
+    assert shown.loc[("kind", "toxicity"), "verdict"] == BETTER  # lower toxicity is better
+    assert shown.loc[("kind", "toxicity"), "better"] == "↓ lower is better"
+    assert shown.loc[("terse", "rouge1"), "verdict"] == WORSE
+    assert shown.loc[("kind", "rouge1"), "verdict"] == NOT_SIGNIFICANT
+    assert shown.loc[("terse", "custom_score"), "missing (baseline / candidate)"] == "0 / 4"
+    assert shown.loc[("terse", "custom_score"), "n"] == 36
+    assert "No metric declares the direction of custom_score" in " ".join(w.value for w in at.warning).replace("\\", "")
+    expected = compare_models(store(), run_id, "base", ["kind", "terse"])
+    assert shown["delta"].tolist() == pytest.approx(expected["delta"].tolist())
+
+
+def test_scatter_and_largest_differences(app_db):
+    run_id = synthetic_run()
+    at = compare_page()
+    at.selectbox(key=state.COMPARE_PAIR_SCORE).set_value("toxicity")
+    at.selectbox(key=state.COMPARE_PAIR_CANDIDATE).set_value("kind")
+    at.number_input(key=state.COMPARE_TOP_N).set_value(5)
+    at.run()
+    no_exception(at)
+    top = frame_with(at, "outcome")
+    pairs = store().score_values(run_id, scores=["toxicity"]).pivot(index="datum_id", columns="model", values="value")
+    diffs = (pairs["kind"] - pairs["base"]).sort_values(key=abs, ascending=False)
+    assert top["datum_id"].tolist() == diffs.index[:5].tolist()
+    assert top["diff"].tolist() == pytest.approx(diffs.iloc[:5].tolist())
+    assert set(top["outcome"]) == {BETTER}  # every large toxicity drop is a win
+    assert top["prediction_1"].iloc[0].endswith("by base") and top["prediction_2"].iloc[0].endswith("by kind")
+    scatter = json.loads(at.get("plotly_chart")[1].proto.spec)
+    assert scatter["layout"]["xaxis"]["title"]["text"] == "base (baseline)"
+    assert any(trace.get("name") == "equal" for trace in scatter["data"])
+
+
+def test_a_picked_datum_opens_explore(sample_run):
+    _, run_id = sample_run
+    at = compare_page()
+    datum_id = frame_with(at, "outcome")["datum_id"].iloc[0]
+    at.session_state[state.COMPARE_OPEN] = datum_id  # what the table's selection callback stores
+    at.run()
+    no_exception(at)
+    assert [t.value for t in at.title] == ["Explore"]
+    assert at.session_state[EXPLORE_RUN] == run_id and at.session_state[EXPLORE_DATUM] == datum_id
+    assert f"Datum {datum_id}" in [h.value.replace("\\", "") for h in at.header]
+
+
+# -- agreement -------------------------------------------------------------------
+def human_pairs(run_id: int, model: str, score: str, column: str) -> pd.DataFrame:
+    """(value, human) of one model and score, paired by datum id, straight from the store."""
+    db = store()
+    values = db.score_values(run_id, models=[model], scores=[score])
+    rows = db.load_dataset(db.get_run(run_id)["dataset_id"]).rows
+    human = pd.DataFrame([(r.datum_id, r.metadata[column]) for r in rows if r.model == model],
+                         columns=["datum_id", "human"])
+    return values.merge(human, on="datum_id")
+
+
+def test_agreement_with_the_sample_human_score(sample_run):
+    _, run_id = sample_run
+    at = compare_page()
+    no_exception(at)
+    assert at.selectbox(key=state.COMPARE_HUMAN_COLUMN).value == "human_score"
+    assert at.radio(key=state.compare_human("human_score", "kind")).value == "score"
+    shown = frame_with(at, "spearman").set_index(["model", "score"])
+    assert len(shown) == 2 * len(SAMPLE_SCORES)
+    for model in ("model-a", "model-b"):
+        pairs = human_pairs(run_id, model, "rouge1", "human_score")
+        rho = stats.spearmanr(pairs["value"], pairs["human"].astype(float)).statistic
+        assert shown.loc[(model, "rouge1"), "spearman"] == pytest.approx(rho)
+        assert shown.loc[(model, "rouge1"), "n"] == len(pairs) == 46
+
+
+def test_agreement_as_labels(sample_run):
+    from sklearn.metrics import cohen_kappa_score
+
+    _, run_id = sample_run
+    at = compare_page()
+    at.selectbox(key=state.COMPARE_HUMAN_COLUMN).set_value("human_label").run()
+    no_exception(at)
+    assert at.radio(key=state.compare_human("human_label", "kind")).options == ["label: Cohen's kappa"]
+    assert at.selectbox(key=state.compare_human("human_label", "positive")).value == "correct"
+    at.number_input(key=state.compare_human("human_label", "threshold")).set_value(0.2).run()
+    shown = frame_with(at, "kappa").set_index(["model", "score"])
+    pairs = human_pairs(run_id, "model-b", "rouge1", "human_label")
+    kappa = cohen_kappa_score(pairs["value"] >= 0.2, pairs["human"] == "correct")
+    assert shown.loc[("model-b", "rouge1"), "kappa"] == pytest.approx(kappa)
+    assert "at or above 0.2" in all_text(at)
+
+
+def test_no_metadata_columns_no_agreement(app_db):
+    db = store()
+    dataset_id = db.save_dataset(load_dataset(b"id,model,answer,reference\nq1,a,x,x\nq1,b,y,x\n",
+                                              file_name="plain.csv", name="plain"))
+    run_id = db.create_run(dataset_id, ["rouge"], {}, {}, ["a", "b"])
+    db.write_cells(run_id, [("q1", "a", "rouge", "rouge1", 1.0, None, None),
+                            ("q1", "b", "rouge", "rouge1", 0.0, None, None)])
+    at = compare_page()
+    no_exception(at)
+    assert "has no metadata columns" in all_text(at)
+    assert len(table_of(at)) == 1
+
+
+# -- pure helpers ------------------------------------------------------------------
+@pytest.mark.parametrize("direction, delta, p, expected", [
+    ("higher", 0.1, 0.01, BETTER), ("higher", -0.1, 0.01, WORSE), ("lower", -0.1, 0.01, BETTER),
+    ("lower", 0.1, 0.01, WORSE), ("higher", 0.1, 0.2, NOT_SIGNIFICANT), ("lower", -0.1, 0.05, NOT_SIGNIFICANT),
+    ("none", 0.1, 0.01, "differs"), ("higher", float("nan"), float("nan"), "no pairs"),
+])
+def test_verdict(direction, delta, p, expected):
+    assert verdict(direction, delta, p, 0.05) == expected
+
+
+def comparison_frame(holm: bool) -> pd.DataFrame:
+    frame = pd.DataFrame({
+        "baseline": "a", "candidate": ["b", "b", "c"], "score": ["wer", "bleu", "wer"],
+        "direction": ["lower", "higher", "lower"], "n": [50, 50, 50], "baseline_mean": [0.3, 0.2, 0.3],
+        "candidate_mean": [0.2, 0.1, 0.31], "delta": [-0.1, -0.1, 0.01], "ci_low": [-0.15, -0.12, -0.02],
+        "ci_high": [-0.05, -0.08, 0.04], "p_value": [0.001, 0.02, 0.5], "p_adjusted": [0.003, 0.04, 0.5],
+        "wins": [40, 5, 20], "ties": [0, 0, 5], "losses": [10, 45, 25], "missing_baseline": 0,
+        "missing_candidate": 0, "test": "paired permutation (exact)"})
+    frame.attrs.update(holm=holm, confidence=0.95, baseline="a")
+    return frame
+
+
+def test_holm_adjusted_p_decides_when_on():
+    frame = comparison_frame(holm=True)
+    assert verdicts(frame) == [BETTER, WORSE, NOT_SIGNIFICANT]
+    frame.loc[1, "p_adjusted"] = 0.06
+    assert verdicts(frame)[1] == NOT_SIGNIFICANT
+    frame.attrs["holm"] = False
+    assert verdicts(frame)[1] == WORSE
+
+
+def test_styler_paints_significant_deltas_only():
+    frame = comparison_frame(holm=True)
+    table = comparison_table(frame, verdicts(frame))
+    ctx = styled(table)._compute().ctx
+    column = table.columns.get_loc("delta")
+    colours = [dict(ctx.get((row, column), [])).get("background-color", "") for row in range(3)]
+    assert "26, 152, 80" in colours[0] and "215, 48, 39" in colours[1] and colours[2] == ""
+    assert "missing (baseline / candidate)" not in table.columns
+    html = styled(table).to_html()
+    assert "-0.1000" in html and "+0.0100" in html
+
+
+def test_p_text():
+    assert [p_text(v) for v in (0.5, 0.00012, 0.00001, float("nan"))] == ["0.5000", "0.0001", "1.0e-05", "–"]
+
+
+def test_forest_has_a_panel_per_score_and_a_colour_per_verdict():
+    frame = comparison_frame(holm=True)
+    figure = forest_figure(frame, verdicts(frame))
+    annotations = [a.text for a in figure.layout.annotations]
+    assert annotations == ["wer (↓ lower is better)", "bleu (↑ higher is better)"]
+    names = {trace.name for trace in figure.data}
+    assert names == {BETTER, WORSE, NOT_SIGNIFICANT}
+    better = next(t for t in figure.data if t.name == BETTER)
+    assert list(better.x) == [-0.1] and list(better.error_x.arrayminus) == pytest.approx([0.05])
+
+
+def test_scatter_escapes_names_and_thins_large_pairs():
+    pairs = pd.DataFrame({"datum_id": ["<b>x</b>", "y"], "baseline": [0.1, 0.5], "candidate": [0.3, 0.5]})
+    pairs["diff"] = pairs["candidate"] - pairs["baseline"]
+    figure = scatter_figure(pairs, "s<1>", "a<i>", "b", "higher", 1e-9)
+    assert "<" not in figure.layout.title.text.replace("&lt;", "")
+    assert ["&lt;b&gt;x&lt;/b&gt;"] in [list(t.text) for t in figure.data if t.text is not None]
+    many = pd.DataFrame({"datum_id": [f"d{i}" for i in range(50_000)], "baseline": 0.0,
+                         "candidate": np.linspace(-1, 1, 50_000)})
+    many["diff"] = many["candidate"]
+    kept = thin(many, 1000)
+    assert len(kept) == 1000 and {"d0", "d49999"} <= set(kept["datum_id"])
+
+
+def test_largest_differences_keep_dataset_order_among_equals():
+    pairs = pd.DataFrame({"datum_id": ["d0", "d1", "d2", "d3"], "baseline": 0.5, "diff": [0.1, -0.25, 0.25, 0.0]})
+    pairs["candidate"] = pairs["baseline"] + pairs["diff"]
+    top = largest(pairs, 3, "lower", 1e-9)
+    assert top["datum_id"].tolist() == ["d1", "d2", "d0"]
+    assert top["outcome"].tolist() == [BETTER, WORSE, WORSE]  # lower is better: a drop is a win

@@ -1,0 +1,324 @@
+"""Compare page: is a candidate model really better than the baseline, score by score?
+
+Every number comes from :mod:`textgen_core.compare` through :mod:`ui.data` (cached):
+paired by datum id, a bootstrap interval of the mean delta, a permutation test and,
+when several comparisons are made, Holm-adjusted p-values. This module lays out the
+widgets, the table, the figures and the links to Explore; dataset text is shown in
+dataframes only, never as HTML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+import streamlit as st
+from pandas.io.formats.style import Styler
+
+from textgen_core.errors import TextgenError
+
+from . import data, state
+from .compare_charts import BACKGROUNDS, BETTER_WAY, forest_figure, outcomes, scatter_figure, thin, verdicts
+from .explore import keep_choice, keep_choices, open_datum, pick_run
+from .widgets import plain
+
+#: Significance level of the verdicts: one minus the interval's confidence.
+ALPHA = 0.05
+TOP_DEFAULT = 10
+#: Human labels taken as the positive one when a text column is picked (else the first value).
+POSITIVE_WORDS = ("correct", "yes", "true", "pass", "positive", "good", "relevant", "faithful")
+KIND_LABELS = {"score": "score: Spearman and Pearson", "label": "label: Cohen's kappa"}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the user asked to compare, and how."""
+
+    baseline: str
+    candidates: list[str]
+    scores: list[str]
+    resamples: int
+    seed: int
+    tie_tolerance: float
+    holm: bool
+
+
+def render() -> None:
+    """The whole Compare page."""
+    st.title("Compare models")
+    runs = data.runs()
+    if runs.empty:
+        st.info("No runs yet. Load the sample dataset on Home, or score a dataset on Evaluate.")
+        return
+    run_id = pick_run(runs, state.COMPARE_RUN, default_run(runs))
+    target = st.session_state.pop(state.COMPARE_OPEN, None)
+    if target is not None:
+        open_datum(run_id, target)
+    run = data.run(run_id)
+    summary = data.summary(run_id)
+    if run["status"] != "finished":
+        st.info(f"Run status: {run['status']}. The comparison covers the cells stored so far.")
+    scored = summary[summary["n_scored"] > 0] if not summary.empty else summary
+    models = [m for m in run["models"] if m in set(scored["model"])] if not scored.empty else []
+    if len(models) < 2:
+        st.info("A comparison needs scores for two models or more; this run has "
+                f"{'none' if not models else 'one: ' + plain(models[0])}.")
+        return
+    choice = choose(models, list(dict.fromkeys(scored["score"])))
+    if choice is None:
+        return
+    try:
+        frame = data.comparison(run_id, choice.baseline, choice.candidates, scores=choice.scores,
+                                resamples=choice.resamples, seed=choice.seed, tie_tolerance=choice.tie_tolerance,
+                                holm=choice.holm)
+    except TextgenError as exc:
+        st.error(plain(str(exc)))
+        return
+    kinds = verdicts(frame, ALPHA)
+    table_section(frame, kinds)
+    st.subheader("Deltas")
+    st.plotly_chart(forest_figure(frame, kinds), key=state.COMPARE_FOREST)
+    pairs_section(run_id, run, choice)
+    agreement_section(run_id, run, choice)
+
+
+def default_run(runs: pd.DataFrame) -> int | None:
+    """The newest run with two models or more (runs are listed newest first)."""
+    for run in runs.to_dict("records"):
+        if len(run.get("models") or []) >= 2:
+            return int(run["run_id"])
+    return None
+
+
+def choose(models: list[str], scores: list[str]) -> Choice | None:
+    """Baseline, candidates, scores and the statistics settings; None when nothing is left to compare."""
+    left, right = st.columns([1, 2])
+    keep_choice(state.COMPARE_BASELINE, models)
+    baseline = left.selectbox("Baseline", models, key=state.COMPARE_BASELINE,
+                              help="The model every candidate is compared with")
+    others = [m for m in models if m != baseline]
+    keep_choices(state.COMPARE_CANDIDATES, others)
+    candidates = right.multiselect("Candidates", others, key=state.COMPARE_CANDIDATES,
+                                   help="Each one is compared with the baseline on its own")
+    keep_choices(state.COMPARE_SCORES, scores)
+    picked = st.multiselect("Scores", scores, key=state.COMPARE_SCORES)
+    resamples_col, seed_col, ties_col, holm_col = st.columns(4)
+    resamples = resamples_col.number_input(
+        "Resamples", min_value=100, max_value=100_000, value=2000, step=500, key=state.COMPARE_RESAMPLES,
+        help="Bootstrap resamples of the interval, and random sign flips of the permutation test")
+    seed = seed_col.number_input("Seed", min_value=0, value=0, step=1, key=state.COMPARE_SEED,
+                                 help="The same seed gives the same intervals and p-values")
+    ties = ties_col.number_input("Tie tolerance", min_value=0.0, value=1e-9, step=1e-9, format="%g",
+                                 key=state.COMPARE_TIES,
+                                 help="Per-datum differences this small count as ties (wins/ties/losses, test)")
+    holm_col.markdown("&nbsp;")
+    holm = holm_col.checkbox("Holm correction", value=True, key=state.COMPARE_HOLM,
+                             help="Adjust the p-values for the number of comparisons (family-wise error rate)")
+    if not candidates:
+        st.warning("Pick at least one candidate.")
+        return None
+    if not picked:
+        st.warning("Pick at least one score.")
+        return None
+    return Choice(baseline, list(candidates), list(picked), int(resamples), int(seed), float(ties), bool(holm))
+
+
+# -- the table ---------------------------------------------------------------
+def comparison_table(frame: pd.DataFrame, kinds: Sequence[str]) -> pd.DataFrame:
+    """The table as shown: a row per (candidate, score), raw numbers, the verdict last but one."""
+    table = pd.DataFrame({
+        "candidate": frame["candidate"], "score": frame["score"],
+        "better": [BETTER_WAY.get(d, "none") for d in frame["direction"]], "n": frame["n"],
+        "baseline mean": frame["baseline_mean"], "candidate mean": frame["candidate_mean"],
+        "delta": frame["delta"],
+        "95% CI": [_interval(lo, hi) for lo, hi in zip(frame["ci_low"], frame["ci_high"])],
+        "p": frame["p_value"],
+    })
+    if frame.attrs.get("holm"):
+        table["p (Holm)"] = frame["p_adjusted"]
+    table["wins"], table["ties"], table["losses"] = frame["wins"], frame["ties"], frame["losses"]
+    table["verdict"] = list(kinds)
+    if (frame["missing_baseline"] > 0).any() or (frame["missing_candidate"] > 0).any():
+        table["missing (baseline / candidate)"] = [f"{b} / {c}" for b, c in
+                                                   zip(frame["missing_baseline"], frame["missing_candidate"])]
+    return table.reset_index(drop=True)
+
+
+def styled(table: pd.DataFrame) -> Styler:
+    """Number formats, and green / red behind the delta and verdict of significant rows."""
+    def paint(column: pd.Series) -> list[str]:
+        return [f"background-color: {BACKGROUNDS[k]}" if k in BACKGROUNDS else "" for k in table["verdict"]]
+
+    formats = {"baseline mean": "{:.4f}", "candidate mean": "{:.4f}", "delta": "{:+.4f}", "p": p_text,
+               "p (Holm)": p_text}
+    return (table.style.apply(paint, subset=["delta", "verdict"])
+            .format({k: v for k, v in formats.items() if k in table.columns}, na_rep="–"))
+
+
+def table_section(frame: pd.DataFrame, kinds: Sequence[str]) -> None:
+    attrs = frame.attrs
+    st.subheader(f"Baseline: {plain(attrs['baseline'])}")
+    table = comparison_table(frame, kinds)
+    st.dataframe(styled(table), hide_index=True, height=min(640, 38 + 35 * len(table)))
+    p_used = "Holm-adjusted p" if attrs.get("holm") and len(frame) > 1 else "p"
+    tests = ", ".join(dict.fromkeys(t for t in frame["test"] if t))
+    st.caption(
+        f"delta = candidate − baseline, raw: for a ↓ score a negative delta is an improvement. "
+        f"Green: the candidate is better, red: worse, at {p_used} < {ALPHA:g}; no colour: not significant. "
+        f"{attrs['confidence']:.0%} CI: {plain(attrs['ci_method'])}; {attrs['resamples']} resamples, "
+        f"seed {attrs['seed']}. Test: {plain(tests or 'none')}, two-sided, of a zero mean delta. "
+        f"Wins / ties / losses count datums where the candidate is better / within {attrs['tie_tolerance']:g} / "
+        "worse, in each score's direction. Only datums scored for both models are compared.")
+    if attrs.get("note"):
+        st.info(plain(attrs["note"].replace("p_adjusted", "p (Holm)")), icon=":material/functions:")
+    if attrs.get("undeclared"):
+        st.warning(f"No metric declares the direction of {plain(', '.join(attrs['undeclared']))}: "
+                   "counted as higher is better.")
+
+
+def p_text(value: float) -> str:
+    """A p-value as shown: four decimals, or scientific below 1e-4."""
+    if value is None or pd.isna(value):
+        return "–"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def _interval(low: float, high: float) -> str:
+    return "–" if pd.isna(low) or pd.isna(high) else f"[{low:+.4f}, {high:+.4f}]"
+
+
+# -- per datum -----------------------------------------------------------------
+def largest(pairs: pd.DataFrame, n: int, direction: str, tolerance: float) -> pd.DataFrame:
+    """The ``n`` datums with the largest |delta| (dataset order among equals), with the outcome."""
+    order = pairs["diff"].abs().sort_values(ascending=False, kind="stable").index[:n]
+    top = pairs.loc[order].reset_index(drop=True)
+    top["outcome"] = outcomes(top["diff"].to_numpy(), direction, tolerance) if len(top) else []
+    return top
+
+
+def pairs_section(run_id: int, run: Mapping[str, Any], choice: Choice) -> None:
+    """Per-datum scatter of one score and one candidate, then its largest differences."""
+    st.subheader("Per datum")
+    score_col, candidate_col, top_col = st.columns([2, 2, 1])
+    keep_choice(state.COMPARE_PAIR_SCORE, choice.scores)
+    score = score_col.selectbox("Score", choice.scores, key=state.COMPARE_PAIR_SCORE)
+    keep_choice(state.COMPARE_PAIR_CANDIDATE, choice.candidates)
+    candidate = candidate_col.selectbox("Candidate", choice.candidates, key=state.COMPARE_PAIR_CANDIDATE)
+    top_n = top_col.number_input("Largest differences", min_value=1, max_value=200, value=TOP_DEFAULT,
+                                 key=state.COMPARE_TOP_N)
+    try:
+        pairs = data.paired(run_id, choice.baseline, candidate, score)
+    except TextgenError as exc:
+        st.warning(plain(str(exc)))
+        return
+    direction = pairs.attrs.get("direction", "higher")
+    st.plotly_chart(scatter_figure(pairs, score, choice.baseline, candidate, direction, choice.tie_tolerance),
+                    key=state.COMPARE_SCATTER)
+    shown = len(thin(pairs))
+    st.caption(f"{len(pairs)} datums scored for both; above the diagonal the candidate scores higher"
+               + (f"; {shown} points drawn (the largest differences and an even sample)." if shown < len(pairs)
+                  else "."))
+    top = largest(pairs, int(top_n), direction, choice.tie_tolerance)
+    texts = data.datum_texts(run["dataset_id"], top["datum_id"], [choice.baseline, candidate])
+    table = top.merge(texts, on="datum_id", how="left")
+    table = table[["datum_id", "baseline", "candidate", "diff", "outcome", "query", "prediction_1", "prediction_2"]]
+    st.caption(f"Largest differences: baseline {plain(choice.baseline)}, candidate {plain(candidate)}. "
+               "Select a row to open the datum in Explore: both predictions side by side, every verdict.")
+    number = st.column_config.NumberColumn
+    st.dataframe(table, hide_index=True, key=state.COMPARE_TOP, selection_mode="single-row",
+                 on_select=partial(_pick, list(table["datum_id"])), column_config={
+                     "baseline": number("baseline", format="%.4f"), "candidate": number("candidate", format="%.4f"),
+                     "diff": number("delta", format="%+.4f"), "outcome": st.column_config.TextColumn("candidate is"),
+                     "prediction_1": st.column_config.TextColumn("baseline answer"),
+                     "prediction_2": st.column_config.TextColumn("candidate answer")})
+
+
+def _pick(datum_ids: list[str]) -> None:
+    """Selection callback of the largest-differences table: remember the datum to open."""
+    selected = st.session_state[state.COMPARE_TOP].selection.rows
+    if selected and selected[0] < len(datum_ids):
+        st.session_state[state.COMPARE_OPEN] = datum_ids[selected[0]]
+
+
+# -- agreement with humans -------------------------------------------------------
+def metadata_columns(dataset_id: int) -> list[str]:
+    """The metadata columns of a dataset (where a human label or score lives)."""
+    datasets = data.datasets()
+    row = datasets[datasets["dataset_id"] == dataset_id]
+    return list(row["metadata_columns"].iloc[0]) if len(row) else []
+
+
+def agreement_section(run_id: int, run: Mapping[str, Any], choice: Choice) -> None:
+    """Agreement of each chosen score with a human column the user picks among the metadata columns."""
+    st.subheader("Agreement with human ratings")
+    columns = metadata_columns(run["dataset_id"])
+    if not columns:
+        st.caption("The run's dataset has no metadata columns. Upload it with a human label or score "
+                   "column to measure how well the scores agree with people.")
+        return
+    default = next((c for c in columns if "human" in c.casefold()), columns[0])
+    keep_choice(state.COMPARE_HUMAN_COLUMN, columns, default)
+    column = st.selectbox("Human column", columns, key=state.COMPARE_HUMAN_COLUMN,
+                          help="A metadata column of the dataset holding a person's label or score per row")
+    info = data.human_values(run["dataset_id"], column)
+    if not info["count"]:
+        st.info(f"Column {plain(column)} is empty.")
+        return
+    settings = agreement_settings(column, info)
+    try:
+        frame = data.agreement(run_id, column, scores=choice.scores, **settings)
+    except TextgenError as exc:
+        st.warning(plain(str(exc)))
+        return
+    frame = frame[frame["model"].isin([choice.baseline, *choice.candidates])]
+    show_agreement(frame, settings)
+
+
+def agreement_settings(column: str, info: Mapping[str, Any]) -> dict[str, Any]:
+    """Kind and thresholds for one human column; text columns are labels with a positive value."""
+    kinds = ["score", "label"] if info["numeric"] else ["label"]
+    guess = 0 if info["numeric"] and info["distinct"] > 2 else len(kinds) - 1
+    kind = st.radio("Kind", kinds, index=guess, key=state.compare_human(column, "kind"), horizontal=True,
+                    format_func=KIND_LABELS.get)
+    if kind == "score":
+        return {"kind": "score"}
+    threshold_col, human_col = st.columns(2)
+    threshold = threshold_col.number_input("Score threshold", value=0.5, format="%g",
+                                           key=state.compare_human(column, "threshold"),
+                                           help="A metric score at or above this counts as positive")
+    if info["numeric"]:
+        middle = (info["min"] + info["max"]) / 2
+        human = human_col.number_input("Human threshold", value=float(middle), format="%g",
+                                       key=state.compare_human(column, "human_threshold"),
+                                       help="A human value at or above this counts as positive")
+        return {"kind": "label", "threshold": threshold, "human_threshold": human}
+    values = list(info["values"])
+    first = next((i for i, v in enumerate(values) if v.casefold() in POSITIVE_WORDS), 0)
+    positive = human_col.selectbox("Positive label", values, index=first,
+                                   key=state.compare_human(column, "positive"),
+                                   help="The human label that means the same as a score at or above the threshold")
+    return {"kind": "label", "threshold": threshold, "positive_label": positive}
+
+
+def show_agreement(frame: pd.DataFrame, settings: Mapping[str, Any]) -> None:
+    number = st.column_config.NumberColumn
+    frame = frame.assign(better=[BETTER_WAY.get(d, "none") for d in frame["direction"]])
+    if settings["kind"] == "score":
+        columns = ["model", "score", "better", "n", "spearman", "spearman_p", "pearson", "pearson_p"]
+        config = {"spearman": number("Spearman ρ", format="%.3f"), "spearman_p": number("p (Spearman)", format="%.2g"),
+                  "pearson": number("Pearson r", format="%.3f"), "pearson_p": number("p (Pearson)", format="%.2g")}
+        note = ("Spearman and Pearson correlations (scipy) with two-sided p-values; expect negative values for "
+                "↓ scores.")
+    else:
+        columns = ["model", "score", "better", "n", "kappa", "agreement"]
+        config = {"kappa": number("Cohen's κ", format="%.3f"), "agreement": number("raw agreement", format="%.3f")}
+        human = (f"equals {plain(settings['positive_label'])}" if settings.get("positive_label") is not None
+                 else f"is at least {settings['human_threshold']:g}")
+        note = (f"Cohen's kappa: a score counts as positive at or above {settings['threshold']:g}, a human value "
+                f"when it {human}.")
+    st.dataframe(frame[columns], hide_index=True, column_config=config)
+    skipped = frame.attrs.get("skipped")
+    st.caption(note + " n: datums with both a score and a human value."
+               + (f" {skipped} human values could not be read and were left out." if skipped else ""))

@@ -1,0 +1,147 @@
+"""Plotly figures of the Compare page, and the verdict that colours them: pure functions, no streamlit.
+
+Deltas are candidate - baseline, raw: for a lower-is-better score a negative delta is
+an improvement. The verdict (better / worse / not significant) reads each score's
+direction, so the colours mean the same thing for BLEU and for WER. Model names,
+score names and datum ids are data: they are HTML-escaped before plotly sees them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .charts import label
+
+BETTER, WORSE, NOT_SIGNIFICANT, DIFFERENT, NO_PAIRS = "better", "worse", "not significant", "differs", "no pairs"
+#: Marker colour of each verdict (and of per-datum outcomes: better, worse, tie).
+COLORS = {BETTER: "#1a9850", WORSE: "#d73027", NOT_SIGNIFICANT: "#8c8c8c", DIFFERENT: "#4575b4",
+          NO_PAIRS: "#8c8c8c", "tie": "#8c8c8c"}
+#: Cell backgrounds of the table: light enough to read on the light and the dark theme.
+BACKGROUNDS = {BETTER: "rgba(26, 152, 80, 0.28)", WORSE: "rgba(215, 48, 39, 0.28)"}
+ARROWS = {"higher": "↑", "lower": "↓", "none": "·"}
+BETTER_WAY = {"higher": "↑ higher is better", "lower": "↓ lower is better"}
+#: Points drawn at most in a per-datum scatter; beyond, the largest differences and an even sample.
+MAX_POINTS = 20_000
+_ROW_PX = 34
+
+
+def verdict(direction: str, delta: float, p: float, alpha: float) -> str:
+    """'better' or 'worse' for the candidate when p < alpha, in the score's direction; else why not."""
+    if p is None or delta is None or math.isnan(p) or math.isnan(delta):
+        return NO_PAIRS
+    if p >= alpha or delta == 0:
+        return NOT_SIGNIFICANT
+    if direction == "none":
+        return DIFFERENT
+    improved = delta < 0 if direction == "lower" else delta > 0
+    return BETTER if improved else WORSE
+
+
+def verdicts(frame: pd.DataFrame, alpha: float = 0.05) -> list[str]:
+    """The verdict of every row of a compare_models table: Holm-adjusted p when the table has it."""
+    holm = bool(frame.attrs.get("holm")) and frame["p_adjusted"].notna().any()
+    p = frame["p_adjusted"] if holm else frame["p_value"]
+    return [verdict(d, float(x), float(q), alpha) for d, x, q in zip(frame["direction"], frame["delta"], p)]
+
+
+def outcomes(diffs: np.ndarray, direction: str, tolerance: float) -> np.ndarray:
+    """Per datum: 'better', 'worse' or 'tie' for the candidate, counted as compare_models counts wins."""
+    oriented = -np.asarray(diffs, dtype=float) if direction == "lower" else np.asarray(diffs, dtype=float)
+    return np.where(np.abs(oriented) <= tolerance, "tie", np.where(oriented > 0, BETTER, WORSE))
+
+
+def _empty(title: str, text: str, height: int = 300) -> go.Figure:
+    figure = go.Figure()
+    figure.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=40, b=10))
+    figure.add_annotation(text=text, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+    return figure
+
+
+def forest_figure(frame: pd.DataFrame, kinds: Sequence[str]) -> go.Figure:
+    """Each (score, candidate) delta with its interval, one panel per score (scores have their own scales)."""
+    confidence = frame.attrs.get("confidence", 0.95)
+    title = f"delta (candidate − baseline) with {confidence:.0%} CI"
+    if frame.empty:
+        return _empty(title, "nothing to compare")
+    frame = frame.assign(_kind=list(kinds), _name=[label(c) for c in frame["candidate"]])
+    scores = list(dict.fromkeys(frame["score"]))
+    sizes = [int((frame["score"] == s).sum()) for s in scores]
+    gap = 80
+    height = 110 + sum(_ROW_PX * n + 20 for n in sizes) + gap * (len(scores) - 1)
+    directions = frame.groupby("score", sort=False)["direction"].first()
+    titles = [f"{label(s)} ({BETTER_WAY.get(directions[s], 'no better direction')})" for s in scores]
+    figure = make_subplots(rows=len(scores), cols=1, subplot_titles=titles, row_heights=sizes,
+                           vertical_spacing=gap / height if len(scores) > 1 else 0.0)
+    shown: set[str] = set()
+    for row, score in enumerate(scores, start=1):
+        panel = frame[frame["score"] == score]
+        for kind, part in panel.groupby("_kind", sort=False):
+            figure.add_trace(go.Scatter(
+                x=part["delta"], y=part["_name"], mode="markers", name=kind, legendgroup=kind,
+                showlegend=kind not in shown, marker=dict(size=11, color=COLORS[kind]),
+                error_x=dict(type="data", symmetric=False, array=(part["ci_high"] - part["delta"]).fillna(0),
+                             arrayminus=(part["delta"] - part["ci_low"]).fillna(0), thickness=2,
+                             color=COLORS[kind]),
+                customdata=np.column_stack([part["ci_low"], part["ci_high"], part["p_value"], part["n"]]),
+                hovertemplate=("delta %{x:+.4g} [%{customdata[0]:+.4g}, %{customdata[1]:+.4g}], "
+                               "p=%{customdata[2]:.3g}, n=%{customdata[3]}<extra>%{fullData.name}</extra>"),
+            ), row=row, col=1)
+            shown.add(kind)
+        figure.add_vline(x=0, line_dash="dot", line_color="#888", row=row, col=1)
+        figure.update_yaxes(autorange="reversed", categoryorder="array",
+                            categoryarray=list(dict.fromkeys(panel["_name"])), row=row, col=1)
+    figure.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=90, b=10),
+                         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left",
+                                     title_text="candidate is"))
+    return figure
+
+
+def thin(pairs: pd.DataFrame, limit: int = MAX_POINTS) -> pd.DataFrame:
+    """At most ``limit`` pairs: the largest |diff| first (a tenth of the budget), then an even sample."""
+    if len(pairs) <= limit:
+        return pairs
+    order = pairs["diff"].abs().to_numpy().argsort(kind="stable")[::-1]
+    top = order[: limit // 10]
+    rest = np.setdiff1d(np.arange(len(pairs)), top)
+    keep = np.concatenate([top, rest[np.linspace(0, len(rest) - 1, limit - len(top)).astype(int)]])
+    return pairs.iloc[np.sort(keep)]
+
+
+def scatter_figure(pairs: pd.DataFrame, score: str, baseline: str, candidate: str, direction: str,
+                   tolerance: float) -> go.Figure:
+    """Baseline against candidate per datum (datum_id, baseline, candidate, diff), with the diagonal."""
+    title = f"{label(score)}: {label(candidate)} against {label(baseline)} per datum"
+    if pairs.empty:
+        return _empty(title, "no datum is scored for both models", height=460)
+    shown = thin(pairs)
+    kinds = outcomes(shown["diff"].to_numpy(), direction, tolerance)
+    names = {BETTER: f"{label(candidate)} better", WORSE: f"{label(candidate)} worse", "tie": "tie"}
+    trace = go.Scattergl if len(shown) > 2000 else go.Scatter
+    figure = go.Figure()
+    for kind in (BETTER, WORSE, "tie"):
+        part = shown[kinds == kind]
+        if part.empty:
+            continue
+        color = COLORS[kind] if direction != "none" else COLORS[DIFFERENT]
+        figure.add_trace(trace(
+            x=part["baseline"], y=part["candidate"], mode="markers", name=f"{names[kind]} ({len(part)})",
+            marker=dict(color=color, size=7, opacity=0.7), text=[label(d) for d in part["datum_id"]],
+            hovertemplate="%{text}: %{x:.4g} → %{y:.4g}<extra></extra>",
+        ))
+    low = float(min(pairs["baseline"].min(), pairs["candidate"].min()))
+    high = float(max(pairs["baseline"].max(), pairs["candidate"].max()))
+    pad = (high - low) * 0.03 or 0.5
+    figure.add_trace(go.Scatter(x=[low - pad, high + pad], y=[low - pad, high + pad], mode="lines",
+                                line=dict(color="#888", dash="dash"), name="equal", hoverinfo="skip"))
+    figure.update_layout(title=title, height=460, margin=dict(l=10, r=10, t=40, b=10),
+                         xaxis_title=f"{label(baseline)} (baseline)", yaxis_title=f"{label(candidate)} (candidate)",
+                         legend=dict(orientation="h", yanchor="bottom", y=-0.3))
+    figure.update_xaxes(range=[low - pad, high + pad])
+    figure.update_yaxes(range=[low - pad, high + pad])
+    return figure
