@@ -90,3 +90,41 @@ def test_export_is_formula_safe_csv_and_parquet(app_db):
     assert parquet.columns.tolist()[:2] == ["id", "model"]
     verdicts = pd.read_csv(io.BytesIO(data.export_bytes(run_id, "verdicts", "csv")))
     assert verdicts.empty and "verdict" in verdicts.columns
+
+
+def test_cancel_on_evaluate_then_resume_on_runs(app_db, judge_server):
+    """A judge run cancelled mid-way keeps its cells and is finished from the Runs page."""
+    rows = "".join(f'q{i},a,Question {i}?,Answer {i}.,"[""Context {i}.""]"\n' for i in range(6))
+    payload = ("id,model,question,answer,contexts\n" + rows).encode()
+    store().save_dataset(load_dataset(payload, file_name="ctx.csv", name="six"))
+    judge_server.latency = 0.25
+    at = page("pages/evaluate.py").run()
+    at.checkbox(key=state.eval_metric("faithfulness")).check().run()
+    at.text_input(key=state.judge_key("evaluate", "base_url")).set_value(judge_server.url)
+    at.text_input(key=state.judge_key("evaluate", "model")).set_value("judge-test")
+    at.number_input(key=state.judge_key("evaluate", "concurrency")).set_value(1)
+    at.run()
+    at.button(key="evaluate.run").click().run()
+    job = data.jobs().get(at.session_state[state.EVAL_JOB])
+    assert job.live
+    at.button(key=f"job.cancel.{job.job_id}").click().run()
+    wait_for_jobs()
+    run_id = job.run_id
+    assert job.status == "cancelled" and store().get_run(run_id)["status"] == "cancelled"
+    assert len(store().finished_cells(run_id)) < 6
+    at.run()
+    assert any("cancelled" in w.value for w in at.warning)
+
+    runs = page("pages/runs.py").run()
+    no_exception(runs)
+    assert frame_with(runs, "run_id").set_index("run_id").loc[run_id, "status"] == "cancelled"
+    assert runs.text_input(key=state.judge_key("runs", "base_url")).value == judge_server.url
+    assert runs.text_input(key=state.judge_key("runs", "model")).value == "judge-test"
+    runs.number_input(key=state.judge_key("runs", "concurrency")).set_value(8).run()
+    runs.button(key="runs.resume").click().run()
+    wait_for_jobs()
+    runs.run()
+    no_exception(runs)
+    assert store().get_run(run_id)["status"] == "finished"
+    scores = store().scores(run_id)
+    assert len(scores) == 6 and scores["value"].notna().all()
