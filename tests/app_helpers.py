@@ -93,3 +93,14 @@ def frame_with(at: AppTest, column: str, index: int = 0) -> pd.DataFrame:
     frames = [e.value for e in at.dataframe if column in e.value.columns]
     assert frames, f"no dataframe with a {column!r} column"
     return frames[index]
+
+
+def no_raw_html(at: AppTest) -> None:
+    """No element of the run renders HTML (st.html, or markdown with unsafe_allow_html)."""
+    assert not at.get("html"), "st.html used"
+    stack: list[Any] = [at._tree]
+    while stack:
+        node = stack.pop()
+        stack.extend(getattr(node, "children", {}).values())
+        proto = getattr(node, "proto", None)
+        assert not getattr(proto, "allow_html", False), f"{node.type} allows HTML: {getattr(node, 'value', '')!r}"

@@ -170,3 +170,25 @@ def test_llm_metric_through_the_loopback_judge(app_db, judge_server):
     for path in (app_db, wal):
         if path.exists():
             assert TEST_API_KEY.encode() not in path.read_bytes()
+
+
+def test_judge_key_from_the_environment_is_used_but_never_shown(app_db, judge_server, monkeypatch):
+    secret = "sk-env-only-4242"
+    monkeypatch.setenv("TEXTGEN_EVAL_JUDGE_API_KEY", secret)
+    monkeypatch.setenv("TEXTGEN_EVAL_JUDGE_BASE_URL", judge_server.url)
+    monkeypatch.setenv("TEXTGEN_EVAL_JUDGE_MODEL", "judge-env")
+    judge_server.api_key = secret
+    store().save_dataset(load_dataset(CONTEXTS, file_name="ctx.csv", name="with contexts"))
+    at = page("pages/evaluate.py").run()
+    at.checkbox(key=state.eval_metric("hallucination")).check().run()
+    no_exception(at)
+    assert at.text_input(key=state.judge_key("evaluate", "model")).value == "judge-env"
+    assert at.text_input(key=state.judge_key("evaluate", "api_key")).value == ""
+    assert "Key: from the environment (TEXTGEN_EVAL_JUDGE_API_KEY)." in all_text(at)
+    _run_button(at).click().run()
+    wait_for_jobs()
+    at.run()
+    run_id = max(int(i) for i in store().list_runs()["run_id"])
+    assert store().get_run(run_id)["status"] == "finished"
+    assert judge_server.count() > 0 and store().scores(run_id)["value"].notna().all()
+    assert not _leaks(at, secret.encode())

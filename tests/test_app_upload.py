@@ -6,7 +6,7 @@ import io
 import json
 
 import pandas as pd
-from app_helpers import all_text, app_db, frame_with, no_exception, page, sample_run, store  # noqa: F401
+from app_helpers import all_text, app_db, frame_with, no_exception, no_raw_html, page, sample_run, store  # noqa: F401
 
 from ui import state
 
@@ -140,3 +140,23 @@ def test_oversized_file_is_refused(app_db, monkeypatch):
     at.session_state[state.UPLOAD_FILE] = ("big.csv", LONG_CSV)
     at.run()
     assert "the limit is" in at.error[0].value
+
+
+def test_dataset_text_is_never_rendered_as_html(app_db):
+    payload = b"id,model,prediction\n<img src=x onerror=alert(1)>,<b>m</b>,**bold** [link](http://x)\n"
+    at = page("pages/upload.py")
+    at.session_state[state.UPLOAD_FILE] = ("<script>.csv", payload)
+    at.run()
+    no_exception(at)
+    no_raw_html(at)
+    at.text_input(key=state.UPLOAD_NAME).set_value("<i>name</i>").run()
+    at.button[1].click().run()
+    no_exception(at)
+    no_raw_html(at)
+    assert list(store().list_datasets()["name"]) == ["<i>name</i>"]
+    shown = "\n".join(m.value for m in at.markdown) + "\n".join(s.value for s in at.success)
+    assert "<i>" not in shown and "\\<i\\>" in shown  # escaped wherever it is written into markdown
+    for name in ("pages/evaluate.py", "pages/runs.py", "app.py"):
+        other = page(name).run()
+        no_exception(other)
+        no_raw_html(other)
