@@ -96,7 +96,7 @@ def violin_figure(sample: pd.DataFrame, score: str, colors: dict[str, str] | Non
 
 
 def length_figure(frame: pd.DataFrame, score: str, colors: dict[str, str] | None = None) -> go.Figure:
-    """Mean score per prediction-length bin (model, words, mean, n, min_words, max_words)."""
+    """Mean score per prediction-length bin (model, chars, mean, n, min_chars, max_chars)."""
     title = f"{label(score)} by prediction length"
     if frame.empty:
         return _empty(title)
@@ -104,12 +104,12 @@ def length_figure(frame: pd.DataFrame, score: str, colors: dict[str, str] | None
     figure = go.Figure()
     for model, part in frame.groupby("model", sort=False):
         figure.add_trace(go.Scatter(
-            x=part["words"], y=part["mean"], mode="lines+markers", name=label(model),
-            line_color=colors.get(model), customdata=part[["n", "min_words", "max_words"]].to_numpy(),
-            hovertemplate=("%{customdata[1]}–%{customdata[2]} words: mean %{y:.4g} "
+            x=part["chars"], y=part["mean"], mode="lines+markers", name=label(model),
+            line_color=colors.get(model), customdata=part[["n", "min_chars", "max_chars"]].to_numpy(),
+            hovertemplate=("%{customdata[1]}–%{customdata[2]} characters: mean %{y:.4g} "
                            "(n=%{customdata[0]})<extra>%{fullData.name}</extra>"),
         ))
-    figure.update_layout(title=title, xaxis_title="prediction length (words, bin mean)",
+    figure.update_layout(title=title, xaxis_title="prediction length (characters, mean of the bin)",
                          yaxis_title=f"mean {label(score)}", **_LAYOUT)
     return figure
 

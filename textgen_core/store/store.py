@@ -436,15 +436,17 @@ class Store(JudgeTablesMixin):
 
     def score_by_length(self, run_id: int, score: str, *, models: Sequence[str] | None = None, bins: int = 12,
                         low: float | None = None, high: float | None = None) -> pd.DataFrame:
-        """model, bin, words (mean prediction length in words), mean score, n: equal-count length bins."""
+        """model, bin, chars (mean prediction length in characters), its min and max, mean score, n.
+
+        Bins hold equal numbers of rows (length quantiles), so a long tail does not leave bins empty.
+        """
         params = self._value_params(run_id, score, models, low, high) | {"bins": max(1, int(bins))}
         return self._cur().execute(
-            self._VALUES_CTE + ", w AS (SELECT v.model, v.value, CASE WHEN trim(coalesce(d.prediction, '')) = '' "
-            "THEN 0 ELSE len(string_split_regex(trim(d.prediction), '\\s+')) END AS words FROM v "
+            self._VALUES_CTE + ", w AS (SELECT v.model, v.value, length(coalesce(d.prediction, '')) AS chars FROM v "
             "JOIN data d ON d.dataset_id = (SELECT dataset_id FROM runs WHERE run_id = $run) "
             "AND d.datum_id = v.datum_id AND d.model = v.model), "
-            "b AS (SELECT *, ntile($bins) OVER (ORDER BY words) AS bin FROM w) "
-            "SELECT model, bin, avg(words) AS words, min(words) AS min_words, max(words) AS max_words, "
+            "b AS (SELECT *, ntile($bins) OVER (ORDER BY chars) AS bin FROM w) "
+            "SELECT model, bin, avg(chars) AS chars, min(chars) AS min_chars, max(chars) AS max_chars, "
             "avg(value) AS mean, count(*) AS n FROM b GROUP BY model, bin ORDER BY model, bin", params).df()
 
     def find_rows(self, run_id: int, *, score: str | None = None, models: Sequence[str] | None = None,
