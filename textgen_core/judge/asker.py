@@ -22,6 +22,41 @@ from .steps import Answer, StepFailed
 CHARS_PER_TOKEN = 4
 
 
+class Stopped(Exception):
+    """The run is stopping: this step was not started and its cells are dropped, not written."""
+
+
+class Gate:
+    """Admits judge requests, at most ``limit`` at a time, until the run starts stopping.
+
+    Requests are admitted here before they reach the client, so once the gate
+    closes nothing new goes on the wire and the requests already out can be
+    waited for: their replies land in the cache and a resume never pays twice.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.slots = asyncio.Semaphore(limit)
+        self.closed = False
+        self.active = 0
+
+    async def run(self, make: Callable[[], Awaitable[Any]]) -> Any:
+        async with self.slots:
+            if self.closed:
+                raise Stopped()
+            self.active += 1
+            try:
+                return await make()
+            finally:
+                self.active -= 1
+
+    async def drain(self, grace: float) -> None:
+        """Close, then wait up to ``grace`` seconds for admitted requests to finish."""
+        self.closed = True
+        deadline = asyncio.get_running_loop().time() + grace
+        while self.active and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
+
+
 def _failure(exc: Unscored, step: str, messages: Any) -> StepFailed:
     exchange = {"step": step, "messages": exc.messages or messages, "reason": exc.reason, "reply": exc.text,
                 "attempts": exc.attempts}
@@ -31,8 +66,9 @@ def _failure(exc: Unscored, step: str, messages: Any) -> StepFailed:
 class ClientAsker:
     """Asks the judge through the client; each distinct request once per group."""
 
-    def __init__(self, client: JudgeClient) -> None:
+    def __init__(self, client: JudgeClient, gate: Gate) -> None:
         self.client = client
+        self.gate = gate
         self._tasks: dict[Any, asyncio.Future] = {}
 
     async def _shared(self, key: Any, make: Callable[[], Awaitable[Any]]) -> Any:
@@ -43,13 +79,13 @@ class ClientAsker:
         return await asyncio.shield(task)
 
     async def ask(self, request: Request) -> Answer:
-        return await self._shared(("chat", request.key), lambda: self._ask(request))
+        return await self._shared(request.identity, lambda: self._ask(request))
 
     async def _ask(self, request: Request) -> Answer:
         messages = [dict(m) for m in request.messages]
         try:
-            reply = await self.client.ask(messages, request.schema, schema_name=request.step,
-                                          prompt_version=request.version)
+            reply = await self.gate.run(lambda: self.client.ask(
+                messages, request.schema, schema_name=request.step, prompt_version=request.version))
         except Unscored as exc:
             raise _failure(exc, request.step, messages) from None
         return Answer(reply.value, reply.cache_key)
@@ -57,7 +93,7 @@ class ClientAsker:
     async def embed(self, texts: list[str]) -> list[list[float]]:
         async def call() -> list[list[float]]:
             try:
-                return await self.client.embed(list(texts))
+                return await self.gate.run(lambda: self.client.embed(list(texts)))
             except Unscored as exc:
                 raise _failure(exc, "embeddings", list(texts)) from None
         return await self._shared(("embed", tuple(texts)), call)
@@ -65,7 +101,7 @@ class ClientAsker:
     async def prompt_logprobs(self, text: str) -> list[float]:
         async def call() -> list[float]:
             try:
-                return await self.client.prompt_logprobs(text)
+                return await self.gate.run(lambda: self.client.prompt_logprobs(text))
             except Unscored as exc:
                 raise _failure(exc, "prompt_logprobs", text) from None
         return await self._shared(("logprobs", text), call)
@@ -92,6 +128,64 @@ class Tally:
         self.completion_tokens += reply_tokens
 
 
+def _tagged(value: Any, tag: str) -> Any:
+    """A placeholder whose extracted items name the request they stand in for.
+
+    Requests built from stand-in items of different texts must not look
+    identical, or the estimate would count them once.
+    """
+    if not isinstance(value, dict):
+        return value
+    return {k: [f"{v} [{tag}]" for v in items] if isinstance(items, list) and items and isinstance(items[0], str)
+            else items for k, items in value.items()}
+
+
+class CacheLookup:
+    """Batches the cache lookups of many concurrent dry asks into one query per round.
+
+    Every dry ask awaits :meth:`check`; the first one of a round schedules a
+    flush that lets the other runnable tasks queue their keys, then asks the
+    cache about all of them at once (a lookup per request would take hours on
+    100k rows).
+    """
+
+    def __init__(self, client: JudgeClient, store: Any | None, *, empty: bool = False) -> None:
+        self.client, self.store = client, store
+        #: True when the cache holds nothing for this judge: every lookup is a miss, no key is computed.
+        self.empty = empty
+        self._pending: dict[str, list[asyncio.Future]] = {}
+        self._scheduled = False
+
+    async def check(self, key: str) -> tuple[bool, Any]:
+        """(cached?, parsed reply or None)."""
+        if self.empty:
+            return False, None
+        future = asyncio.get_running_loop().create_future()
+        self._pending.setdefault(key, []).append(future)
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.ensure_future(self._flush())
+        return await future
+
+    async def _flush(self) -> None:
+        for _ in range(4):  # let every runnable task reach its lookup
+            await asyncio.sleep(0)
+        batch, self._pending, self._scheduled = self._pending, {}, False
+        try:
+            hits = self.client.cached_keys(list(batch))
+            values = self.store.judge_cache_values(list(hits)) if hits and self.store is not None else {}
+        except Exception as exc:  # noqa: BLE001 - delivered to every waiting ask
+            for futures in batch.values():
+                for future in futures:
+                    if not future.done():
+                        future.set_exception(exc)
+            return
+        for key, futures in batch.items():
+            for future in futures:
+                if not future.done():
+                    future.set_result((key in hits, values.get(key)))
+
+
 class DryAsker:
     """Answers from the cache when it can, otherwise counts the call and returns a placeholder.
 
@@ -100,54 +194,61 @@ class DryAsker:
     run, so it is counted once.
     """
 
-    def __init__(self, client: JudgeClient, tally: Tally, counted: set[bytes]) -> None:
+    def __init__(self, client: JudgeClient, tally: Tally, counted: set[Any], lookup: CacheLookup) -> None:
         self.client = client
         self.tally = tally
         self.counted = counted
+        self.lookup = lookup
         self._seen: dict[Any, Any] = {}
 
-    def _first(self, key: str) -> bool:
-        digest = bytes.fromhex(key[:32])
+    def _first(self, key: Any) -> bool:
+        digest = bytes.fromhex(key[:32]) if isinstance(key, str) else hash(key)
         if digest in self.counted:
             return False
         self.counted.add(digest)
         return True
 
     async def ask(self, request: Request) -> Answer:
-        memo = ("chat", request.key)
+        memo = request.identity
         if memo not in self._seen:
             messages = [dict(m) for m in request.messages]
-            key = self.client.cache_key(messages, request.schema, prompt_version=request.version)
-            if self.client.cached_keys([key]):
-                reply = await self.client.ask(messages, request.schema, schema_name=request.step,
-                                              prompt_version=request.version)
+            if self.lookup.empty:  # nothing cached: skip the costly exact key
+                key, (cached, value) = memo, (False, None)
+            else:
+                key = self.client.cache_key(messages, request.schema, prompt_version=request.version)
+                cached, value = await self.lookup.check(key)
+            if cached and value is None:  # no store to read from: the client's own cache answers
+                value = (await self.client.ask(messages, request.schema, schema_name=request.step,
+                                               prompt_version=request.version)).value
+            if cached:
                 self.tally.cached += self._first(key)
-                self._seen[memo] = Answer(reply.value, reply.cache_key)
+                answer = Answer(value, key)
             else:
                 if self._first(key):
                     self.tally.count(request.prompt_chars, request.reply_tokens)
-                self._seen[memo] = Answer(request.placeholder, None)
+                answer = Answer(_tagged(request.placeholder, f"{hash(memo) & 0xFFFFFFFF:08x}"), None)
+            self._seen[memo] = answer
         return self._seen[memo]
+
+    async def _counted(self, keys: list[str], prompt_chars: int) -> None:
+        cached = [hit for hit, _ in await asyncio.gather(*(self.lookup.check(k) for k in keys))]
+        fresh = [k for k, hit in zip(keys, cached) if not hit and self._first(k)]
+        if fresh:
+            self.tally.count(prompt_chars, 0)
+        elif all(cached) and keys and self._first(keys[0]):
+            self.tally.cached += 1
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         settings = self.client.settings
         model = settings.embedding_model or settings.model
-        keys = [embedding_key(endpoint=settings.endpoint, model=model, text=str(t)) for t in texts]
-        cached = self.client.cached_keys(keys)
-        missing = [(k, t) for k, t in zip(keys, texts) if k not in cached]
-        fresh = [(k, t) for k, t in missing if self._first(k)]
-        if fresh:
-            self.tally.count(sum(len(t) for _, t in fresh), 0)
-        elif not missing and self._first(keys[0] if keys else "0" * 32):
-            self.tally.cached += 1
+        await self._counted([embedding_key(endpoint=settings.endpoint, model=model, text=str(t)) for t in texts]
+                            if not self.lookup.empty else [("embed", str(t)) for t in texts],
+                            sum(len(t) for t in texts))
         return [[1.0] for _ in texts]
 
     async def prompt_logprobs(self, text: str) -> list[float]:
         settings = self.client.settings
-        key = logprobs_key(endpoint=settings.endpoint, model=settings.model, text=str(text))
-        if self._first(key):
-            if self.client.cached_keys([key]):
-                self.tally.cached += 1
-            else:
-                self.tally.count(len(text), 0)
+        await self._counted([logprobs_key(endpoint=settings.endpoint, model=settings.model, text=str(text))
+                             if not self.lookup.empty else ("logprobs", str(text))],
+                            len(text))
         return [-1.0]

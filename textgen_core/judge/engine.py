@@ -16,16 +16,16 @@ import logging
 import math
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 
 from ..metrics.spec import MetricSpec
 from ..model import Cell, Datum
 from ..progress import Progress, ProgressCallback
 from ..store import Store
-from .asker import ClientAsker, DryAsker, Tally
+from .asker import CacheLookup, ClientAsker, DryAsker, Gate, Stopped, Tally
 from .cells import Outcome
-from .client import JudgeClient
+from .client import JudgeClient, Usage
 from .metrics import BY_NAME, JudgePlan
 from .settings import JudgeSettings
 from .steps import StepFailed
@@ -74,7 +74,7 @@ async def score_cell(asker: Any, job: Job) -> Outcome:
         outcome = await plan.score(asker, row, params)
     except StepFailed as exc:
         return Outcome(Cell.unscored(exc.reason), exchanges=[exc.exchange] if exc.exchange else [])
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, Stopped):
         raise
     except Exception as exc:  # noqa: BLE001 - one odd reply must not sink a run of thousands of cells
         log.exception("judge metric %s failed on datum %s / %s", name, row.datum_id, row.model)
@@ -110,7 +110,7 @@ def run_sync(make: Callable[[], Awaitable[T]]) -> T:
 # -- estimate ---------------------------------------------------------------------
 
 def estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]], settings: JudgeSettings,
-             store: Store | None) -> Estimate:
+             store: Store | None, *, client: JudgeClient | None = None) -> Estimate:
     """Judge calls a run would make (cached exchanges excluded), with a token and cost estimate.
 
     Runs the metrics' own scoring code against a dry asker: a request whose
@@ -118,19 +118,27 @@ def estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]], se
     exactly); any other request is counted and answered with a placeholder of
     the right shape, whose dependants then count as calls too.
     """
-    return run_sync(lambda: _estimate(rows, metrics, settings, store))
+    return run_sync(lambda: _estimate(rows, metrics, settings, client or JudgeClient(settings, store), store))
+
+
+#: Datum groups estimated together (their cache lookups share queries).
+ESTIMATE_CHUNK = 1000
 
 
 async def _estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]], settings: JudgeSettings,
-                    store: Store | None) -> Estimate:
-    client = JudgeClient(settings, store)
+                    client: JudgeClient, store: Store | None) -> Estimate:
     tally = Tally()
-    counted: set[bytes] = set()
+    counted: set[Any] = set()
+    lookup = CacheLookup(client, store, empty=store is not None and not store.judge_cache_holds(
+        settings.endpoint, (settings.model, settings.embedding_model or settings.model)))
+    groups = plan_groups(rows, metrics)
     try:
-        for group in plan_groups(rows, metrics):
-            asker = DryAsker(client, tally, counted)
-            for job in group:
-                await score_cell(asker, job)
+        for start in range(0, len(groups), ESTIMATE_CHUNK):
+            jobs = []
+            for group in groups[start:start + ESTIMATE_CHUNK]:
+                asker = DryAsker(client, tally, counted, lookup)
+                jobs.extend(score_cell(asker, job) for job in group)
+            await asyncio.gather(*jobs)
     finally:
         await client.aclose()
     return Estimate(tally.calls, tally.cached, tally.prompt_tokens, tally.completion_tokens,
@@ -142,14 +150,24 @@ async def _estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, An
 def run_judge_metrics(store: Store, run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
                       settings: JudgeSettings, *, progress: ProgressCallback | None = None,
                       cancel: threading.Event | None = None,
-                      skip: set[tuple[str, str, str]] | frozenset = frozenset()) -> None:
+                      skip: set[tuple[str, str, str]] | frozenset = frozenset(),
+                      client: JudgeClient | None = None) -> None:
     """Score every (row, metric) cell not in ``skip`` and write cells and verdicts as they finish.
 
-    Returns when all cells are written, or soon after ``cancel`` is set (cells
-    in progress are dropped whole; their finished exchanges stay cached).
+    Returns when every cell is written, or soon after ``cancel`` is set: no new
+    request is sent, requests on the wire get up to ``STOP_GRACE`` seconds to
+    land in the cache, and cells still waiting are dropped whole. ``client``
+    lets a caller share one client (and its learned response mode) across runs.
     """
     groups = plan_groups(rows, metrics, skip)
-    run_sync(lambda: _run(store, run_id, groups, settings, progress, cancel or threading.Event()))
+    if not groups:
+        return
+    run_sync(lambda: _run(store, run_id, groups, client or JudgeClient(settings, store), progress,
+                          cancel or threading.Event()))
+
+
+#: Seconds a cancelled run waits for requests already sent (bounded by the judge timeout).
+STOP_GRACE = 5.0
 
 
 class _Tracker:
@@ -159,6 +177,7 @@ class _Tracker:
                  interval: float = 0.2) -> None:
         self.total, self.client, self.callback, self.interval = total, client, callback, interval
         self.done = self.failed = 0
+        self.start = replace(client.usage)
         self._last = 0.0
 
     def add(self, outcome: Outcome) -> None:
@@ -166,64 +185,73 @@ class _Tracker:
         self.failed += outcome.cell.value is None
         self.report()
 
+    def spent(self) -> Usage:
+        """Usage of this run only (the client may be shared)."""
+        now = self.client.usage
+        return Usage(*(getattr(now, f.name) - getattr(self.start, f.name) for f in fields(Usage)))
+
     def report(self, force: bool = False) -> None:
         now = time.monotonic()
         if self.callback is None or (not force and now - self._last < self.interval):
             return
         self._last = now
-        usage = self.client.usage
-        self.callback(Progress("judge", self.total, self.done, self.failed, usage.in_flight,
-                               usage.prompt_tokens, usage.completion_tokens, usage.cached))
+        used = self.spent()
+        self.callback(Progress("judge", self.total, self.done, self.failed, self.client.usage.in_flight,
+                               used.prompt_tokens, used.completion_tokens, used.cached))
 
 
-async def _run(store: Store, run_id: int, groups: list[list[Job]], settings: JudgeSettings,
+async def _run(store: Store, run_id: int, groups: list[list[Job]], client: JudgeClient,
                progress: ProgressCallback | None, cancel: threading.Event) -> None:
-    client = JudgeClient(settings, store)
+    settings = client.settings
     tracker = _Tracker(sum(len(g) for g in groups), client, progress)
     writer = ResultWriter(store, run_id)
+    gate = Gate(settings.concurrency)
     pending = iter(groups)
 
     async def worker() -> None:
         for group in pending:  # one shared iterator: each group goes to exactly one worker
-            if cancel.is_set():
+            if gate.closed:
                 return
-            await _score_group(client, group, writer, tracker)
+            await _score_group(ClientAsker(client, gate), group, writer, tracker)
 
     tracker.report(force=True)
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(settings.concurrency, len(groups))))]
-    watcher = asyncio.create_task(_watch(cancel, workers))
+    workers = [asyncio.create_task(worker()) for _ in range(min(settings.concurrency, len(groups)))]
+    watcher = asyncio.create_task(_watch(cancel, gate, workers, min(STOP_GRACE, settings.timeout)))
     try:
-        done, _ = await asyncio.wait(workers)
-        for task in done:
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()
+        await asyncio.wait(workers)
+        errors = [t.exception() for t in workers if not t.cancelled() and t.exception() is not None]
+        if errors:
+            raise errors[0]
     finally:
         watcher.cancel()
         for task in workers:
             task.cancel()
         writer.flush()
-        usage = client.usage
-        store.add_run_usage(run_id, calls=usage.calls, prompt_tokens=usage.prompt_tokens,
-                            completion_tokens=usage.completion_tokens, cost=client.cost())
+        used = tracker.spent()
+        store.add_run_usage(run_id, calls=used.calls, prompt_tokens=used.prompt_tokens,
+                            completion_tokens=used.completion_tokens,
+                            cost=settings.price(used.prompt_tokens, used.completion_tokens))
         await client.aclose()
         tracker.report(force=True)
 
 
-async def _watch(cancel: threading.Event, workers: list[asyncio.Task]) -> None:
-    """Cancel the workers as soon as ``cancel`` is set (polled: it is a thread event)."""
+async def _watch(cancel: threading.Event, gate: Gate, workers: list[asyncio.Task], grace: float) -> None:
+    """On ``cancel`` (a thread event, so polled): close the gate, let sent requests land, stop the workers."""
     while not cancel.is_set():
         if all(w.done() for w in workers):
             return
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.02)
+    await gate.drain(grace)
     for task in workers:
         task.cancel()
 
 
-async def _score_group(client: JudgeClient, group: list[Job], writer: ResultWriter, tracker: _Tracker) -> None:
-    asker = ClientAsker(client)
-
+async def _score_group(asker: ClientAsker, group: list[Job], writer: ResultWriter, tracker: _Tracker) -> None:
     async def one(job: Job) -> None:
-        outcome = await score_cell(asker, job)
+        try:
+            outcome = await score_cell(asker, job)
+        except Stopped:
+            return  # the run is stopping: this cell is left for the resume, not written half-done
         writer.add(job[0], job[1], outcome)
         tracker.add(outcome)
 

@@ -257,3 +257,20 @@ class JudgeTablesMixin:
             finally:
                 cur.unregister("judged_cells")
         return len(cells)
+
+    def judge_cache_values(self, cache_keys: Sequence[str]) -> dict[str, Any]:
+        """Parsed replies of many cached exchanges in one query: {cache_key: parsed} for those present."""
+        keys = list(dict.fromkeys(cache_keys))
+        if not keys:
+            return {}
+        rows = self._cur().execute(
+            "SELECT cache_key, parsed FROM judge_cache WHERE cache_key IN (SELECT unnest(?::VARCHAR[]))",
+            [keys]).fetchall()
+        return {key: json.loads(parsed) if parsed is not None else None for key, parsed in rows}
+
+    def judge_cache_holds(self, base_url: str, models: Sequence[str]) -> bool:
+        """True when the cache has any reply from this endpoint for one of ``models``."""
+        row = self._cur().execute(
+            "SELECT 1 FROM judge_cache WHERE base_url = ? AND list_contains(?::VARCHAR[], model) LIMIT 1",
+            [base_url, list(models)]).fetchone()
+        return row is not None

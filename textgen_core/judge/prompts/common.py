@@ -30,6 +30,11 @@ class Request:
     reply_tokens: int = 0
 
     @property
+    def identity(self) -> tuple[str, ...]:
+        """A cheap in-process identity (step, version, message texts): the schema follows from them."""
+        return (self.step, self.version, *(m["content"] for m in self.messages))
+
+    @property
     def key(self) -> str:
         """Identity of the exchange: identical keys are asked once per datum."""
         blob = json.dumps([self.step, self.version, list(self.messages), self.schema], sort_keys=True,
@@ -38,7 +43,14 @@ class Request:
 
     @property
     def prompt_chars(self) -> int:
-        return sum(len(m["content"]) for m in self.messages) + len(json.dumps(self.schema))
+        """Characters sent: the messages plus the schema (its size depends on the step only)."""
+        size = _SCHEMA_CHARS.get(self.step)
+        if size is None:
+            size = _SCHEMA_CHARS[self.step] = len(json.dumps(self.schema))
+        return sum(len(m["content"]) for m in self.messages) + size
+
+
+_SCHEMA_CHARS: dict[str, int] = {}
 
 
 def strict_object(properties: dict[str, Any]) -> dict[str, Any]:
