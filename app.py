@@ -8,8 +8,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui.home import database_ready, render_sidebar
 from ui.home import render as render_home
-from ui.home import render_sidebar
 
 ROOT = Path(__file__).resolve().parent
 #: (file, title, icon) of every page after Home, in menu order; a page whose file is absent is left out.
@@ -27,4 +27,5 @@ home = st.Page(render_home, title="Home", icon=":material/home:", url_path="home
 pages = [home] + [st.Page(path, title=title, icon=icon) for path, title, icon in PAGES if (ROOT / path).is_file()]
 current = st.navigation(pages)
 render_sidebar()
-current.run()
+if database_ready():
+    current.run()

@@ -57,3 +57,21 @@ def test_navigation_lists_every_page_that_exists(app_db):
     source = (ROOT / "app.py").read_text()
     for name in ("upload", "evaluate", "results", "explore", "compare", "runs"):
         assert f"pages/{name}.py" in source
+
+
+def test_a_database_locked_by_another_process_is_explained(app_db):
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+                               "print('ready', flush=True); time.sleep(60)", str(app_db)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        at = page("app.py").run()
+        no_exception(at)
+        assert "DuckDB lets one process write a file at a time" in at.error[0].value
+        assert not at.metric  # the page itself did not run
+    finally:
+        holder.kill()
+        holder.wait()

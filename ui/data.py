@@ -102,7 +102,7 @@ def counts() -> tuple[int, int]:
     return len(datasets()), len(runs())
 
 
-@st.cache_data(ttl=TTL, show_spinner=False)
+@st.cache_data(ttl=TTL, show_spinner="Reading the dataset...")
 def _fields(path: str, dataset_id: int) -> list[str]:
     return sorted(available_fields(_store(path), dataset_id))
 

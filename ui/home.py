@@ -71,6 +71,18 @@ def _start_sample() -> None:
     st.toast(f"Scoring {SAMPLE_NAME} with {', '.join(metrics)}...")
 
 
+def database_ready() -> bool:
+    """Open the database; on failure (locked by another process, unreadable) say so and how to fix it."""
+    try:
+        data.store()
+    except TextgenError as exc:
+        st.error(f"{plain(str(exc))}\n\nDuckDB lets one process write a file at a time: close the other "
+                 "program using it (a CLI run, another dashboard), or start the dashboard on another file "
+                 "with `textgen-eval --db OTHER.duckdb dashboard`.")
+        return False
+    return True
+
+
 def render_sidebar() -> None:
     """Shown on every page: the database file and a refresh of cached reads."""
     with st.sidebar:
