@@ -569,3 +569,21 @@ def cells_containing(path, needle: str) -> list[str]:
         return found
     finally:
         con.close()
+
+
+def test_cache_writes_are_batched_and_flushed_when_idle(judge_server: JudgeServer, judge_settings, db_path) -> None:
+    judge_server.responder = lambda request: GOOD
+    store = Store(db_path)
+    writes: list[int] = []
+    put = store.judge_cache_put
+    store.judge_cache_put = lambda entries: writes.append(len(entries)) or put(entries)  # count commits
+    client = make(judge_settings, store)
+
+    async def body() -> list[Any]:
+        replies = await asyncio.gather(*(ask(client, f"q{i}") for i in range(100)))
+        assert sum(writes) == 100  # the client went idle: everything is on disk
+        return replies
+
+    replies = run(client, body)
+    assert len(writes) <= 4 and store.judge_cache_has([r.cache_key for r in replies]) == {r.cache_key for r in replies}
+    store.close()

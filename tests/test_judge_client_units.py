@@ -289,3 +289,11 @@ def test_verdicts_and_exchanges(db_path) -> None:
         store._delete_judge_rows(cur, 7)
     assert store.verdicts(7, "d1").empty and store.exchanges(7).empty
     store.close()
+
+
+def test_every_setting_is_documented() -> None:
+    from dataclasses import fields
+
+    from textgen_core.judge.settings import SETTING_HELP
+
+    assert {f.name for f in fields(JudgeSettings)} == set(SETTING_HELP)

@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
@@ -71,6 +72,7 @@ class ReplyCache(Protocol):
     def get(self, key: str) -> CacheEntry | None: ...
     def has(self, keys: Iterable[str]) -> set[str]: ...
     def put(self, entry: CacheEntry) -> None: ...
+    def flush(self) -> int: ...
 
 
 class MemoryCache:
@@ -92,32 +94,67 @@ class MemoryCache:
         with self._lock:
             self._entries[entry.cache_key] = entry
 
+    def flush(self) -> int:
+        return 0
+
 
 class StoreCache:
-    """The judge_cache table of a :class:`Store`, through its judge SQL mixin.
+    """The judge_cache table of a :class:`Store`, written behind in small batches.
 
-    Calls are synchronous and made from the thread running the client's event
-    loop; the Store gives that thread its own DuckDB cursor and serialises
-    writes. A failed write is logged and the verdict kept: losing a cache entry
-    costs money later, losing the verdict would cost correctness now.
+    One DuckDB commit costs milliseconds, which on a fast local judge would
+    make the event loop the bottleneck, so validated replies are buffered and
+    written together: when ``batch`` are pending, when the oldest has waited
+    ``max_age`` seconds, or on :meth:`flush` (the client flushes whenever it
+    goes idle and on ``aclose``). Pending entries are visible to
+    :meth:`get`/:meth:`has` at once. Calls are made from the thread running the
+    client's event loop; the Store gives each thread its own cursor and
+    serialises writes. A failed write is logged and the verdicts kept: losing
+    a cache entry costs money later, losing a verdict would cost correctness now.
     """
 
-    def __init__(self, store: "Store") -> None:
+    def __init__(self, store: "Store", *, batch: int = 64, max_age: float = 1.0) -> None:
         self.store = store
+        self.batch = batch
+        self.max_age = max_age
+        self._pending: dict[str, CacheEntry] = {}
+        self._oldest = 0.0
+        self._lock = threading.Lock()
         self._warned = False
 
     def get(self, key: str) -> CacheEntry | None:
+        with self._lock:
+            entry = self._pending.get(key)
+        if entry is not None:
+            return entry
         row = self.store.judge_cache_get(key)
         return None if row is None else CacheEntry(**row)
 
     def has(self, keys: Iterable[str]) -> set[str]:
-        return self.store.judge_cache_has(list(keys))
+        keys = list(keys)
+        with self._lock:
+            pending = {k for k in keys if k in self._pending}
+        return pending | self.store.judge_cache_has([k for k in keys if k not in pending])
 
     def put(self, entry: CacheEntry) -> None:
+        with self._lock:
+            if not self._pending:
+                self._oldest = time.monotonic()
+            self._pending[entry.cache_key] = entry
+            due = len(self._pending) >= self.batch or time.monotonic() - self._oldest >= self.max_age
+        if due:
+            self.flush()
+
+    def flush(self) -> int:
+        """Write every pending entry in one transaction; returns how many were written."""
+        with self._lock:
+            entries, self._pending = list(self._pending.values()), {}
+        if not entries:
+            return 0
         try:
-            self.store.judge_cache_put([entry])
+            return self.store.judge_cache_put(entries)
         except Exception as exc:  # noqa: BLE001 - a cache write must never lose a verdict
             if not self._warned:
-                log.warning("could not write to the judge cache (%s: %s); replies are kept but not cached",
-                            type(exc).__name__, exc)
+                log.warning("could not write %d replies to the judge cache (%s: %s); they are kept in the run "
+                            "but not cached", len(entries), type(exc).__name__, exc)
                 self._warned = True
+            return 0

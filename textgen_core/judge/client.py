@@ -36,7 +36,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import openai
 from openai.types import Completion, CreateEmbeddingResponse
@@ -186,6 +186,7 @@ class JudgeClient:
         self._pause_until = 0.0
         self._warned_usage = False
         self._on_change_failed = False
+        self._active = 0  # client calls under way; the cache is flushed when this drops to 0
 
     def __repr__(self) -> str:
         return f"JudgeClient(base_url={self.settings.base_url!r}, model={self.settings.model!r}, usage={self.usage})"
@@ -227,15 +228,16 @@ class JudgeClient:
         if hit is not None:
             return hit
         state = self._state()
-        async with self._same_key(state, key):
-            hit = self._cached_reply(key)  # an identical ask may have finished while we waited
-            if hit is not None:
-                return hit
-            try:
-                return await self._ask_fresh(state, key, messages, schema, schema_name, prompt_version)
-            except Unscored:
-                self._bump(failed=1)
-                raise
+        with self._busy():
+            async with self._same_key(state, key):
+                hit = self._cached_reply(key)  # an identical ask may have finished while we waited
+                if hit is not None:
+                    return hit
+                try:
+                    return await self._ask_fresh(state, key, messages, schema, schema_name, prompt_version)
+                except Unscored:
+                    self._bump(failed=1)
+                    raise
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """Embedding vectors of ``texts``, in order; cached per text. Raises :class:`Unscored`."""
@@ -254,6 +256,11 @@ class JudgeClient:
             self._bump(cached=1)
             return [vectors[k] for k in keys]
         state = self._state()
+        with self._busy():
+            return await self._embed_fresh(state, model, keys, todo, vectors)
+
+    async def _embed_fresh(self, state: _LoopState, model: str, keys: list[str], todo: list[tuple[str, str]],
+                           vectors: dict[str, list[float]]) -> list[list[float]]:
         try:
             for start in range(0, len(todo), EMBED_BATCH):
                 batch = todo[start:start + EMBED_BATCH]
@@ -290,6 +297,10 @@ class JudgeClient:
             self._bump(cached=1)
             return list(entry.parsed)
         state = self._state()
+        with self._busy():
+            return await self._logprobs_fresh(state, key, model, text)
+
+    async def _logprobs_fresh(self, state: _LoopState, key: str, model: str, text: str) -> list[float]:
         budget = _Budget(self.settings.retries)
         try:
             reply = await self._send(
@@ -308,8 +319,13 @@ class JudgeClient:
                                    int(getattr(usage, "prompt_tokens", 0) or 0), 0))
         return values
 
+    def flush(self) -> int:
+        """Write buffered cache entries to the store now (also done when the client goes idle)."""
+        return self._cache.flush()
+
     async def aclose(self) -> None:
-        """Close the HTTP pool of the running loop and forget those of closed loops."""
+        """Flush the cache, close the HTTP pool of the running loop and forget those of closed loops."""
+        self._cache.flush()
         loop = asyncio.get_running_loop()
         with self._lock:
             state = self._states.pop(loop, None)
@@ -539,6 +555,20 @@ class JudgeClient:
         return JudgeReply(entry.parsed, entry.reply, list(request.get("messages") or []), key,
                           entry.prompt_tokens, entry.completion_tokens, True, attempts=0,
                           mode=str(request.get("mode") or "json_schema"))
+
+    @contextlib.contextmanager
+    def _busy(self) -> Iterator[None]:
+        """Count a client call under way; when the last one ends, buffered cache entries are written."""
+        with self._lock:
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._active -= 1
+                idle = self._active == 0
+            if idle:
+                self._cache.flush()
 
     @contextlib.asynccontextmanager
     async def _same_key(self, state: _LoopState, key: str) -> AsyncIterator[None]:
