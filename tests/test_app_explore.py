@@ -29,12 +29,12 @@ def headers(at) -> list[str]:
 
 @pytest.fixture
 def judged_run(sample_run) -> tuple[int, str]:
-    """A judge run on the sample: q01 has verdicts and an exchange, q02 is unscored with its reason."""
+    """A judge run on the sample: q01 has verdicts and exchanges (model-b timed out); q02 model-a is unscored."""
     dataset_id, _ = sample_run
     db = store()
     run_id = db.create_run(dataset_id, ["faithfulness"], {}, {}, ["model-a", "model-b"])
     db.write_cells(run_id, [("q01", "model-a", "faithfulness", "faithfulness", 0.5, {"supported": 1}, None),
-                            ("q01", "model-b", "faithfulness", "faithfulness", 1.0, None, None),
+                            ("q01", "model-b", "faithfulness", "faithfulness", None, None, "the judge timed out"),
                             ("q02", "model-a", "faithfulness", "faithfulness", None, None,
                              "the judge reply was not valid JSON")])
     db.write_verdicts(run_id, [
@@ -46,6 +46,11 @@ def judged_run(sample_run) -> tuple[int, str]:
         "status": "ok", "reason": None, "cache_key": "k1", "reply": REPLY, "prompt_tokens": 10,
         "completion_tokens": 5, "attempts": 1, "latency_s": 0.1,
         "messages": [{"role": "system", "content": "You are a careful judge."}, {"role": "user", "content": PROMPT}],
+    }, {
+        "datum_id": "q01", "model": "model-b", "metric": "faithfulness", "step": "verdicts", "call_index": 0,
+        "status": "unscored", "reason": "the judge timed out", "cache_key": None, "reply": None,
+        "prompt_tokens": 0, "completion_tokens": 0, "attempts": 3, "latency_s": 30.0,
+        "messages": [{"role": "user", "content": "Judge q01 for model-b"}],
     }])
     db.set_run_status(run_id, "finished")
     data.refresh()
@@ -112,7 +117,7 @@ def test_unscored_filter_and_reasons(judged_run):
     no_exception(at)
     matches = frame_with(at, "reason")  # rows without any stored cell are not "unscored"
     assert matches[["datum_id", "model", "reason"]].values.tolist() == [
-        ["q02", "model-a", "the judge reply was not valid JSON"]]
+        ["q01", "model-b", "the judge timed out"], ["q02", "model-a", "the judge reply was not valid JSON"]]
     at.selectbox(key=EXPLORE_DATUM).set_value("q02").run()
     scores = frame_with(at, "unscored reason")
     assert scores[["model", "unscored reason"]].values.tolist() == [["model-a", "the judge reply was not valid JSON"]]
@@ -129,9 +134,15 @@ def test_verdicts_and_the_raw_exchange(judged_run):
     verdicts = frame_with(at, "verdict")
     assert verdicts[["item", "verdict", "reason"]].values.tolist() == [
         ["Gold is Au.", "yes", "context says Au"], ["It comes from Latin.", "no", "not stated"]]
-    [exchange] = at.expander
-    assert "Judge exchange" in exchange.label.replace("\\", "")
-    assert [c.value for c in exchange.code] == ["You are a careful judge.", PROMPT, REPLY]
+    answered, timed_out = at.expander  # one per model tab, collapsed
+    assert "Judge exchange" in answered.label.replace("\\", "") and "unscored" in timed_out.label
+    assert [c.value for c in answered.code] == ["You are a careful judge.", PROMPT, REPLY]
+    assert [t.value for t in answered.text] == []  # no reason shown for a scored exchange
+    assert [t.value for t in timed_out.text] == ["the judge timed out"]
+    assert [c.value for c in timed_out.code] == ["Judge q01 for model-b", "(no reply)"]
+    scores = frame_with(at, "unscored reason").astype(object)
+    assert scores[["model", "value", "unscored reason"]].where(scores.notna(), None).values.tolist() == [
+        ["model-a", 0.5, None], ["model-b", None, "the judge timed out"]]
     assert not any(m.proto.allow_html for m in at.markdown)  # dataset text and replies never reach HTML
 
 

@@ -143,3 +143,39 @@ def test_a_picked_row_opens_explore(sample_run):
     assert at.query_params["datum"] in (datum_id, [datum_id])
     assert at.session_state[EXPLORE_RUN] == run_id and at.session_state[EXPLORE_DATUM] == datum_id
     assert f"Datum {datum_id}" in [h.value.replace("\\", "") for h in at.header]
+
+
+def test_chart_aggregates_equal_pandas_over_every_row(sample_run):
+    _, run_id = sample_run
+    db = store()
+    values = db.score_values(run_id, scores=["rouge1"])
+    histogram = db.score_histogram(run_id, "rouge1", bins=7)
+    assert histogram.groupby("model")["count"].sum().to_dict() == values.groupby("model").size().to_dict()
+    assert histogram["lo"].min() == pytest.approx(values["value"].min())
+    assert histogram["hi"].max() == pytest.approx(values["value"].max())
+    box = db.score_box(run_id, "rouge1").set_index("model")
+    for model, part in values.groupby("model"):
+        q1, median, q3 = np.percentile(part["value"], [25, 50, 75])
+        assert box.loc[model, ["q1", "median", "q3"]].tolist() == pytest.approx([q1, median, q3])
+        inside = part["value"][part["value"].between(q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1))]
+        assert box.loc[model, ["lowerfence", "upperfence"]].tolist() == pytest.approx([inside.min(), inside.max()])
+    sample = db.score_sample(run_id, "rouge1", per_model=10)
+    assert sample.groupby("model").size().tolist() == [10, 10]
+    assert sample.equals(db.score_sample(run_id, "rouge1", per_model=10))  # stable between reruns
+    by_length = db.score_by_length(run_id, "rouge1", bins=4)
+    assert by_length.groupby("model")["n"].sum().to_dict() == values.groupby("model").size().to_dict()
+
+
+def test_figures_escape_names_and_survive_empty_frames():
+    import pandas as pd
+
+    from ui import charts
+
+    bins = pd.DataFrame({"model": ["<b>m</b>"], "bin": [0], "lo": [0.0], "hi": [1.0], "count": [3]})
+    figure = charts.histogram_figure(bins, "<i>score</i>")
+    assert figure.data[0].name == "&lt;b&gt;m&lt;/b&gt;"
+    assert "<i>" not in figure.layout.title.text
+    empty = pd.DataFrame(columns=["model", "bin", "lo", "hi", "count"])
+    for builder in (charts.histogram_figure, charts.box_figure, charts.violin_figure, charts.length_figure):
+        assert builder(empty, "rouge1").layout.annotations[0].text == "no scored values"
+    assert charts.model_colors(["a", "b"])["a"] != charts.model_colors(["a", "b"])["b"]

@@ -244,17 +244,25 @@ def _exchange(exchange: Mapping[str, Any]) -> None:
     """The judge's raw request and reply for one step, collapsed."""
     title = f"Judge exchange: {exchange['step']} #{exchange['call_index']} ({exchange['status']})"
     with st.expander(plain(title)):
-        if exchange.get("reason"):
+        if _present(exchange.get("reason")):
             st.caption("Unscored because")
             st.text(exchange["reason"])
         for message in _messages(exchange.get("messages")):
             st.caption(str(message.get("role", "message")))
             st.code(str(message.get("content", "")), language=None, wrap_lines=True)
         st.caption("Reply")
-        st.code(exchange.get("reply") or "(no reply)", language=None, wrap_lines=True)
+        reply = exchange.get("reply")
+        st.code(reply if _present(reply) else "(no reply)", language=None, wrap_lines=True)
+
+
+def _present(value: Any) -> bool:
+    """A non-empty string (DuckDB hands missing text to pandas as None or NaN)."""
+    return isinstance(value, str) and value != ""
 
 
 def _messages(raw: Any) -> list[Mapping[str, Any]]:
+    if not isinstance(raw, (str, list)):
+        return []
     try:
         messages = json.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
