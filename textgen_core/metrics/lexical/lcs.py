@@ -8,9 +8,6 @@ handful of big-integer operations instead of a Python loop over columns.
 
 from __future__ import annotations
 
-import operator
-from collections import Counter
-from itertools import compress, repeat
 from typing import Mapping, Sequence
 
 _BITS = [1 << j for j in range(2048)]
@@ -18,33 +15,18 @@ _LOW = [(1 << j) - 1 for j in range(2049)]  # _LOW[j]: the j lowest bits set
 _GUARD = ""  # never a token: separates lines packed into one integer
 
 
-def match_masks(tokens: Sequence[str], counts: Mapping[str, int] | None = None) -> dict[str, int]:
-    """For each distinct token, an integer with bit j set where ``tokens[j]`` is that token.
-
-    Tokens seen once get their bit from one C-level ``dict(zip(...))``; only
-    the repeated ones (found through ``counts``, the tokens' Counter) are fixed up.
-    """
-    if len(tokens) > len(_BITS):
-        masks: dict[str, int] = {}
-        get = masks.get
-        bit = 1
-        for token in tokens:
+def match_masks(tokens: Sequence[str]) -> dict[str, int]:
+    """For each distinct token, an integer with bit j set where ``tokens[j]`` is that token."""
+    masks: dict[str, int] = {}
+    get = masks.get
+    if len(tokens) <= len(_BITS):
+        for token, bit in zip(tokens, _BITS):
             masks[token] = get(token, 0) | bit
-            bit <<= 1
         return masks
-    masks = dict(zip(tokens, _BITS))
-    if len(masks) == len(tokens):
-        return masks
-    if counts is None:
-        counts = Counter(tokens)
-    index = tokens.index  # type: ignore[attr-defined]
-    for token in compress(counts, map(operator.lt, repeat(1), counts.values())):
-        mask = 0
-        at = -1
-        for _ in range(counts[token]):
-            at = index(token, at + 1)
-            mask |= _BITS[at]
-        masks[token] = mask
+    bit = 1
+    for token in tokens:
+        masks[token] = get(token, 0) | bit
+        bit <<= 1
     return masks
 
 
@@ -70,7 +52,7 @@ def lcs_length(rows: Sequence[int], width: int) -> int:
 class _Lines:
     """Candidate lines packed side by side in one integer, a zero guard bit between them."""
 
-    __slots__ = ("lines", "offsets", "masks", "line_masks", "lows", "plain", "all")
+    __slots__ = ("lines", "offsets", "masks", "lows", "plain", "all")
 
     def __init__(self, lines: Sequence[Sequence[str]]) -> None:
         self.lines = [line for line in lines if line]
@@ -82,7 +64,6 @@ class _Lines:
             packed.append(_GUARD)
         self.masks = match_masks(packed)
         self.masks.pop(_GUARD, None)
-        self.line_masks = [match_masks(line) for line in self.lines]
         self.plain = [_lows(len(line)) for line in self.lines]
         self.lows = [[low << off for low in plain] for plain, off in zip(self.plain, self.offsets)]
         self.all = 0
@@ -112,7 +93,8 @@ def _union_lcs(ref: Sequence[str], packed: _Lines) -> set[int]:
             v = ((v + u) | (v - u)) & full
         history.append(v)
     kept: set[int] = set()
-    for can, lows, plain, masks in zip(packed.lines, packed.lows, packed.plain, packed.line_masks):
+    masks = packed.masks
+    for can, off, lows, plain in zip(packed.lines, packed.offsets, packed.lows, packed.plain):
         j = len(can)
         left = j - (v & lows[j]).bit_count()
         i = len(ref)
@@ -126,7 +108,7 @@ def _union_lcs(ref: Sequence[str], packed: _Lines) -> set[int]:
             elif j - (history[i - 1] & lows[j]).bit_count() == left:
                 i -= 1
             else:
-                j = (masks[token] & plain[j - 1]).bit_length()
+                j = ((masks[token] >> off) & plain[j - 1]).bit_length()
     return kept
 
 

@@ -55,7 +55,7 @@ class TokenText:
     def masks(self) -> dict[str, int]:
         """Token -> bit mask of its positions."""
         if self._masks is None:
-            self._masks = match_masks(self.tokens, self.counts(1))
+            self._masks = match_masks(self.tokens)
         return self._masks
 
 
@@ -71,17 +71,27 @@ def next_order(d: list[int]) -> list[int]:
     return list(map(_and, d, map(_rshift, d[1:], repeat(1))))
 
 
-def clipped(d: list[int]) -> int:
-    """Sum over the n-grams of min(count on the masks' side, count in the masked sequence)."""
-    zeros = d.count(0)
-    found = len(d) - zeros
-    if not found:
-        return 0
-    distinct = len(set(d)) - (1 if zeros else 0)
-    if distinct == found:
-        return found  # every matched n-gram occurs once on this side
-    counts = Counter(d)
-    del counts[0]
+def clipped(d: list[int], likely_repeats: bool = False) -> int:
+    """Sum over the n-grams of min(count on the masks' side, count in the masked sequence).
+
+    ``likely_repeats`` (unigrams) goes straight to counting the masks;
+    otherwise a set first checks whether any matched n-gram repeats at all.
+    """
+    if likely_repeats:
+        counts = Counter(d)
+        zeros = counts.pop(0, 0)
+        found = len(d) - zeros
+        if len(counts) == found:
+            return found
+    else:
+        zeros = d.count(0)
+        found = len(d) - zeros
+        if not found:
+            return 0
+        if len(set(d)) - (1 if zeros else 0) == found:
+            return found  # every matched n-gram occurs once on this side
+        counts = Counter(d)
+        counts.pop(0, None)
     for mask in compress(counts, map(_lt, repeat(1), counts.values())):
         here = counts[mask]
         there = mask.bit_count()
@@ -104,7 +114,7 @@ def overlaps_from(d: list[int], orders: int) -> list[int]:
     for n in range(orders):
         if n:
             d = next_order(d)
-        found = clipped(d)
+        found = clipped(d, not n)
         if not found:
             break  # no n-gram in common means no longer one either
         out[n] = found

@@ -8,6 +8,7 @@ leaves tokens on two lines or more.
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
@@ -27,12 +28,15 @@ class _Text(TokenText):
     __slots__ = ("lines",)
 
     def __init__(self, text: str, stem: bool) -> None:
-        super().__init__(rouge_tokens(text, stem))
         self.lines: list[list[str]] | None = None
-        if "\n" in text:
-            lines = [rouge_tokens(line, stem) for line in text.split("\n") if line]
-            if sum(1 for line in lines if line) > 1:
-                self.lines = lines
+        if "\n" not in text:
+            super().__init__(rouge_tokens(text, stem))
+            return
+        # A newline always separates tokens, so the text's tokens are its lines' tokens end to end.
+        lines = [rouge_tokens(line, stem) for line in text.split("\n") if line]
+        super().__init__(list(chain.from_iterable(lines)))
+        if sum(1 for line in lines if line) > 1:
+            self.lines = lines
 
     def line_list(self) -> list[list[str]]:
         return self.lines if self.lines is not None else [self.tokens]  # type: ignore[list-item]
@@ -96,7 +100,7 @@ def row_scorer(params: Mapping[str, Any]) -> RowFn:
         references = row.references
         if len(references) == 1:
             scores = score_pair(cache.memo(kind, references[0], build), prediction, types)  # type: ignore[arg-type]
-            return {t: Cell(f, {"precision": p, "recall": r}) for t, (p, r, f) in scores.items()}
+            return _cells(scores, None)
         best: dict[str, tuple[float, float, float]] = {}
         chosen: dict[str, int] = {}
         for k, reference in enumerate(references):
@@ -105,11 +109,25 @@ def row_scorer(params: Mapping[str, Any]) -> RowFn:
                 if k == 0 or triple[2] > best[rouge_type][2]:
                     best[rouge_type] = triple
                     chosen[rouge_type] = k
-        return {
-            t: Cell(f, {"precision": p, "recall": r, "reference": chosen[t]}) for t, (p, r, f) in best.items()
-        }
+        return _cells(best, chosen)
 
     return score_row
+
+
+def _cells(scores: Mapping[str, tuple[float, float, float]], chosen: Mapping[str, int] | None) -> dict[str, Cell]:
+    """One Cell per ROUGE type; types with the very same result (rougeL, rougeLsum) share it."""
+    cells: dict[str, Cell] = {}
+    made: dict[int, Cell] = {}
+    for rouge_type, triple in scores.items():
+        cell = made.get(id(triple)) if chosen is None else None
+        if cell is None:
+            precision, recall, f = triple
+            details: dict[str, Any] = {"precision": precision, "recall": recall}
+            if chosen is not None:
+                details["reference"] = chosen[rouge_type]
+            cell = made[id(triple)] = Cell(f, details)
+        cells[rouge_type] = cell
+    return cells
 
 
 def _types(params: Mapping[str, Any]) -> tuple[str, ...]:

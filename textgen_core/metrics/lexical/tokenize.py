@@ -78,18 +78,23 @@ def _porter_stem(token: str) -> str | None:
 
 def regex_tokens(text: str) -> list[str]:
     """Case-sensitive word tokens: ``\\w+|\\$[\\d]+|[^\\s\\.]+`` (valor-lite's BLEU tokenizer)."""
-    # No token can hold a period, so periods split like spaces. When every
-    # whitespace-separated chunk is then a run of word characters or a lone
-    # comma (after ", " is split off), those chunks are the regex's tokens.
-    # ",," breaks that (the regex keeps ",," whole), as does anything else odd.
+    # No token can hold a period, so periods split like spaces. If the rest is
+    # runs of word characters (str.isalnum) between spaces or newlines, plus
+    # commas standing alone once ", " is split off, the whitespace-separated
+    # chunks are exactly the regex's tokens. Anything else takes the regex.
     spaced = text.replace(".", " ")
     if "," in spaced:
         if ",," in spaced:
             return _REGEX_TOKEN.findall(text)
         spaced = spaced.replace(", ", " , ")
-    chunks = spaced.split()
-    if len(list(filter(str.isalnum, chunks))) + chunks.count(",") == len(chunks):
-        return chunks
+        if spaced.count(",") != spaced.count(" , "):
+            return _REGEX_TOKEN.findall(text)
+    try:
+        rest: str | bytes = spaced.encode("ascii").translate(None, b" \n,")
+    except UnicodeEncodeError:
+        rest = spaced.replace(",", "").replace(" ", "").replace("\n", "")
+    if rest.isalnum() or not rest:
+        return spaced.split()
     return _REGEX_TOKEN.findall(text)
 
 
