@@ -161,6 +161,43 @@ def test_fatal_failure_stops_further_requests(judge_server: JudgeServer, judge_s
     assert judge_server.count(status=401) <= judge_settings.concurrency and client.usage.failed == 31
 
 
+def test_unsupported_value_is_fatal(judge_server: JudgeServer, judge_settings) -> None:
+    judge_server.responder = lambda request: Fault.http(
+        400, "Unsupported value: 'temperature' does not support 0 with this model.", "unsupported_value")
+    client = make(judge_settings)
+
+    async def body() -> list[Any]:
+        return await asyncio.gather(*(ask(client, f"q{i}") for i in range(5)), return_exceptions=True)
+
+    results = run(client, body)
+    assert all(isinstance(r, Unscored) and r.fatal and "temperature" in r.reason for r in results)
+    assert judge_server.count() == 1
+
+
+def test_unreachable_endpoint_stops_after_a_few_requests(judge_settings) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = make(judge_settings, base_url=f"http://127.0.0.1:{port}/v1", retries=1)
+
+    async def body() -> list[Unscored]:
+        failures = []
+        for i in range(5):
+            try:
+                await ask(client, f"q{i}")
+            except Unscored as exc:
+                failures.append(exc)
+        return failures
+
+    failures = run(client, body)
+    assert [f.kind for f in failures] == ["connection"] * 5
+    assert [f.fatal for f in failures] == [False, False, True, True, True]
+    assert failures[-1].reason.startswith("the judge endpoint is unreachable: connection failed")
+    assert client.usage.retries == 3  # the fourth and fifth asks sent nothing
+
+
 # -- Retry-After -----------------------------------------------------------------------------
 @pytest.mark.parametrize("fault, wait", [
     (Fault.rate_limit(retry_after="1"), 1.0),

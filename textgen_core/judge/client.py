@@ -57,6 +57,8 @@ T = TypeVar("T")
 MODES = ("json_schema", "json_object", "text")
 #: Texts per /embeddings request.
 EMBED_BATCH = 128
+#: Requests in a row that fail for good on connection errors before the endpoint is deemed down.
+UNREACHABLE_AFTER = 3
 _PLACEHOLDER_KEY = "no-key"  # local servers need none; the openai client insists on a value
 _SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -187,6 +189,7 @@ class JudgeClient:
         self._warned_usage = False
         self._on_change_failed = False
         self._active = 0  # client calls under way; the cache is flushed when this drops to 0
+        self._unreachable = 0  # requests in a row that failed for good on connection errors
 
     def __repr__(self) -> str:
         return f"JudgeClient(base_url={self.settings.base_url!r}, model={self.settings.model!r}, usage={self.usage})"
@@ -472,6 +475,7 @@ class JudgeClient:
             if failure is None and not isinstance(result, expected):
                 failure = Failure("server", f"the endpoint answered with a {type(result).__name__}, not JSON", True)
             if failure is None:
+                self._unreachable = 0
                 return result
             if failure.format_rejected:
                 raise _FormatRejected(failure)
@@ -497,9 +501,15 @@ class JudgeClient:
             message = f"the judge did not answer within {self.settings.timeout:g} s"
         if failure.retryable:
             message += f" (gave up after {budget.attempts} attempts)"
+        fatal = failure.fatal
+        with self._lock:
+            self._unreachable = self._unreachable + 1 if failure.kind == "connection" else 0
+            if self._unreachable >= UNREACHABLE_AFTER:
+                fatal = True
+                message = f"the judge endpoint is unreachable: {message}"
         error = Unscored(self._scrub(message), kind=failure.kind, status=failure.status,
-                         attempts=budget.attempts, fatal=failure.fatal)
-        if failure.fatal:
+                         attempts=budget.attempts, fatal=fatal)
+        if fatal:
             with self._lock:
                 first = op not in self._fatal
                 self._fatal.setdefault(op, error)

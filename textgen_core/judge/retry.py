@@ -26,6 +26,7 @@ FailureKind = Literal[
 
 _RETRY_STATUSES = frozenset({408, 409, 429})
 _FATAL_STATUSES = frozenset({401, 403, 404})
+_FATAL_CODES = frozenset({"unsupported_parameter", "unsupported_value", "model_not_found", "invalid_api_key"})
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,9 @@ def classify(exc: BaseException, *, mode: str | None = None) -> Failure:
             return Failure("too_long", f"{text} (the prompt does not fit the judge's context window)", False, status)
         if "content_filter" in lowered or "content management policy" in lowered:
             return Failure("refused", f"{text} (the prompt was refused by a content filter)", False, status)
+        if status == 400 and code in _FATAL_CODES and "max_completion_tokens" not in message:
+            # e.g. a reasoning model refusing temperature 0: every request would fail the same way
+            return Failure("http", text, False, status, fatal=True)
         if status in _FATAL_STATUSES:
             return Failure("auth" if status in (401, 403) else "http", text, False, status, fatal=True)
         return Failure("http", text, False, status)
