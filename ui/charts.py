@@ -89,7 +89,7 @@ def violin_figure(sample: pd.DataFrame, score: str, colors: dict[str, str] | Non
         name = label(model)
         figure.add_trace(go.Violin(
             x=[name] * len(part), y=part["value"], name=name, line_color=colors.get(model),
-            box_visible=True, meanline_visible=True, points=False,
+            box_visible=True, meanline_visible=True, points=False, spanmode="hard",
         ))
     figure.update_layout(title=title, yaxis_title=label(score), showlegend=False, **_LAYOUT)
     return figure
