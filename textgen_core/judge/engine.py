@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, fields, replace
 from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 
+from ..errors import ParameterError
 from ..metrics.spec import MetricSpec
 from ..model import Cell, Datum
 from ..progress import Progress, ProgressCallback
@@ -51,7 +52,7 @@ class Estimate:
 def _spec(name: str) -> MetricSpec:
     spec = BY_NAME.get(name)
     if spec is None:
-        raise KeyError(f"{name} is not a judge or endpoint metric")
+        raise ParameterError(f"{name} is not a judge or endpoint metric")
     return spec
 
 

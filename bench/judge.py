@@ -1,0 +1,259 @@
+"""Judge benchmark: our engine against valor-lite on one loopback judge with 50 ms latency.
+
+Both systems score the same 200 datums (one reference, three contexts) with their
+full LLM-judge suite against the same OpenAI-compatible server, which runs in a
+child process so that it does not share the interpreter lock with the clients.
+Printed per system: judge calls per datum, wall time, calls per second, and the
+ratio; then our re-run, which must make no call at all.
+
+valor-lite is installed on demand (``pip install valor-lite``; benchmark only) and
+driven through its OpenAI client with OPENAI_BASE_URL pointed at the server. It
+has no concurrency of its own, so it gets a pool of 32 threads, one datum each.
+
+    python bench/judge.py [--datums 200] [--latency 0.05] [--concurrency 32] [--skip-valor]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+for _path in (ROOT, ROOT / "tests"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from textgen_core.model import Dataset, Datum  # noqa: E402
+
+# -- the judge: our prompts by rule (see tests/test_judge_metrics_scripted.py), valor-lite's by shape -------
+
+#: Item lists a valor-lite verdict prompt can end with, in the order to look for them.
+_VALOR_LISTS = ("Claims", "Ground Truth Statements", "Opinions", "Statements", "Context List")
+
+
+def _valor_section(prompt: str, header: str) -> list[str]:
+    """The Python list literal printed under ``header`` in the part after the last worked example."""
+    tail = prompt[prompt.rfind("END OF EXAMPLE"):]
+    match = re.search(rf"(?m)^{re.escape(header)}:\n(.*?)\n\n", tail + "\n\n", re.DOTALL)
+    if not match:
+        return []
+    try:
+        value = ast.literal_eval(match.group(1).strip())
+    except (ValueError, SyntaxError):
+        return [line for line in match.group(1).splitlines() if line.strip()]
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+def valor_reply(prompt: str) -> str:
+    """A valid reply to one of valor-lite's prompts (we only need the shape to be right)."""
+    tail = prompt[prompt.rfind("END OF EXAMPLE"):]
+    if "Respond with just the number" in prompt:
+        return "4"
+    text = re.search(r"(?ms)^Text:\n(.*?)\n\nJSON:", tail)
+    for marker, key in (("FACTUAL CLAIMS", "claims"), ("list of OPINIONS", "opinions"), ("list of STATEMENTS", "statements")):
+        if marker in prompt and text:
+            parts = [s for s in re.split(r"(?<=[.!?])\s+", text.group(1).strip()) if s]
+            return json.dumps({key: parts})
+    if "Prediction Statements:" in tail:
+        return json.dumps({"TP": _valor_section(prompt, "Prediction Statements"), "FP": [], "FN": []})
+    items = next((found for header in _VALOR_LISTS for found in [_valor_section(prompt, header)] if found), [])
+    return json.dumps({"verdicts": [{"analysis": "benchmark", "verdict": "yes"} for _ in items]})
+
+
+def responder(request: dict) -> Any:
+    from test_judge_metrics_scripted import _SYSTEMS, rule_reply
+
+    messages = request.get("messages") or []
+    if messages and messages[0].get("content") in _SYSTEMS:
+        return rule_reply(request)
+    return valor_reply(str(messages[-1].get("content", "")))
+
+
+def serve(latency: float, port_file: str) -> None:
+    """Child process: run the loopback judge until stdin closes; GET /stats returns request counts."""
+    import judge_server
+
+    def do_get(handler: Any) -> None:
+        if handler.path.rstrip("/") == "/stats":
+            handler._send_json(200, {"all": handler.server_state.count(None)})
+        else:
+            handler._error(404, f"no route {handler.path}")
+
+    judge_server._Handler.do_GET = do_get
+    judge_server.ThreadingHTTPServer.request_queue_size = 256  # 32+ clients connect at once
+    with judge_server.JudgeServer(responder=responder, latency=latency) as server:
+        Path(port_file).write_text(server.url)
+        sys.stdin.read()
+
+
+class Judge:
+    """The server child process, seen from the benchmark."""
+
+    def __init__(self, latency: float) -> None:
+        self._tmp = tempfile.TemporaryDirectory()
+        port_file = os.path.join(self._tmp.name, "url")
+        self.proc = subprocess.Popen([sys.executable, __file__, "--serve", port_file, "--latency", str(latency)],
+                                     stdin=subprocess.PIPE)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(port_file) or not Path(port_file).read_text():
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise RuntimeError("the loopback judge did not start")
+            time.sleep(0.05)
+        self.url = Path(port_file).read_text()
+
+    def requests(self) -> int:
+        with urllib.request.urlopen(self.url.removesuffix("/v1") + "/stats", timeout=10) as reply:
+            return int(json.load(reply)["all"])
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+        self._tmp.cleanup()
+
+
+# -- data and the two systems -----------------------------------------------------------------------------
+
+def datums(n: int) -> list[Datum]:
+    return [Datum(
+        f"q{i:04d}", "model", query=f"What do we know about topic {i}?",
+        prediction=f"Topic {i} was described in {1900 + i}. I think topic {i} is always fascinating. "
+                   f"It has {i % 7 + 2} main parts.",
+        references=(f"Topic {i} was described in {1900 + i}. It has {i % 7 + 2} main parts.",),
+        contexts=(f"Topic {i} was first described in {1900 + i}.", f"Topic {i} has {i % 7 + 2} main parts.",
+                  f"The weather on day {i} was mild."),
+    ) for i in range(n)]
+
+
+def run_ours(judge: Judge, rows: list[Datum], concurrency: int, *, memory_cache: bool = False) -> dict[str, float]:
+    from textgen_core.judge.client import JudgeClient
+    from textgen_core.judge.engine import run_judge_metrics
+    from textgen_core.judge.metrics import SPECS
+    from textgen_core.judge.settings import JudgeSettings
+    from textgen_core.store import Store
+
+    suite = {s.name: {} for s in SPECS if s.group == "llm"}
+    settings = JudgeSettings(base_url=judge.url, model="judge", api_key="sk-bench", concurrency=concurrency)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "bench.duckdb")
+        dataset_id = store.save_dataset(Dataset("bench", rows))
+
+        def one_run() -> tuple[int, float, int]:
+            run_id = store.create_run(dataset_id, list(suite), {}, {}, ["model"], settings.public())
+            client = JudgeClient(settings, None if memory_cache else store)
+            before, started = judge.requests(), time.perf_counter()
+            run_judge_metrics(store, run_id, rows, suite, settings, client=client)
+            wall = time.perf_counter() - started
+            unscored = int(store.summary(run_id)["n_unscored"].sum())
+            return judge.requests() - before, wall, unscored
+
+        calls, wall, unscored = one_run()
+        again, again_wall, _ = one_run() if not memory_cache else (0, 0.0, 0)
+        store.close()
+    return {"calls": calls, "wall": wall, "unscored": unscored, "rerun_calls": again, "rerun_wall": again_wall}
+
+
+def ensure_valor() -> str | None:
+    """None when valor-lite is importable (installing it if needed), else why not."""
+    try:
+        import valor_lite.text_generation  # noqa: F401
+        return None
+    except ImportError:
+        pass
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "valor-lite"], capture_output=True, text=True)
+    if done.returncode != 0:
+        return f"pip install valor-lite failed: {done.stderr.strip()[-300:]}"
+    try:
+        import valor_lite.text_generation  # noqa: F401
+    except ImportError as exc:
+        return f"valor-lite installed but does not import: {exc}"
+    return None
+
+
+VALOR_METRICS = ("answer_correctness", "answer_relevance", "bias", "context_precision", "context_recall",
+                 "context_relevance", "faithfulness", "hallucination", "summary_coherence", "toxicity")
+
+
+def run_valor(judge: Judge, rows: list[Datum], concurrency: int) -> dict[str, float]:
+    os.environ["OPENAI_BASE_URL"] = judge.url
+    os.environ.setdefault("OPENAI_API_KEY", "sk-bench")
+    from valor_lite.text_generation import Context, Evaluator, QueryResponse
+
+    evaluator = Evaluator.openai(model_name="judge")
+    errors: list[str] = []
+
+    def score(row: Datum) -> None:
+        item = QueryResponse(query=row.query, response=row.prediction,
+                             context=Context(groundtruth=list(row.references), prediction=list(row.contexts)))
+        for name in VALOR_METRICS:
+            metric = getattr(evaluator, f"compute_{name}")(item)
+            value = metric.to_dict() if hasattr(metric, "to_dict") else {}
+            if "error" in str(value.get("type", "")).lower():
+                errors.append(f"{name}: {value}")
+
+    before, started = judge.requests(), time.perf_counter()
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        list(pool.map(score, rows))
+    wall = time.perf_counter() - started
+    return {"calls": judge.requests() - before, "wall": wall, "unscored": len(errors)}
+
+
+def _line(name: str, result: dict[str, float], n: int) -> str:
+    return (f"{name:<34} {result['calls'] / n:>8.2f} {result['wall']:>9.2f} {result['calls'] / result['wall']:>9.1f}"
+            f" {int(result['unscored']):>9d}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datums", type=int, default=200)
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--skip-valor", action="store_true")
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.latency, args.serve)
+        return 0
+
+    rows = datums(args.datums)
+    judge = Judge(args.latency)
+    try:
+        print(f"loopback judge: {args.latency * 1000:.0f} ms latency, {args.datums} datums "
+              f"(1 reference, 3 contexts), concurrency {args.concurrency}\n")
+        print(f"{'system':<34} {'calls/dat':>8} {'wall s':>9} {'calls/s':>9} {'unscored':>9}")
+        ours = run_ours(judge, rows, args.concurrency)
+        print(_line("textgen-eval (12 metrics)", ours, args.datums))
+        fast = run_ours(judge, rows, args.concurrency, memory_cache=True)
+        print(_line("textgen-eval, reply cache in memory", fast, args.datums))
+        why = "skipped (--skip-valor)" if args.skip_valor else ensure_valor()
+        valor = None
+        if why is None:
+            try:
+                valor = run_valor(judge, rows, args.concurrency)
+            except Exception as exc:  # noqa: BLE001 - report and still print ours
+                why = f"valor-lite failed: {type(exc).__name__}: {exc}"
+        if valor is not None:
+            print(_line(f"valor-lite (10 metrics, {args.concurrency} threads)", valor, args.datums))
+            print(f"\nwall-time ratio valor-lite / textgen-eval: {valor['wall'] / ours['wall']:.2f}x; "
+                  f"calls per datum {valor['calls'] / args.datums:.0f} vs {ours['calls'] / args.datums:.0f}")
+        else:
+            print(f"\nvalor-lite: {why}")
+        print(f"\nre-run of the finished run: {ours['rerun_calls']} judge calls in {ours['rerun_wall']:.2f} s")
+        return 0 if ours["rerun_calls"] == 0 else 1
+    finally:
+        judge.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
