@@ -210,24 +210,25 @@ def test_retry_after_is_honoured(judge_server: JudgeServer, judge_settings, faul
     run(client, lambda: ask(client))
     first, second = judge_server.recorded()
     gap = second.started - first.ended
-    assert wait <= gap < wait * 1.1 + 0.15
+    assert wait <= gap < wait * 1.1 + 0.5
 
 
 def test_retry_after_pauses_every_request_to_the_endpoint(judge_server: JudgeServer, judge_settings) -> None:
     judge_server.responder = lambda request: GOOD
     judge_server.latency = 0.05
-    judge_server.script(Fault.rate_limit(retry_after_ms=300))
     client = make(judge_settings, concurrency=2)
 
     async def body() -> list[Any]:
+        await ask(client, "warm-up")  # settles the response mode, so requests run in parallel
+        judge_server.script(Fault.rate_limit(retry_after_ms=300))
         return await asyncio.gather(*(ask(client, f"q{i}") for i in range(6)))
 
     run(client, body)
     records = judge_server.recorded()
     limited = next(r for r in records if r.status == 429)
     later = [r for r in records if r.started > limited.ended]
-    assert len(records) == 7 and later
-    assert min(r.started for r in later) - limited.ended >= 0.3
+    assert len(records) == 8 and len(later) >= 4
+    assert min(r.started for r in later) - limited.ended >= 0.3  # the other slot waited too
 
 
 # -- structured-output fallback ---------------------------------------------------------------
@@ -438,7 +439,7 @@ def test_concurrency_is_bounded_and_used(judge_server: JudgeServer, judge_settin
     assert len(replies) == 100 and judge_server.count() == 100
     assert judge_server.peak == 8 and max(seen) == 8 and client.usage.in_flight == 0
     ideal = 100 / 8 * 0.05  # 13 waves of 50 ms
-    assert ideal <= elapsed < ideal * 2.5
+    assert ideal <= elapsed < ideal * 3  # one at a time would take 8 times longer
 
 
 def test_client_works_across_event_loops(judge_server: JudgeServer, judge_settings) -> None:
