@@ -264,8 +264,9 @@ class Store(JudgeTablesMixin):
             self._delete_run(cur, run_id)
 
     def _delete_run(self, cur: duckdb.DuckDBPyConnection, run_id: int) -> None:
-        for table in ("scores", "run_aggregates", "verdicts"):
+        for table in ("scores", "run_aggregates"):
             cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])  # table names are constants
+        self._delete_judge_rows(cur, run_id)
         cur.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
 
     # -- scores --------------------------------------------------------------
