@@ -248,3 +248,24 @@ def test_a_bad_key_unscores_cells_with_the_reason_and_the_run_completes(store: S
     assert len(got) == 5 * 12 and all(value is None for value, _ in got.values())
     assert all("sk-test" not in reason for _, reason in got.values())
     assert server.count(CHAT) <= 16 + 1  # known-fatal: later requests are not sent
+
+
+def test_resume_replaces_the_failed_exchange_of_a_cell_it_scores_again(store: Store) -> None:
+    rows = suite_rows(3)
+    metrics = {"answer_relevance": {}, "coherence": {}}
+    judge = ScriptedJudge(fail=[(lambda step, text: step == "answer_relevance", Fault.length())])
+    with JudgeServer(responder=judge) as server:
+        settings = settings_for(server)
+        run_id = new_run(store, rows, metrics)
+        run_judge_metrics(store, run_id, rows, metrics, settings)
+        first = cells(store, run_id)
+        assert all(value is None and "cut off" in reason
+                   for (_, _, metric), (value, reason) in first.items() if metric == "answer_relevance")
+        assert len(store.exchanges(run_id)) == 3
+        judge.fail = []
+        run_judge_metrics(store, run_id, rows, metrics, settings, skip=store.finished_cells(run_id))
+        assert all(value is not None for value, _ in cells(store, run_id).values())
+        assert store.exchanges(run_id).empty  # the failure is gone with the cell it explained
+        verdicts = store.verdicts(run_id, "d000")
+        assert set(verdicts[verdicts.metric == "answer_relevance"].step) == {"prediction_units", "answer_relevance"}
+        assert judge.steps["coherence"] == 3 and judge.steps["prediction_units"] == 3  # nothing asked twice

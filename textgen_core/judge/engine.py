@@ -163,8 +163,9 @@ def run_judge_metrics(store: Store, run_id: int, rows: Sequence[Datum], metrics:
     groups = plan_groups(rows, metrics, skip)
     if not groups:
         return
+    written = store.judge_unscored_cells(run_id)
     run_sync(lambda: _run(store, run_id, groups, client or JudgeClient(settings, store), progress,
-                          cancel or threading.Event()))
+                          cancel or threading.Event(), written))
 
 
 #: Seconds a cancelled run waits for requests already sent (bounded by the judge timeout).
@@ -202,10 +203,11 @@ class _Tracker:
 
 
 async def _run(store: Store, run_id: int, groups: list[list[Job]], client: JudgeClient,
-               progress: ProgressCallback | None, cancel: threading.Event) -> None:
+               progress: ProgressCallback | None, cancel: threading.Event,
+               written: set[tuple[str, str, str]]) -> None:
     settings = client.settings
     tracker = _Tracker(sum(len(g) for g in groups), client, progress)
-    writer = ResultWriter(store, run_id)
+    writer = ResultWriter(store, run_id, written=written)
     gate = Gate(settings.concurrency)
     pending = iter(groups)
 
@@ -216,6 +218,8 @@ async def _run(store: Store, run_id: int, groups: list[list[Job]], client: Judge
             await _score_group(ClientAsker(client, gate), group, writer, tracker)
 
     tracker.report(force=True)
+    if cancel.is_set():
+        return
     workers = [asyncio.create_task(worker()) for _ in range(min(settings.concurrency, len(groups)))]
     watcher = asyncio.create_task(_watch(cancel, gate, workers, min(STOP_GRACE, settings.timeout)))
     try:

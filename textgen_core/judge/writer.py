@@ -14,13 +14,16 @@ from .cells import Outcome
 class ResultWriter:
     """Collects finished cells and writes them in batches (by count or by age)."""
 
-    def __init__(self, store: Store, run_id: int, *, max_cells: int = 400, max_age: float = 1.0) -> None:
+    def __init__(self, store: Store, run_id: int, *, max_cells: int = 400, max_age: float = 1.0,
+                 written: set[tuple[str, str, str]] | None = None) -> None:
         self.store, self.run_id = store, run_id
+        #: Cells written by an earlier pass of this run: their old verdicts are replaced, not added to.
+        self.written = written if written is not None else set()
         self.max_cells, self.max_age = max_cells, max_age
         self.cells: list[tuple] = []
         self.verdicts: list[tuple] = []
         self.exchanges: list[dict[str, Any]] = []
-        self.written = 0
+        self.count = 0
         self._since = time.monotonic()
 
     def add(self, row: Datum, metric: str, outcome: Outcome) -> None:
@@ -46,6 +49,7 @@ class ResultWriter:
         self._since = time.monotonic()
         if not self.cells:
             return
-        self.store.write_judge_results(self.run_id, self.cells, self.verdicts, self.exchanges)
-        self.written += len(self.cells)
+        rewritten = [c[:3] for c in self.cells if c[:3] in self.written]
+        self.store.write_judge_results(self.run_id, self.cells, self.verdicts, self.exchanges, rewritten)
+        self.count += len(self.cells)
         self.cells, self.verdicts, self.exchanges = [], [], []

@@ -210,12 +210,15 @@ class JudgeTablesMixin:
 
     # -- judge engine results (appended by the judge-metrics engine; keep at the end) -----------
     def write_judge_results(self, run_id: int, cells: Sequence[Sequence[Any]], verdicts: Sequence[Sequence[Any]],
-                            exchanges: Sequence[Sequence[Any] | Mapping[str, Any]] = ()) -> int:
+                            exchanges: Sequence[Sequence[Any] | Mapping[str, Any]] = (),
+                            rewritten: Sequence[tuple[str, str, str]] | None = None) -> int:
         """Write finished judge cells with their verdicts and failed exchanges, all in one transaction.
 
         ``cells`` are :data:`~textgen_core.store.store.CellRecord` tuples. Earlier verdicts and
-        exchanges of the same (datum, model, metric) cells are replaced, so a re-scored cell never
-        keeps stale items. Returns the number of cells written.
+        exchanges of the (datum, model, metric) cells in ``rewritten`` (default: every cell) are
+        deleted first, so a re-scored cell never keeps stale items; pass only the cells written
+        before (see :meth:`judge_unscored_cells`) to spare large runs a scan per batch. Returns the
+        number of cells written.
         """
         from .store import _SCORE_SCHEMA, _json
 
@@ -238,13 +241,19 @@ class JudgeTablesMixin:
             **{name: [(_json_text(r[i]) if name == "messages" else r[i]) for r in exchange_records]
                for i, name in enumerate(EXCHANGE_FIELDS)},
         }, schema=_EXCHANGE_SCHEMA) if exchange_records else None
+        stale = cell_table if rewritten is None else pa.Table.from_pydict({
+            "datum_id": [c[0] for c in rewritten], "model": [c[1] for c in rewritten],
+            "metric": [c[2] for c in rewritten]}, schema=pa.schema([
+                ("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string())]))
         with self.transaction() as cur:
             cur.register("judged_cells", cell_table)
+            cur.register("stale_cells", stale)
             try:
-                for table in ("verdicts", "exchanges"):  # constants
-                    cur.execute(
-                        f"DELETE FROM {table} WHERE run_id = ? AND (datum_id, model, metric) IN "
-                        "(SELECT datum_id, model, metric FROM judged_cells)", [run_id])
+                if stale.num_rows:
+                    for table in ("verdicts", "exchanges"):  # constants
+                        cur.execute(
+                            f"DELETE FROM {table} WHERE run_id = ? AND (datum_id, model, metric) IN "
+                            "(SELECT datum_id, model, metric FROM stale_cells)", [run_id])
                 if verdict_table is not None:
                     cur.register("judged_verdicts", verdict_table)
                     cur.execute("INSERT OR REPLACE INTO verdicts BY NAME SELECT * FROM judged_verdicts")
@@ -256,7 +265,14 @@ class JudgeTablesMixin:
                 cur.execute("INSERT OR REPLACE INTO scores SELECT * FROM judged_cells")
             finally:
                 cur.unregister("judged_cells")
+                cur.unregister("stale_cells")
         return len(cells)
+
+    def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:
+        """(datum_id, model, metric) of the run's unscored cells: the ones a resume scores again."""
+        rows = self._cur().execute(
+            "SELECT DISTINCT datum_id, model, metric FROM scores WHERE run_id = ? AND value IS NULL", [run_id]).fetchall()
+        return {(d, m, k) for d, m, k in rows}
 
     def judge_cache_values(self, cache_keys: Sequence[str]) -> dict[str, Any]:
         """Parsed replies of many cached exchanges in one query: {cache_key: parsed} for those present."""
