@@ -15,7 +15,7 @@ import os
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .errors import ParameterError, TextgenError
 from .metrics.registry import get_metric, resolve_params
@@ -50,8 +50,12 @@ def check_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]
 def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
              params: Mapping[str, Mapping[str, Any]] | None = None, *, models: Sequence[str] | None = None,
              judge: Any | None = None, progress: ProgressCallback | None = None,
-             cancel: threading.Event | None = None, workers: int | None = None) -> int:
-    """Score ``metrics`` on a stored dataset; returns the run id. ``judge`` is a JudgeSettings or None."""
+             cancel: threading.Event | None = None, workers: int | None = None,
+             on_start: Callable[[int], None] | None = None) -> int:
+    """Score ``metrics`` on a stored dataset; returns the run id. ``judge`` is a JudgeSettings or None.
+
+    ``on_start`` hears the run id as soon as the run is registered, before any scoring.
+    """
     if not metrics:
         raise ParameterError("choose at least one metric")
     metrics = list(dict.fromkeys(get_metric(m).name for m in metrics))
@@ -68,6 +72,8 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
     signatures = {m: _signature(get_metric(m), resolved[m], judge) for m in metrics}
     run_id = store.create_run(dataset_id, metrics, resolved, signatures, chosen,
                               judge.public() if judge is not None else None)
+    if on_start is not None:
+        on_start(run_id)
     rows = [r for r in dataset.rows if r.model in set(chosen)]
     _execute(store, run_id, rows, metrics, resolved, judge, progress, cancel, workers)
     return run_id

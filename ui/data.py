@@ -21,6 +21,7 @@ from textgen_core.datasets import ColumnMapping, dataset_summary, load_dataset, 
 from textgen_core.errors import InputError
 from textgen_core.evaluate import available_fields
 from textgen_core.export import write_table
+from textgen_core.summary import long_scores, wide_scores
 from textgen_core.store import Store
 
 from .jobs import JobRegistry
@@ -33,7 +34,7 @@ TTL = 30
 #: Tables a run can be exported as, with what each holds.
 EXPORT_TABLES = {
     "scores_wide": "scores, one row per (datum, model), one column per score",
-    "scores_long": "scores, one row per cell, with the reason a cell is unscored",
+    "scores_long": "scores, one row per cell, with the reason a cell is unscored and its signature",
     "verdicts": "judge verdicts, one row per item the judge ruled on",
 }
 EXPORT_FORMATS = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
@@ -147,24 +148,16 @@ def export_frame(run_id: int, table: str) -> pd.DataFrame:
     """The DataFrame behind one export table of a run."""
     db = store()
     if table == "scores_wide":
-        return db.wide_scores(run_id)
+        return wide_scores(db, run_id)
     if table == "scores_long":
-        return db.scores(run_id)
+        return long_scores(db, run_id)
     if table == "verdicts":
         return _verdicts(db, run_id)
     raise ValueError(f"unknown export table {table!r}; known: {', '.join(EXPORT_TABLES)}")
 
 
 def _verdicts(db: Store, run_id: int) -> pd.DataFrame:
-    if hasattr(db, "run_verdicts"):
-        return db.run_verdicts(run_id)
-    frames = [db.verdicts(run_id, datum_id).assign(datum_id=datum_id)
-              for datum_id in db.datum_ids(db.get_run(run_id)["dataset_id"])]
-    frames = [f for f in frames if not f.empty]
-    if not frames:
-        return pd.DataFrame(columns=["datum_id", "model", "metric", "step", "item_index", "item", "verdict", "reason"])
-    frame = pd.concat(frames, ignore_index=True)
-    return frame[["datum_id", *[c for c in frame.columns if c != "datum_id"]]]
+    return db.run_verdicts(run_id)
 
 
 def export_bytes(run_id: int, table: str, fmt: str) -> bytes:

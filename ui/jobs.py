@@ -17,8 +17,8 @@ from typing import Any, Callable
 from textgen_core.evaluate import evaluate, resume
 from textgen_core.progress import Progress
 
-#: A job body: gets the store to use, a progress callback and the cancel event; returns a run id.
-JobBody = Callable[[Any, Callable[[Progress], None], threading.Event], int]
+#: A job body: gets the store and its job (cancel event, progress and run-id hooks); returns a run id.
+JobBody = Callable[[Any, "Job"], int]
 
 RUNNING, FINISHED, FAILED, CANCELLED = "running", "finished", "failed", "cancelled"
 
@@ -38,6 +38,13 @@ class Job:
     ended: float | None = None
     thread: threading.Thread | None = field(default=None, repr=False)
 
+    def report(self, progress: Progress) -> None:
+        self.progress = progress
+
+    def run_started(self, run_id: int) -> None:
+        """The run is registered: pages can link to it while it is still scoring."""
+        self.run_id = run_id
+
     @property
     def live(self) -> bool:
         return self.status == RUNNING
@@ -45,22 +52,6 @@ class Job:
     @property
     def elapsed(self) -> float:
         return (self.ended or time.monotonic()) - self.started
-
-
-class _RunCapture:
-    """Stands in for the store so the job learns its run id as soon as the run is created."""
-
-    def __init__(self, store: Any, job: Job) -> None:
-        self._store = store
-        self._job = job
-
-    def create_run(self, *args: Any, **kwargs: Any) -> int:
-        run_id = self._store.create_run(*args, **kwargs)
-        self._job.run_id = run_id
-        return run_id
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
 
 
 class JobRegistry:
@@ -85,11 +76,8 @@ class JobRegistry:
         return job
 
     def _work(self, job: Job, store: Any, body: JobBody) -> None:
-        def report(progress: Progress) -> None:
-            job.progress = progress
-
         try:
-            job.run_id = body(_RunCapture(store, job), report, job.cancel)
+            job.run_id = body(store, job)
             job.status = CANCELLED if job.cancel.is_set() else FINISHED
         except Exception as exc:  # the job reports it; the run row records it too
             job.error = str(exc) or type(exc).__name__
@@ -135,15 +123,16 @@ def start_evaluation(registry: JobRegistry, store: Any, dataset_id: int, metrics
                      params: dict[str, dict[str, Any]] | None = None, *, models: list[str] | None = None,
                      judge: Any | None = None, label: str = "evaluation") -> Job:
     """Start :func:`textgen_core.evaluate.evaluate` in the background."""
-    def body(db: Any, progress: Callable[[Progress], None], cancel: threading.Event) -> int:
-        return evaluate(db, dataset_id, metrics, params, models=models, judge=judge, progress=progress, cancel=cancel)
+    def body(db: Any, job: Job) -> int:
+        return evaluate(db, dataset_id, metrics, params, models=models, judge=judge, progress=job.report,
+                        cancel=job.cancel, on_start=job.run_started)
 
     return registry.start(label, store, body)
 
 
 def start_resume(registry: JobRegistry, store: Any, run_id: int, *, judge: Any | None = None) -> Job:
     """Start :func:`textgen_core.evaluate.resume` of one run in the background."""
-    def body(db: Any, progress: Callable[[Progress], None], cancel: threading.Event) -> int:
-        return resume(db, run_id, judge=judge, progress=progress, cancel=cancel)
+    def body(db: Any, job: Job) -> int:
+        return resume(db, run_id, judge=judge, progress=job.report, cancel=job.cancel)
 
     return registry.start(f"resume run {run_id}", store, body, run_id=run_id)

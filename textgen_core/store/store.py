@@ -369,6 +369,12 @@ class Store(JudgeTablesMixin):
             [run_id, datum_id, model, model],
         )
 
+    def run_verdicts(self, run_id: int) -> pd.DataFrame:
+        """Every verdict of a run, for export."""
+        return self._frame(
+            "SELECT datum_id, model, metric, step, item_index, item, verdict, reason, cache_key FROM verdicts "
+            "WHERE run_id = ? ORDER BY datum_id, model, metric, step, item_index", [run_id])
+
     # -- comparison ----------------------------------------------------------
     def score_values(self, run_id: int, *, models: Sequence[str] | None = None,
                      scores: Sequence[str] | None = None) -> pd.DataFrame:
