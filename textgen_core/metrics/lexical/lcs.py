@@ -8,6 +8,9 @@ handful of big-integer operations instead of a Python loop over columns.
 
 from __future__ import annotations
 
+import operator
+from collections import Counter
+from itertools import compress, repeat
 from typing import Mapping, Sequence
 
 _BITS = [1 << j for j in range(2048)]
@@ -49,87 +52,99 @@ def lcs_length(rows: Sequence[int], width: int) -> int:
     return width - (v & full).bit_count()
 
 
-class _Lines:
-    """Candidate lines packed side by side in one integer, a zero guard bit between them."""
-
-    __slots__ = ("lines", "offsets", "masks", "lows", "plain", "all")
-
-    def __init__(self, lines: Sequence[Sequence[str]]) -> None:
-        self.lines = [line for line in lines if line]
-        packed: list[str] = []
-        self.offsets = []
-        for line in self.lines:
-            self.offsets.append(len(packed))
-            packed.extend(line)
-            packed.append(_GUARD)
-        self.masks = match_masks(packed)
-        self.masks.pop(_GUARD, None)
-        self.plain = [_lows(len(line)) for line in self.lines]
-        self.lows = [[low << off for low in plain] for plain, off in zip(self.plain, self.offsets)]
-        self.all = 0
-        for low in self.lows:
-            self.all |= low[-1]
-
-
-def _union_lcs(ref: Sequence[str], packed: _Lines) -> set[int]:
-    """Union over candidate lines of the positions in ``ref`` that rouge-score's backtracking keeps.
-
-    rouge-score walks each table from the bottom-right corner: equal tokens
-    step diagonally (and are kept); otherwise it steps left when the left
-    cell is strictly larger than the upper one, else up. A non-matching cell
-    is the larger of those two, so: up when the upper cell still equals the
-    current value T, else left - and then left again until the next equal
-    token of the row, which the line's masks give at once. The walk ends when
-    T reaches 0.
-    """
-    get = packed.masks.get
-    full = packed.all
-    v = full
-    history = [v]
-    for token in ref:
-        m = get(token)
-        if m:
-            u = v & m
-            v = ((v + u) | (v - u)) & full
-        history.append(v)
-    kept: set[int] = set()
-    masks = packed.masks
-    for can, off, lows, plain in zip(packed.lines, packed.offsets, packed.lows, packed.plain):
-        j = len(can)
-        left = j - (v & lows[j]).bit_count()
-        i = len(ref)
-        while left:
-            token = ref[i - 1]
-            if token == can[j - 1]:
-                i -= 1
-                j -= 1
-                left -= 1
-                kept.add(i)
-            elif j - (history[i - 1] & lows[j]).bit_count() == left:
-                i -= 1
-            else:
-                j = ((masks[token] >> off) & plain[j - 1]).bit_length()
-    return kept
+def _low_bits(n: int) -> list[int]:
+    """The table of 2**j - 1, long enough for sequences of ``n`` tokens."""
+    while len(_LOW) <= n:
+        _LOW.append((1 << len(_LOW)) - 1)
+    return _LOW
 
 
 def summary_hits(
-    ref_lines: Sequence[Sequence[str]],
-    can_lines: Sequence[Sequence[str]],
-    ref_counts: Mapping[str, int],
-    can_counts: Mapping[str, int],
+    ref_lines: Sequence[Sequence[str]], can_lines: Sequence[Sequence[str]], can_masks: Mapping[str, int]
 ) -> int:
-    """Summary-level LCS hits as rouge-score counts them (union LCS per reference line, no double counting)."""
-    left_ref = dict(ref_counts)
-    left_can = dict(can_counts)
-    packed = _Lines(can_lines)
-    hits = 0
-    for ref in ref_lines:
-        if not ref:
+    """Summary-level LCS hits exactly as rouge-score counts them.
+
+    ``can_masks`` are the match masks of the candidate's tokens end to end
+    (its lines concatenated). rouge-score takes, for each reference line, the
+    union over candidate lines of the LCS positions its table backtracking
+    reads out, and counts each union token while both texts still have that
+    token left. A union position is a distinct reference position, so a
+    token's hits are min(its count in the unions, its count in the candidate).
+
+    The reference lines are packed side by side in one integer, a zero guard
+    bit between them, and one bit-parallel pass per candidate line yields the
+    LCS table columns of every reference line at once (bit k of column j is 0
+    where the value rises at row k+1). rouge-score's walk from the
+    bottom-right corner keeps equal tokens diagonally, else steps left when
+    the left cell is strictly larger than the upper one, else up. In those
+    terms: up while the column does not rise, to the first row that is an
+    equal token (kept) or where the column rises; from there left, to the
+    row's previous equal token. Each run is one jump, read off the masks.
+    """
+    refs = [line for line in ref_lines if line]
+    if not refs:
+        return 0
+    packed: list[str] = []
+    offsets = []
+    for line in refs:
+        offsets.append(len(packed))
+        packed.extend(line)
+        packed.append(_GUARD)
+    low = _low_bits(len(packed))
+    ref_masks = match_masks(packed)
+    ref_masks.pop(_GUARD, None)
+    full = 0
+    for line, off in zip(refs, offsets):
+        full |= low[len(line)] << off
+    rget = ref_masks.get
+    unions: list[set[int]] = [set() for _ in refs]
+    start = 0
+    for can in can_lines:
+        if not can:
             continue
-        for i in _union_lcs(ref, packed):
-            token = ref[i]
-            if left_can.get(token, 0) > 0 and left_ref.get(token, 0) > 0:
-                hits += 1
-                left_can[token] -= 1
-                left_ref[token] -= 1
+        base = start
+        start += len(can)
+        v = full
+        columns = [v]
+        for token in can:
+            m = rget(token)
+            if m:
+                u = v & m
+                v = ((v + u) | (v - u)) & full
+            columns.append(v)
+        for ref, off, kept in zip(refs, offsets, unions):
+            i = len(ref)
+            left = i - ((v >> off) & low[i]).bit_count()  # LCS length
+            j = len(can)
+            while left:
+                token = ref[i - 1]
+                other = can[j - 1]
+                if token == other:
+                    i -= 1
+                    j -= 1
+                    left -= 1
+                    kept.add(i)
+                    continue
+                column = columns[j] >> off
+                if (column >> (i - 1)) & 1:
+                    # Up: stop at the first row above that is an equal token or where the column rises.
+                    stop = (((rget(other, 0) >> off) | ~column) & low[i - 1]).bit_length() - 1
+                    if ref[stop] == other:
+                        i = stop
+                        j -= 1
+                        left -= 1
+                        kept.add(stop)
+                        continue
+                    i = stop + 1
+                    token = ref[stop]
+                # Left: to the previous equal token of this row.
+                j = ((can_masks[token] >> base) & low[j - 1]).bit_length()
+    found: Counter = Counter()
+    for ref, kept in zip(refs, unions):
+        found.update(map(ref.__getitem__, kept))  # type: ignore[attr-defined]
+    hits = sum(found.values())
+    for token in compress(found, map(operator.lt, repeat(1), found.values())):
+        excess = found[token] - can_masks[token].bit_count()
+        if excess > 0:
+            hits -= excess
     return hits

@@ -137,8 +137,9 @@ def clipped_multi(hyp: TokenText, refs: Sequence[TokenText], n: int) -> int:
 
 
 _BUILDERS = {name: (lambda text, _tok=tok: TokenText(_tok(text))) for name, tok in WORD_TOKENIZERS.items()}
+_KINDS = {name: f"words:{name}" for name in WORD_TOKENIZERS}
 
 
 def word_text(cache: TextCache, tokenizer: str, text: str) -> TokenText:
     """The :class:`TokenText` of ``text``'s word tokens under ``tokenizer``, memoized in ``cache``."""
-    return cache.memo(("words", tokenizer), text, _BUILDERS[tokenizer])  # type: ignore[return-value]
+    return cache.memo(_KINDS[tokenizer], text, _BUILDERS[tokenizer])  # type: ignore[return-value]

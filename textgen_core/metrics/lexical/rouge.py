@@ -57,39 +57,57 @@ def _prf(hits: int, predicted: int, target: int) -> tuple[float, float, float]:
     return precision, recall, fmeasure(precision, recall)
 
 
+_NGRAM, _LCS, _SUMMARY = 0, 1, 2
+
+
+def plan(types: Sequence[str]) -> tuple[int, list[tuple[str, int, int]]]:
+    """(longest n-gram order needed, [(type, kind, n)]) for a list of ROUGE types."""
+    steps = []
+    for rouge_type in types:
+        if rouge_type == "rougeL":
+            steps.append((rouge_type, _LCS, 0))
+        elif rouge_type == "rougeLsum":
+            steps.append((rouge_type, _SUMMARY, 0))
+        else:
+            steps.append((rouge_type, _NGRAM, int(rouge_type[5:])))
+    return max((n for _, kind, n in steps if kind == _NGRAM), default=0), steps
+
+
 def score_pair(target: _Text, prediction: _Text, types: Sequence[str]) -> dict[str, tuple[float, float, float]]:
     """(precision, recall, f-measure) of each ROUGE type for one target and one prediction."""
+    return _score_pair(target, prediction, *plan(types))
+
+
+def _score_pair(
+    target: _Text, prediction: _Text, top: int, steps: list[tuple[str, int, int]]
+) -> dict[str, tuple[float, float, float]]:
     t_len, p_len = len(target.tokens), len(prediction.tokens)
     short, long = (target, prediction) if t_len <= p_len else (prediction, target)
     d = position_masks(short, long) if short.tokens else []
-    orders = [int(t[5:]) for t in types if t[5:].isdigit()]
-    hits = overlaps_from(d, max(orders)) if orders and d else [0] * max(orders, default=0)
+    hits = overlaps_from(d, top) if d else [0] * top
     out: dict[str, tuple[float, float, float]] = {}
     lcs = None
-    for rouge_type in types:
-        if rouge_type == "rougeL" or (
-            rouge_type == "rougeLsum" and target.lines is None and prediction.lines is None
-        ):
+    for rouge_type, kind, n in steps:
+        if kind == _NGRAM:
+            out[rouge_type] = _prf(hits[n - 1], prediction.total(n), target.total(n))
+        elif kind == _LCS or (target.lines is None and prediction.lines is None):
             if lcs is None:
                 # rouge-score gives 0 when either side has no token; otherwise LCS / length.
                 lcs = _prf(lcs_length(d, len(long.tokens)), p_len, t_len) if d else (0.0, 0.0, 0.0)
             out[rouge_type] = lcs
-        elif rouge_type == "rougeLsum":
-            if not t_len or not p_len:
-                out[rouge_type] = (0.0, 0.0, 0.0)
-            else:
-                found = summary_hits(target.line_list(), prediction.line_list(), target.counts(1), prediction.counts(1))
-                out[rouge_type] = _prf(found, p_len, t_len)
+        elif not t_len or not p_len:
+            out[rouge_type] = (0.0, 0.0, 0.0)
         else:
-            n = int(rouge_type[5:])
-            out[rouge_type] = _prf(hits[n - 1], prediction.total(n), target.total(n))
+            found = summary_hits(target.line_list(), prediction.line_list(), prediction.masks())
+            out[rouge_type] = _prf(found, p_len, t_len)
     return out
 
 
 def row_scorer(params: Mapping[str, Any]) -> RowFn:
     types = _types(params)
+    top, steps = plan(types)
     stem = bool(params.get("use_stemmer", False))
-    kind = ("rouge", stem)
+    kind = "rouge+stem" if stem else "rouge"
     build = _stemmed if stem else _plain
 
     def score_row(row: Datum, cache: TextCache) -> dict[str, Cell]:
@@ -99,12 +117,13 @@ def row_scorer(params: Mapping[str, Any]) -> RowFn:
         prediction = cache.memo(kind, row.prediction, build)  # type: ignore[arg-type]
         references = row.references
         if len(references) == 1:
-            scores = score_pair(cache.memo(kind, references[0], build), prediction, types)  # type: ignore[arg-type]
+            scores = _score_pair(cache.memo(kind, references[0], build), prediction, top, steps)  # type: ignore[arg-type]
             return _cells(scores, None)
         best: dict[str, tuple[float, float, float]] = {}
         chosen: dict[str, int] = {}
         for k, reference in enumerate(references):
-            for rouge_type, triple in score_pair(cache.memo(kind, reference, build), prediction, types).items():  # type: ignore[arg-type]
+            scores = _score_pair(cache.memo(kind, reference, build), prediction, top, steps)  # type: ignore[arg-type]
+            for rouge_type, triple in scores.items():
                 # score_multi keeps the first reference with the largest f-measure (np.argmax).
                 if k == 0 or triple[2] > best[rouge_type][2]:
                     best[rouge_type] = triple
