@@ -119,7 +119,8 @@ def estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]], se
     exactly); any other request is counted and answered with a placeholder of
     the right shape, whose dependants then count as calls too.
     """
-    return run_sync(lambda: _estimate(rows, metrics, settings, client or JudgeClient(settings, store), store))
+    fresh = client is None and store is None  # a new client without a store has an empty cache
+    return run_sync(lambda: _estimate(rows, metrics, settings, client or JudgeClient(settings, store), store, fresh))
 
 
 #: Datum groups estimated together (their cache lookups share queries).
@@ -127,11 +128,12 @@ ESTIMATE_CHUNK = 1000
 
 
 async def _estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]], settings: JudgeSettings,
-                    client: JudgeClient, store: Store | None) -> Estimate:
+                    client: JudgeClient, store: Store | None, fresh: bool) -> Estimate:
     tally = Tally()
     counted: set[Any] = set()
-    lookup = CacheLookup(client, store, empty=store is not None and not store.judge_cache_holds(
+    empty = fresh or (store is not None and not store.judge_cache_holds(
         settings.endpoint, (settings.model, settings.embedding_model or settings.model)))
+    lookup = CacheLookup(client, store, empty=empty)
     groups = plan_groups(rows, metrics)
     try:
         for start in range(0, len(groups), ESTIMATE_CHUNK):
