@@ -8,6 +8,7 @@ Skipped only when Chromium is missing outside CI; under CI=true that fails the t
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -111,7 +112,9 @@ def test_sample_run_results_and_drill_down(server: str, tmp_path: Path) -> None:
             page.set_default_timeout(WAIT_MS)
             page.goto(server)
             page.get_by_role("button", name="Load the sample dataset and run lexical metrics").click()
-            expect(page.get_by_text("finished in")).to_be_visible(timeout=45_000)
+            outcome = page.get_by_text(re.compile(r"Run \d+ (finished in|failed|was cancelled)"))
+            expect(outcome).to_be_visible(timeout=45_000)
+            assert "finished in" in outcome.inner_text(), outcome.inner_text()
 
             page.get_by_role("link", name="See the results").click()
             expect(page.get_by_role("heading", name="Summary")).to_be_visible()

@@ -8,13 +8,14 @@ at once, sharing tokens between them.
 from __future__ import annotations
 
 from ..spec import MetricSpec
-from . import bleu, gleu, rouge
+from . import bleu, gleu, meteor, rouge
 from .engine import score_lexical
 
 SPECS: tuple[MetricSpec, ...] = (
     rouge.SPEC,
     bleu.SPEC,
     gleu.SPEC,
+    meteor.SPEC,
 )
 
 __all__ = ["SPECS", "score_lexical"]

@@ -1,0 +1,149 @@
+"""WordNet 3.0 for METEOR, offline: nltk's own data if present, else Debian's wordnet-base files.
+
+nltk reads corpora only from directories on ``nltk.data.path`` and refuses
+symlinks that leave them, and Debian's files lack the ``lexnames`` index. So
+the data, index and exception files are copied once into a cache directory
+(with the lexnames list shipped in ``textgen_core/data/wordnet``), that
+directory is put on ``nltk.data.path``, and a reader is built there that does
+not try to map versions (the data is 3.0 already; mapping would load nltk's
+downloadable 'wordnet' corpus). Nothing is ever downloaded.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import warnings
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+ENV_DIR = "TEXTGEN_EVAL_WORDNET_DIR"
+DEFAULT_DIR = "/usr/share/wordnet"
+NEEDED = tuple(f"{kind}.{pos}" for kind in ("data", "index") for pos in ("noun", "verb", "adj", "adv")) + tuple(
+    f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv")
+)
+MISSING = "METEOR needs WordNet 3.0 data: apt-get install wordnet-base or set TEXTGEN_EVAL_WORDNET_DIR"
+
+_lock = threading.Lock()
+_reader: Any = None
+_error: str | None = None
+
+
+def source_dir() -> Path:
+    """Where WordNet database files are looked for (``$TEXTGEN_EVAL_WORDNET_DIR`` or Debian's place)."""
+    return Path(os.environ.get(ENV_DIR) or DEFAULT_DIR)
+
+
+@lru_cache(maxsize=1)
+def _nltk_has_wordnet() -> bool:
+    """True when nltk's own data directories hold the wordnet corpus."""
+    import nltk
+
+    for name in ("corpora/wordnet", "corpora/wordnet.zip"):
+        try:
+            nltk.data.find(name)
+            return True
+        except (LookupError, ValueError, OSError):
+            continue
+    return False
+
+
+def problem() -> str | None:
+    """Why WordNet cannot be loaded on this machine, or None. Cheap: reads no data."""
+    if _reader is not None:
+        return None
+    if _error is not None:
+        return _error
+    if _nltk_has_wordnet():
+        return None
+    missing = [name for name in NEEDED if not (source_dir() / name).is_file()]
+    if missing:
+        return f"{MISSING} (no {', '.join(missing[:3])}{'...' if len(missing) > 3 else ''} in {source_dir()})"
+    return None
+
+
+def load() -> Any:
+    """The process-wide WordNet reader, loaded on first use (about a second). Raises RuntimeError if absent."""
+    global _reader, _error
+    if _reader is not None:
+        return _reader
+    with _lock:
+        if _reader is None:
+            try:
+                _reader = _load()
+            except (OSError, LookupError, ValueError) as exc:
+                _error = f"{MISSING} ({exc})"
+                raise RuntimeError(_error) from exc
+            if _reader is None:
+                _error = MISSING
+                raise RuntimeError(_error)
+    return _reader
+
+
+def _load() -> Any:
+    if _nltk_has_wordnet():
+        from nltk.corpus import wordnet
+
+        wordnet.ensure_loaded()
+        return wordnet
+    source = source_dir()
+    if any(not (source / name).is_file() for name in NEEDED):
+        return None
+    root = _install(source)
+    import nltk
+
+    if str(root) not in nltk.data.path:
+        nltk.data.path.append(str(root))
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    class _WordNet30(WordNetCorpusReader):
+        """A reader on WordNet 3.0 files that needs no mapping to another WordNet version."""
+
+        def map_wn(self, version: str = "wordnet") -> None:  # noqa: D102 - see class docstring
+            return None
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "multilingual functions are not available"
+        return _WordNet30(str(root), None)
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "textgen-eval"
+
+
+def _install(source: Path) -> Path:
+    """The cache directory holding a copy of ``source``'s files plus lexnames; built once, atomically."""
+    stamp = "\n".join(
+        f"{name}\t{(source / name).stat().st_size}\t{int((source / name).stat().st_mtime)}" for name in NEEDED
+    ) + f"\nsource\t{source.resolve()}\n"
+    target = cache_root() / "wordnet-3.0"
+    if (target / "SOURCE").is_file() and (target / "SOURCE").read_text() == stamp:
+        return target.resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="wordnet-", dir=target.parent))
+    try:
+        for name in NEEDED:
+            shutil.copyfile(source / name, staging / name)  # real files: nltk refuses symlinks
+        lexnames = resources.files("textgen_core").joinpath("data", "wordnet", "lexnames").read_text()
+        (staging / "lexnames").write_text(lexnames)
+        (staging / "SOURCE").write_text(stamp)
+        if target.exists():
+            stale = Path(tempfile.mkdtemp(prefix="wordnet-stale-", dir=target.parent))
+            try:
+                os.replace(target, stale / "old")
+            except OSError:
+                pass  # another process is replacing it too; ours goes in below or theirs stays
+            shutil.rmtree(stale, ignore_errors=True)
+        try:
+            os.replace(staging, target)
+        except OSError:
+            if not (target / "SOURCE").is_file():  # nobody else finished it either
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target.resolve()
