@@ -179,3 +179,17 @@ def test_figures_escape_names_and_survive_empty_frames():
     for builder in (charts.histogram_figure, charts.box_figure, charts.violin_figure, charts.length_figure):
         assert builder(empty, "rouge1").layout.annotations[0].text == "no scored values"
     assert charts.model_colors(["a", "b"])["a"] != charts.model_colors(["a", "b"])["b"]
+
+
+def test_choices_survive_a_visit_to_explore(sample_run):
+    at = results_page()
+    at.selectbox(key=RESULTS_SCORE).set_value("bleu").run()
+    at.radio(key=RESULTS_CHART).set_value("Box").run()
+    at.session_state[RESULTS_OPEN] = "q03"
+    at.run()
+    assert [t.value for t in at.title] == ["Explore"]
+    at.switch_page("pages/results.py").run()
+    no_exception(at)
+    assert at.selectbox(key=RESULTS_SCORE).value == "bleu" and at.radio(key=RESULTS_CHART).value == "Box"
+    at.switch_page("pages/explore.py").run()
+    assert at.selectbox(key=EXPLORE_DATUM).value == "q03"

@@ -61,7 +61,8 @@ def pick_run(runs: pd.DataFrame, key: str, default: Any = None, resets: Sequence
     ids = [int(r) for r in runs["run_id"]]
     labels = {int(row["run_id"]): run_label(row) for row in runs.to_dict("records")}
     keep_choice(key, ids, None if default is None else int(default))
-    return int(st.selectbox("Run", ids, key=key, format_func=labels.get, on_change=_forget, args=(resets,)))
+    return int(st.selectbox("Run", ids, key=key, format_func=labels.get, on_change=_forget, args=(resets,),
+                            persist_state="session"))
 
 
 def _forget(keys: Sequence[str]) -> None:
@@ -99,18 +100,19 @@ def render(default_run: Any = None) -> None:
 def search(run_id: int, run: Mapping[str, Any], summary: pd.DataFrame) -> pd.DataFrame:
     """Filter widgets and the table of matching rows; a selected row becomes the datum shown."""
     text_col, model_col, score_col = st.columns([2, 2, 1])
-    text = text_col.text_input("Search text", key=EXPLORE_TEXT, placeholder="id, query, prediction or reference")
+    text = text_col.text_input("Search text", key=EXPLORE_TEXT, placeholder="id, query, prediction or reference",
+                              persist_state="session")
     models = list(run["models"])
     keep_choices(EXPLORE_MODELS, models)
-    chosen = model_col.multiselect("Models", models, key=EXPLORE_MODELS)
+    chosen = model_col.multiselect("Models", models, key=EXPLORE_MODELS, persist_state="session")
     scores = [ANY_SCORE, *dict.fromkeys(summary["score"])] if not summary.empty else [ANY_SCORE]
     keep_choice(EXPLORE_SCORE, scores)
-    score = score_col.selectbox("Score", scores, key=EXPLORE_SCORE)
+    score = score_col.selectbox("Score", scores, key=EXPLORE_SCORE, persist_state="session")
     score = None if score == ANY_SCORE else score
     low = high = None
     unscored = False
     if score is not None:
-        unscored = st.checkbox("Only unscored", key=EXPLORE_UNSCORED)
+        unscored = st.checkbox("Only unscored", key=EXPLORE_UNSCORED, persist_state="session")
         if not unscored:
             low, high = score_range(summary[summary["score"] == score], explore_range(score))
     matches = data.find_rows(run_id, score=score, models=chosen or models, low=low, high=high,
@@ -150,7 +152,8 @@ def pick_datum(matches: pd.DataFrame) -> str | None:
         return None
     keep_choice(EXPLORE_DATUM, options)
     suffix = {current: " (outside the filters)"} if outside else {}
-    return st.selectbox("Datum", options, key=EXPLORE_DATUM, format_func=lambda d: f"{d}{suffix.get(d, '')}")
+    return st.selectbox("Datum", options, key=EXPLORE_DATUM, format_func=lambda d: f"{d}{suffix.get(d, '')}",
+                        persist_state="session")
 
 
 def _apply_query_params() -> None:

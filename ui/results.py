@@ -54,7 +54,7 @@ def render() -> None:
         return
     all_models = list(dict.fromkeys(m for m in run["models"] if m in set(summary["model"])))
     keep_choices(RESULTS_MODELS, all_models)
-    models = st.multiselect("Models", all_models, key=RESULTS_MODELS)
+    models = st.multiselect("Models", all_models, key=RESULTS_MODELS, persist_state="session")
     if not models:
         st.warning("Pick at least one model.")
         return
@@ -62,7 +62,7 @@ def render() -> None:
     summary_section(shown, data.aggregates(run_id), models)
     scores = list(dict.fromkeys(shown["score"]))
     keep_choice(RESULTS_SCORE, scores)
-    score = st.selectbox("Score", scores, key=RESULTS_SCORE)
+    score = st.selectbox("Score", scores, key=RESULTS_SCORE, persist_state="session")
     low, high = score_range(shown[shown["score"] == score], results_range(score))
     colors = charts.model_colors(all_models)
     charts_section(run_id, score, models, low, high, colors, shown)
@@ -101,7 +101,7 @@ def summary_section(summary: pd.DataFrame, aggregates: pd.DataFrame, models: lis
 def charts_section(run_id: int, score: str, models: list[str], low: float | None, high: float | None,
                    colors: dict[str, str], summary: pd.DataFrame) -> None:
     st.subheader("Distributions")
-    kind = st.radio("Chart", CHARTS, horizontal=True, key=RESULTS_CHART)
+    kind = st.radio("Chart", CHARTS, horizontal=True, key=RESULTS_CHART, persist_state="session")
     left, right = st.columns(2)
     with left:
         st.plotly_chart(distribution_figure(kind, run_id, score, models, low, high, colors), key="results.dist")
@@ -126,7 +126,7 @@ def distribution_figure(kind: str, run_id: int, score: str, models: list[str], l
 def rows_section(run_id: int, score: str, models: list[str], low: float | None, high: float | None) -> None:
     st.subheader("Rows")
     direction = direction_of(score)
-    unscored = st.checkbox("Only unscored rows", key=RESULTS_UNSCORED)
+    unscored = st.checkbox("Only unscored rows", key=RESULTS_UNSCORED, persist_state="session")
     order = "desc" if direction == "lower" else "asc"
     rows = data.find_rows(run_id, score=score, models=models, low=low, high=high, unscored=unscored, order=order)
     total = int(rows["n_matches"].iloc[0]) if not rows.empty else 0
