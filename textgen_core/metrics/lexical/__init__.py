@@ -8,7 +8,7 @@ at once, sharing tokens between them.
 from __future__ import annotations
 
 from ..spec import MetricSpec
-from . import bleu, gleu, meteor, rouge
+from . import bleu, gleu, lengths, meteor, mrr, pass_at_k, qa, rouge, wer
 from .engine import score_lexical
 
 SPECS: tuple[MetricSpec, ...] = (
@@ -16,6 +16,12 @@ SPECS: tuple[MetricSpec, ...] = (
     bleu.SPEC,
     gleu.SPEC,
     meteor.SPEC,
+    wer.SPEC,
+    qa.EXACT_MATCH,
+    qa.TOKEN_F1,
+    mrr.SPEC,
+    lengths.SPEC,
+    pass_at_k.SPEC,
 )
 
 __all__ = ["SPECS", "score_lexical"]

@@ -44,12 +44,21 @@ class LexicalSpec(MetricSpec):
     """A MetricSpec whose ``resolve`` also checks rules that involve several parameters."""
 
     check: Callable[[Mapping[str, Any]], None] | None = None
+    #: Names of the column parameters the given parameters actually read (default: all of them).
+    used_columns: Callable[[Mapping[str, Any]], Sequence[str]] | None = None
 
     def resolve(self, raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
         resolved = super().resolve(raw)
         if self.check is not None:
             self.check(resolved)
         return resolved
+
+    def missing(self, available_fields: set[str], params: Mapping[str, Any]) -> list[str]:
+        if self.used_columns is None:
+            return super().missing(available_fields, params)
+        used = set(self.used_columns(params))
+        unused = {p.name: None for p in self.params if p.is_column and p.name not in used}
+        return super().missing(available_fields, {**params, **unused})
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,9 @@ class WholeNumbers(Param):
         for number in value:
             if not float(number).is_integer():
                 raise ParameterError(f"parameter {where}: {number} is not a whole number")
+
+    def coerce(self, raw: Any, metric: str = "") -> Any:
+        return tuple(int(number) for number in super().coerce(raw, metric))
 
 
 @dataclass(frozen=True)
