@@ -155,6 +155,7 @@ class CacheLookup:
         self.empty = empty
         self._pending: dict[str, list[asyncio.Future]] = {}
         self._scheduled = False
+        self._flushes: set[asyncio.Task] = set()  # strong references until each flush is done
 
     async def check(self, key: str) -> tuple[bool, Any]:
         """(cached?, parsed reply or None)."""
@@ -164,7 +165,9 @@ class CacheLookup:
         self._pending.setdefault(key, []).append(future)
         if not self._scheduled:
             self._scheduled = True
-            asyncio.ensure_future(self._flush())
+            task = asyncio.ensure_future(self._flush())
+            self._flushes.add(task)
+            task.add_done_callback(self._flushes.discard)
         return await future
 
     async def _flush(self) -> None:
