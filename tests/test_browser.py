@@ -135,6 +135,39 @@ def test_sample_run_results_and_drill_down(server: str, tmp_path: Path) -> None:
             expect(page.get_by_role("heading", name="Contexts, in order")).to_be_visible()
             assert f"datum={expected}" in page.url
             page.screenshot(path=str(tmp_path / "explore.png"), full_page=True)
+            _compare_step(page, tmp_path)
         finally:
             browser.close()
     assert (tmp_path / "results.png").stat().st_size > 0 and (tmp_path / "explore.png").stat().st_size > 0
+
+
+# -- compare step (appended by the Compare page) ----------------------------------
+def _compare_step(page, tmp_path: Path) -> None:
+    """Open Compare from the navigation: the sample's table shows rouge1's interval as compare_models computes it."""
+    from functools import partial
+
+    from playwright.sync_api import expect
+
+    from textgen_core.compare import compare_models
+    from textgen_core.datasets import load_sample
+    from textgen_core.evaluate import evaluate
+    from textgen_core.store import Store
+    from ui.home import sample_metrics
+
+    store = Store(":memory:")
+    run_id = evaluate(store, store.save_dataset(load_sample()), sample_metrics(), workers=1)
+    expected = compare_models(store, run_id, "model-a", ["model-b"]).set_index("score")
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
+    expect(page.get_by_role("heading", name="Compare models")).to_be_visible()
+    expect(page.get_by_role("heading", name="Baseline: model-a")).to_be_visible(timeout=45_000)
+    table = page.get_by_test_id("stDataFrame").first
+    expect(table).to_be_visible()
+    # the grid draws on a canvas; its cells are also in an aria-hidden table, which these locators read
+    cell = partial(table.get_by_role, exact=True, include_hidden=True)
+    expect(cell("columnheader", name="delta")).to_be_attached(timeout=WAIT_MS)
+    expect(cell("gridcell", name="rouge1")).to_be_attached(timeout=WAIT_MS)
+    row = expected.loc["rouge1"]
+    interval = f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]"  # a text cell, the same seed's bootstrap
+    expect(cell("gridcell", name=interval)).to_be_attached(timeout=WAIT_MS)
+    expect(page.get_by_text("comparisons are made")).to_be_visible()
+    page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
