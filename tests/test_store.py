@@ -120,3 +120,12 @@ def test_values_never_formatted_into_sql(db_path):
     assert store.dataset_id(hostile) == dataset_id
     assert store.search_data(dataset_id, hostile).empty
     assert store.list_datasets()["name"].tolist() == [hostile]
+
+
+def test_dataset_fields_in_sql(db_path):
+    store = Store(db_path)
+    rows = [Datum("1", "a", None, "p", (), ("c",), {"h": "1"}), Datum("2", "a", "", "", (), (), {"h": "0"})]
+    dataset_id = store.save_dataset(Dataset("f", rows, metadata_columns=("h",)))
+    assert store.dataset_fields(dataset_id) == {"prediction", "contexts", "h"}
+    with pytest.raises(StoreError):
+        store.dataset_fields(999)

@@ -30,9 +30,8 @@ CHUNK_SIZE = 1000
 
 
 def available_fields(store: Store, dataset_id: int) -> set[str]:
-    """Normalized fields with at least one value, plus the dataset's metadata columns."""
-    dataset = store.load_dataset(dataset_id)
-    return {f for f in TEXT_FIELDS if dataset.has_field(f)} | set(dataset.metadata_columns)
+    """Normalized fields with at least one value, plus the dataset's metadata columns (one SQL query)."""
+    return store.dataset_fields(dataset_id)
 
 
 def check_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]], fields: set[str],

@@ -184,6 +184,18 @@ class Store(JudgeTablesMixin):
         cur.execute("DELETE FROM data WHERE dataset_id = ?", [dataset_id])
         cur.execute("DELETE FROM datasets WHERE dataset_id = ?", [dataset_id])
 
+    def dataset_fields(self, dataset_id: int) -> set[str]:
+        """Normalized fields with at least one non-empty value, plus the metadata columns."""
+        head = self._one("SELECT metadata_columns FROM datasets WHERE dataset_id = ?", [dataset_id])
+        if head is None:
+            raise StoreError(f"no dataset with id {dataset_id}")
+        present = self._one(
+            "SELECT bool_or(coalesce(query, '') <> ''), bool_or(coalesce(prediction, '') <> ''), "
+            "bool_or(len(coalesce(refs, [])) > 0), bool_or(len(coalesce(contexts, [])) > 0) "
+            "FROM data WHERE dataset_id = ?", [dataset_id])
+        names = ("query", "prediction", "references", "contexts")
+        return {name for name, flag in zip(names, present) if flag} | set(head[0] or ())
+
     def search_data(self, dataset_id: int, text: str = "", limit: int = 200) -> pd.DataFrame:
         """Datums whose id, query, prediction or references contain ``text`` (case-insensitive)."""
         pattern = f"%{text}%"
