@@ -95,7 +95,11 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
 def _signature(spec: MetricSpec, params: Mapping[str, Any], judge: Any | None) -> str:
     signature = spec.signature(params)
     if spec.group != "lexical" and judge is not None:
+        from .judge.metrics import prompt_signature
+
+        prompts = prompt_signature(spec.name)
         signature += f"|judge:{judge.model}|temperature:{judge.temperature}|seed:{judge.seed}"
+        signature += f"|prompts:{prompts}" if prompts else ""
     return signature
 
 
