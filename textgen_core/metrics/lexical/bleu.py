@@ -239,5 +239,7 @@ SPEC = LexicalSpec(
     "reference length, as nltk does. Without smoothing a missing higher-order match gives a near-zero score "
     "(nltk's float minimum), and no unigram match gives 0 (so does an empty prediction). details hold the "
     "per-row statistics; the corpus value is nltk corpus_bleu over the scored rows (smoothing methods 5-7 read "
-    "the last row, as nltk does). method6 leaves rows without trigram matches unscored (nltk raises).",
+    "the last row, as nltk does). method6 leaves rows without trigram matches unscored (nltk raises). "
+    "Methods 5 and 7 average each precision with its neighbours starting from p1 + 1, so their BLEU can "
+    "exceed 1, exactly as in nltk.",
 )
