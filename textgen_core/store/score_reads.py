@@ -1,0 +1,101 @@
+"""Score reads for the dashboard's charts and row lists. Mixed into :class:`Store`.
+
+Distributions are aggregated here in SQL, so a page never pulls every row of a run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pandas as pd
+
+
+class ScoreReadsMixin:
+    """Histograms, box statistics, samples, score by length and row finding for one run's scores."""
+
+    _VALUES_CTE = (
+        "WITH v AS (SELECT s.datum_id, s.model, s.value FROM scores s WHERE s.run_id = $run AND s.score = $score "
+        "AND s.value IS NOT NULL AND ($all_models OR list_contains($models, s.model)) "
+        "AND ($low IS NULL OR s.value >= $low) AND ($high IS NULL OR s.value <= $high)) "
+    )
+
+    def _value_params(self, run_id: int, score: str, models: Sequence[str] | None,
+                      low: float | None, high: float | None) -> dict[str, Any]:
+        return {"run": run_id, "score": score, "all_models": models is None, "models": list(models or []),
+                "low": low, "high": high}
+
+    def score_histogram(self, run_id: int, score: str, *, models: Sequence[str] | None = None, bins: int = 30,
+                        low: float | None = None, high: float | None = None) -> pd.DataFrame:
+        """model, bin, lo, hi, count of scored values in ``bins`` equal-width bins, binned in SQL."""
+        params = self._value_params(run_id, score, models, low, high) | {"bins": max(1, int(bins))}
+        return self._cur().execute(
+            self._VALUES_CTE + ", e AS (SELECT min(value) AS a, max(value) AS b FROM v), "
+            "k AS (SELECT v.model, e.a, e.b, coalesce(least(CAST(floor((v.value - e.a) / nullif(e.b - e.a, 0) "
+            "* $bins) AS INTEGER), $bins - 1), 0) AS bin FROM v, e) "
+            "SELECT model, bin, CASE WHEN b > a THEN a + bin * (b - a) / $bins ELSE a - 0.5 END AS lo, "
+            "CASE WHEN b > a THEN a + (bin + 1) * (b - a) / $bins ELSE a + 0.5 END AS hi, count(*) AS count "
+            "FROM k GROUP BY model, bin, a, b ORDER BY model, bin", params).df()
+
+    def score_box(self, run_id: int, score: str, *, models: Sequence[str] | None = None,
+                  low: float | None = None, high: float | None = None) -> pd.DataFrame:
+        """Per model: n, quartiles, mean, min, max and Tukey whiskers (1.5 IQR) of scored values."""
+        return self._cur().execute(
+            self._VALUES_CTE + ", q AS (SELECT model, count(*) AS n, quantile_cont(value, 0.25) AS q1, "
+            "median(value) AS median, quantile_cont(value, 0.75) AS q3, avg(value) AS mean, min(value) AS min, "
+            "max(value) AS max FROM v GROUP BY model) "
+            "SELECT q.model, q.n, q.q1, q.median, q.q3, q.mean, q.min, q.max, "
+            "min(v.value) FILTER (WHERE v.value >= q.q1 - 1.5 * (q.q3 - q.q1)) AS lowerfence, "
+            "max(v.value) FILTER (WHERE v.value <= q.q3 + 1.5 * (q.q3 - q.q1)) AS upperfence "
+            "FROM q JOIN v USING (model) GROUP BY ALL ORDER BY q.model",
+            self._value_params(run_id, score, models, low, high)).df()
+
+    def score_sample(self, run_id: int, score: str, *, models: Sequence[str] | None = None, per_model: int = 2000,
+                     low: float | None = None, high: float | None = None) -> pd.DataFrame:
+        """model, value: at most ``per_model`` scored values per model, a stable pseudo-random pick."""
+        params = self._value_params(run_id, score, models, low, high) | {"n": int(per_model)}
+        return self._cur().execute(
+            self._VALUES_CTE + "SELECT model, value FROM (SELECT model, value, row_number() OVER "
+            "(PARTITION BY model ORDER BY hash(datum_id), datum_id) AS k FROM v) WHERE k <= $n ORDER BY model",
+            params).df()
+
+    def score_by_length(self, run_id: int, score: str, *, models: Sequence[str] | None = None, bins: int = 12,
+                        low: float | None = None, high: float | None = None) -> pd.DataFrame:
+        """model, bin, chars (mean prediction length in characters), its min and max, mean score, n.
+
+        Bins hold equal numbers of rows (length quantiles), so a long tail does not leave bins empty.
+        """
+        params = self._value_params(run_id, score, models, low, high) | {"bins": max(1, int(bins))}
+        return self._cur().execute(
+            self._VALUES_CTE + ", w AS (SELECT v.model, v.value, length(coalesce(d.prediction, '')) AS chars FROM v "
+            "JOIN data d ON d.dataset_id = (SELECT dataset_id FROM runs WHERE run_id = $run) "
+            "AND d.datum_id = v.datum_id AND d.model = v.model), "
+            "b AS (SELECT *, ntile($bins) OVER (ORDER BY chars) AS bin FROM w) "
+            "SELECT model, bin, avg(chars) AS chars, min(chars) AS min_chars, max(chars) AS max_chars, "
+            "avg(value) AS mean, count(*) AS n FROM b GROUP BY model, bin ORDER BY model, bin", params).df()
+
+    def find_rows(self, run_id: int, *, score: str | None = None, models: Sequence[str] | None = None,
+                  low: float | None = None, high: float | None = None, unscored: bool = False, text: str = "",
+                  order: str = "row", limit: int = 200, snippet: int = 160) -> pd.DataFrame:
+        """Rows of a run's dataset matching text, model and score filters, with a match count.
+
+        ``order`` is 'row' (dataset order), 'asc' or 'desc' (by the score's value). With a score,
+        ``unscored`` keeps its stored cells without a value (they carry the reason); otherwise
+        only scored cells, between ``low`` and ``high`` when given.
+        """
+        pattern = f"%{text}%"
+        return self._cur().execute(
+            "WITH r AS (SELECT dataset_id, models FROM runs WHERE run_id = $run) "
+            "SELECT d.datum_id, d.model, s.value, s.reason, left(d.query, $snip) AS query, "
+            "left(d.prediction, $snip) AS prediction, count(*) OVER () AS n_matches "
+            "FROM data d JOIN r ON d.dataset_id = r.dataset_id AND list_contains(r.models, d.model) "
+            "LEFT JOIN scores s ON s.run_id = $run AND s.score = $score AND s.datum_id = d.datum_id "
+            "AND s.model = d.model WHERE ($all_models OR list_contains($models, d.model)) "
+            "AND ($text = '' OR d.datum_id ILIKE $pattern OR d.query ILIKE $pattern OR d.prediction ILIKE $pattern "
+            "OR array_to_string(d.refs, ' ') ILIKE $pattern) "
+            "AND ($score IS NULL OR (CASE WHEN $unscored THEN s.score IS NOT NULL AND s.value IS NULL ELSE s.value IS NOT NULL "
+            "AND ($low IS NULL OR s.value >= $low) AND ($high IS NULL OR s.value <= $high) END)) "
+            "ORDER BY CASE WHEN $order = 'asc' THEN s.value WHEN $order = 'desc' THEN -s.value END NULLS LAST, "
+            "d.row_index LIMIT $limit",
+            {"run": run_id, "score": score, "all_models": models is None, "models": list(models or []),
+             "low": low, "high": high, "unscored": bool(unscored), "text": text, "pattern": pattern,
+             "order": order, "limit": int(limit), "snip": int(snippet)}).df()
