@@ -17,7 +17,14 @@ from ui.compare import comparison_table, largest, p_text, styled
 from ui.compare_charts import BETTER, NOT_SIGNIFICANT, WORSE, forest_figure, scatter_figure, thin, verdict, verdicts
 from ui.explore import EXPLORE_DATUM, EXPLORE_RUN
 
-SAMPLE_SCORES = ["bleu", "rouge1", "rouge2", "rougeL", "rougeLsum"]
+
+
+def sample_scores(run_id: int) -> list[str]:
+    """The scored names of the sample run, in the order the Compare page lists them (the run summary's)."""
+    from textgen_core.summary import run_summary
+
+    summary = run_summary(store(), run_id)
+    return list(dict.fromkeys(summary.loc[summary["n_scored"] > 0, "score"]))
 
 
 def compare_page():
@@ -68,9 +75,10 @@ def test_empty_database(app_db):
 
 
 def test_page_file_runs_on_its_own(sample_run):
+    _, run_id = sample_run
     at = page("pages/compare.py").run()
     no_exception(at)
-    assert len(table_of(at)) == len(SAMPLE_SCORES)
+    assert table_of(at)["score"].tolist() == sample_scores(run_id)
 
 
 def test_sample_table_is_compare_models(sample_run):
@@ -81,8 +89,10 @@ def test_sample_table_is_compare_models(sample_run):
     assert at.selectbox(key=state.COMPARE_BASELINE).value == "model-a"
     assert at.multiselect(key=state.COMPARE_CANDIDATES).value == ["model-b"]
     shown = table_of(at)
-    expected = compare_models(store(), run_id, "model-a", ["model-b"], resamples=2000, seed=0)
-    assert shown["score"].tolist() == expected["score"].tolist() == SAMPLE_SCORES
+    scores = sample_scores(run_id)
+    assert {"rouge1", "bleu"} <= set(scores)
+    expected = compare_models(store(), run_id, "model-a", ["model-b"], scores=scores, resamples=2000, seed=0)
+    assert shown["score"].tolist() == expected["score"].tolist() == scores
     assert shown["delta"].tolist() == pytest.approx(expected["delta"].tolist())
     assert shown["p"].tolist() == pytest.approx(expected["p_value"].tolist())
     assert shown["p (Holm)"].tolist() == pytest.approx(expected["p_adjusted"].tolist())
@@ -135,6 +145,21 @@ def test_nothing_to_compare_warns(sample_run):
     assert not [f for f in at.dataframe if "verdict" in f.value.columns]
 
 
+def test_a_large_comparison_waits_for_a_click(sample_run, monkeypatch):
+    import ui.compare
+
+    monkeypatch.setattr(ui.compare, "AUTO_DRAWS", 1000)  # the sample's 46 pairs per score count as large
+    at = compare_page()
+    no_exception(at)
+    assert not [f for f in at.dataframe if "verdict" in f.value.columns]
+    assert "datum pairs 2,000 times" in all_text(at)
+    at.button(key=state.COMPARE_GO).click().run()
+    no_exception(at)
+    assert len(table_of(at)) > 0
+    at.number_input(key=state.COMPARE_SEED).set_value(3).run()  # later changes on the run start at once
+    assert len(table_of(at)) > 0 and state.COMPARE_GO not in [b.key for b in at.button]
+
+
 def test_run_with_one_model(app_db):
     db = store()
     dataset_id = db.save_dataset(load_dataset(b"id,model,answer,reference\nq1,solo,a,a\n", file_name="one.csv",
@@ -154,7 +179,7 @@ def test_colours_follow_each_score_direction(app_db):
     shown = table_of(at).set_index(["candidate", "score"])
     assert shown.loc[("kind", "toxicity"), "delta"] < 0
     assert shown.loc[("kind", "toxicity"), "verdict"] == BETTER  # lower toxicity is better
-    assert shown.loc[("kind", "toxicity"), "better"] == "↓ lower is better"
+    assert shown.loc[("kind", "toxicity"), "better"] == "↓ lower"
     assert shown.loc[("terse", "rouge1"), "verdict"] == WORSE
     assert shown.loc[("kind", "rouge1"), "verdict"] == NOT_SIGNIFICANT
     assert shown.loc[("terse", "custom_score"), "missing (baseline / candidate)"] == "0 / 4"
@@ -214,7 +239,7 @@ def test_agreement_with_the_sample_human_score(sample_run):
     assert at.selectbox(key=state.COMPARE_HUMAN_COLUMN).value == "human_score"
     assert at.radio(key=state.compare_human("human_score", "kind")).value == "score"
     shown = frame_with(at, "spearman").set_index(["model", "score"])
-    assert len(shown) == 2 * len(SAMPLE_SCORES)
+    assert len(shown) == 2 * len(sample_scores(run_id))
     for model in ("model-a", "model-b"):
         pairs = human_pairs(run_id, model, "rouge1", "human_score")
         rho = stats.spearmanr(pairs["value"], pairs["human"].astype(float)).statistic

@@ -20,16 +20,22 @@ from pandas.io.formats.style import Styler
 from textgen_core.errors import TextgenError
 
 from . import data, state
-from .compare_charts import BACKGROUNDS, BETTER_WAY, forest_figure, outcomes, scatter_figure, thin, verdicts
+from .compare_charts import BACKGROUNDS, forest_figure, outcomes, scatter_figure, thin, verdicts
 from .explore import keep_choice, keep_choices, open_datum, pick_run
 from .widgets import plain
 
 #: Significance level of the verdicts: one minus the interval's confidence.
 ALPHA = 0.05
 TOP_DEFAULT = 10
+#: Random draws (datum pairs x resamples x 2) a comparison may take before it waits for a click (about 1.5 s).
+AUTO_DRAWS = 100_000_000
+#: Draws per second of compare_models on one core, for the wait shown before a large comparison.
+DRAWS_PER_SECOND = 70_000_000
 #: Human labels taken as the positive one when a text column is picked (else the first value).
 POSITIVE_WORDS = ("correct", "yes", "true", "pass", "positive", "good", "relevant", "faithful")
 KIND_LABELS = {"score": "score: Spearman and Pearson", "label": "label: Cohen's kappa"}
+#: The 'better' column: which way each score improves.
+ARROWS = {"higher": "↑ higher", "lower": "↓ lower"}
 
 
 @dataclass(frozen=True)
@@ -67,7 +73,7 @@ def render() -> None:
                 f"{'none' if not models else 'one: ' + plain(models[0])}.")
         return
     choice = choose(models, list(dict.fromkeys(scored["score"])))
-    if choice is None:
+    if choice is None or not confirmed(run_id, work(scored, choice), choice.resamples):
         return
     try:
         frame = data.comparison(run_id, choice.baseline, choice.candidates, scores=choice.scores,
@@ -90,6 +96,27 @@ def default_run(runs: pd.DataFrame) -> int | None:
         if len(run.get("models") or []) >= 2:
             return int(run["run_id"])
     return None
+
+
+def work(scored: pd.DataFrame, choice: Choice) -> int:
+    """Datum pairs compared, summed over (candidate, score): at most the fewer of the two models' scored cells."""
+    counts = scored.set_index(["model", "score"])["n_scored"]
+    return sum(int(min(counts.get((choice.baseline, s), 0), counts.get((c, s), 0)))
+               for c in choice.candidates for s in choice.scores)
+
+
+def confirmed(run_id: int, pairs: int, resamples: int) -> bool:
+    """Large comparisons wait for a click, once per run and session; small ones start at once."""
+    draws = pairs * resamples * 2  # bootstrap means and permutation sign flips
+    if draws <= AUTO_DRAWS or st.session_state.get(state.COMPARE_CONFIRMED) == run_id:
+        return True
+    st.info(f"This comparison resamples {pairs:,} datum pairs {resamples:,} times for the intervals and as often "
+            f"for the tests: roughly {max(1, round(draws / DRAWS_PER_SECOND))} s. The result is cached; "
+            "later changes on this run start at once.", icon=":material/timer:")
+    if not st.button("Compare", type="primary", key=state.COMPARE_GO):
+        return False
+    st.session_state[state.COMPARE_CONFIRMED] = run_id
+    return True
 
 
 def choose(models: list[str], scores: list[str]) -> Choice | None:
@@ -127,10 +154,10 @@ def choose(models: list[str], scores: list[str]) -> Choice | None:
 
 # -- the table ---------------------------------------------------------------
 def comparison_table(frame: pd.DataFrame, kinds: Sequence[str]) -> pd.DataFrame:
-    """The table as shown: a row per (candidate, score), raw numbers, the verdict last but one."""
+    """The table as shown: a row per (candidate, score), raw numbers, the verdict after the p-values."""
     table = pd.DataFrame({
         "candidate": frame["candidate"], "score": frame["score"],
-        "better": [BETTER_WAY.get(d, "none") for d in frame["direction"]], "n": frame["n"],
+        "better": [ARROWS.get(d, "none") for d in frame["direction"]], "n": frame["n"],
         "baseline mean": frame["baseline_mean"], "candidate mean": frame["candidate_mean"],
         "delta": frame["delta"],
         "95% CI": [_interval(lo, hi) for lo, hi in zip(frame["ci_low"], frame["ci_high"])],
@@ -138,8 +165,8 @@ def comparison_table(frame: pd.DataFrame, kinds: Sequence[str]) -> pd.DataFrame:
     })
     if frame.attrs.get("holm"):
         table["p (Holm)"] = frame["p_adjusted"]
-    table["wins"], table["ties"], table["losses"] = frame["wins"], frame["ties"], frame["losses"]
     table["verdict"] = list(kinds)
+    table["wins"], table["ties"], table["losses"] = frame["wins"], frame["ties"], frame["losses"]
     if (frame["missing_baseline"] > 0).any() or (frame["missing_candidate"] > 0).any():
         table["missing (baseline / candidate)"] = [f"{b} / {c}" for b, c in
                                                    zip(frame["missing_baseline"], frame["missing_candidate"])]
@@ -304,7 +331,7 @@ def agreement_settings(column: str, info: Mapping[str, Any]) -> dict[str, Any]:
 
 def show_agreement(frame: pd.DataFrame, settings: Mapping[str, Any]) -> None:
     number = st.column_config.NumberColumn
-    frame = frame.assign(better=[BETTER_WAY.get(d, "none") for d in frame["direction"]])
+    frame = frame.assign(better=[ARROWS.get(d, "none") for d in frame["direction"]])
     if settings["kind"] == "score":
         columns = ["model", "score", "better", "n", "spearman", "spearman_p", "pearson", "pearson_p"]
         config = {"spearman": number("Spearman ρ", format="%.3f"), "spearman_p": number("p (Spearman)", format="%.2g"),

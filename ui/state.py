@@ -73,6 +73,9 @@ COMPARE_RESAMPLES = "compare.resamples"
 COMPARE_SEED = "compare.seed"
 COMPARE_TIES = "compare.tie_tolerance"
 COMPARE_HOLM = "compare.holm"
+#: The Compare button of a large comparison, and the run for which it was clicked.
+COMPARE_GO = "compare.go"
+COMPARE_CONFIRMED = "compare.confirmed"
 #: Score and candidate of the per-datum scatter and the largest differences.
 COMPARE_PAIR_SCORE = "compare.pair_score"
 COMPARE_PAIR_CANDIDATE = "compare.pair_candidate"
