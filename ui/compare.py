@@ -347,5 +347,5 @@ def show_agreement(frame: pd.DataFrame, settings: Mapping[str, Any]) -> None:
                 f"when it {human}.")
     st.dataframe(frame[columns], hide_index=True, column_config=config)
     skipped = frame.attrs.get("skipped")
-    st.caption(note + " n: datums with both a score and a human value."
+    st.caption(note + " n: datums with both a score and a human value; empty where either does not vary."
                + (f" {skipped} human values could not be read and were left out." if skipped else ""))
