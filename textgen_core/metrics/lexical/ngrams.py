@@ -13,7 +13,9 @@ read off the masks: their multiplicities and popcounts.
 from __future__ import annotations
 
 import operator
+from array import array
 from collections import Counter
+from functools import lru_cache
 from itertools import compress, repeat
 from typing import Sequence
 
@@ -71,25 +73,26 @@ def next_order(d: list[int]) -> list[int]:
     return list(map(_and, d, map(_rshift, d[1:], repeat(1))))
 
 
-def clipped(d: list[int], likely_repeats: bool = False) -> int:
-    """Sum over the n-grams of min(count on the masks' side, count in the masked sequence).
+def clipped(d: list[int], likely_repeats: bool = False) -> tuple[int, bool]:
+    """(sum over the n-grams of min(count on the masks' side, count in the masked sequence), any repeat?).
 
-    ``likely_repeats`` (unigrams) goes straight to counting the masks;
-    otherwise a set first checks whether any matched n-gram repeats at all.
+    The flag says whether some matched n-gram occurs more than once on the
+    masks' side; ``likely_repeats`` (unigrams) goes straight to counting the
+    masks, otherwise a set first checks whether any repeats at all.
     """
     if likely_repeats:
         counts = Counter(d)
         zeros = counts.pop(0, 0)
         found = len(d) - zeros
         if len(counts) == found:
-            return found
+            return found, False
     else:
         zeros = d.count(0)
         found = len(d) - zeros
         if not found:
-            return 0
+            return 0, False
         if len(set(d)) - (1 if zeros else 0) == found:
-            return found  # every matched n-gram occurs once on this side
+            return found, False  # every matched n-gram occurs once on this side
         counts = Counter(d)
         counts.pop(0, None)
     for mask in compress(counts, map(_lt, repeat(1), counts.values())):
@@ -97,7 +100,7 @@ def clipped(d: list[int], likely_repeats: bool = False) -> int:
         there = mask.bit_count()
         if here > there:
             found -= here - there
-    return found
+    return found, True
 
 
 def overlaps(a: TokenText, b: TokenText, orders: int) -> list[int]:
@@ -105,20 +108,63 @@ def overlaps(a: TokenText, b: TokenText, orders: int) -> list[int]:
     short, long = (a, b) if len(a.tokens) <= len(b.tokens) else (b, a)
     if not short.tokens:
         return [0] * orders
-    return overlaps_from(position_masks(short, long), orders)
+    return overlaps_from(position_masks(short, long), orders, len(long.tokens))
 
 
-def overlaps_from(d: list[int], orders: int) -> list[int]:
-    """:func:`overlaps` from the unigram position masks ``d`` of one sequence in the other."""
+def overlaps_from(d: list[int], orders: int, width: int) -> list[int]:
+    """:func:`overlaps` from the unigram position masks ``d`` of one sequence in another of ``width`` tokens.
+
+    While some matched n-gram repeats on the masks' side, each order is a list
+    of masks and clipping counts them. Once none repeats, no longer n-gram can
+    repeat either (its prefix would), so the clipped count is just the number
+    of non-zero masks: the masks are then packed into one integer, one slot of
+    W bits per position with a zero guard bit on top, where the next order is
+    ``x & (x >> (W + 1))`` and the non-zero slots are counted by adding
+    2**(W-1) - 1 to every slot and counting the guard bits that light up.
+    """
     out = [0] * orders
-    for n in range(orders):
+    n = 0
+    while n < orders:
         if n:
             d = next_order(d)
-        found = clipped(d, not n)
+        found, repeats = clipped(d, not n)
         if not found:
-            break  # no n-gram in common means no longer one either
+            return out  # no n-gram in common means no longer one either
         out[n] = found
+        n += 1
+        if not repeats:
+            break
+    if n == orders:
+        return out
+    x, shift, add, guards = _packed(d, width)
+    while n < orders:
+        x &= x >> shift
+        found = ((x + add) & guards).bit_count()
+        if not found:
+            break
+        out[n] = found
+        n += 1
     return out
+
+
+def _packed(d: list[int], width: int) -> tuple[int, int, int, int]:
+    """``d`` packed into one integer, plus the shift to the next order and the slot-counting constants."""
+    if width < 64:
+        size = 8
+        x = int.from_bytes(array("Q", d).tobytes(), "little")
+    else:
+        size = (width + 8) // 8
+        x = int.from_bytes(b"".join(map(int.to_bytes, d, repeat(size), repeat("little"))), "little")
+    add, guards = _slot_constants(size, len(d))
+    return x, 8 * size + 1, add, guards
+
+
+@lru_cache(maxsize=512)
+def _slot_constants(size: int, slots: int) -> tuple[int, int]:
+    """Per slot of ``size`` bytes: 2**(W-1) - 1 (to add) and 2**(W-1) (the guard bit)."""
+    add = int.from_bytes((b"\xff" * (size - 1) + b"\x7f") * slots, "little")
+    guards = int.from_bytes((b"\x00" * (size - 1) + b"\x80") * slots, "little")
+    return add, guards
 
 
 def clipped_multi(hyp: TokenText, refs: Sequence[TokenText], n: int) -> int:

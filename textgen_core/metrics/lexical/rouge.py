@@ -84,7 +84,7 @@ def _score_pair(
     t_len, p_len = len(target.tokens), len(prediction.tokens)
     short, long = (target, prediction) if t_len <= p_len else (prediction, target)
     d = position_masks(short, long) if short.tokens else []
-    hits = overlaps_from(d, top) if d else [0] * top
+    hits = overlaps_from(d, top, len(long.tokens)) if d else [0] * top
     out: dict[str, tuple[float, float, float]] = {}
     lcs = None
     for rouge_type, kind, n in steps:
