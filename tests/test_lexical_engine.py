@@ -127,3 +127,24 @@ def test_odd_strings_never_crash_and_stay_in_range():
                 if cell.value is not None:
                     assert math.isfinite(cell.value) and low <= cell.value and (high is None or cell.value <= high)
                     pickle.dumps(cell)
+
+
+def test_values_that_are_not_text_are_unscored_not_crashing():
+    data = [
+        Datum("1", "m", prediction=float("nan"), references=("a",), contexts=(1.5,), metadata={"relevant_contexts": "1"}),
+        Datum("2", "m", prediction="a", references=("a", None), contexts=("x",)),  # type: ignore[arg-type]
+        Datum("3", "m", prediction=["a", "list"], references=("a",)),  # type: ignore[arg-type]
+    ]
+    out = score_lexical(data, ALL)
+    assert out["rouge"][0]["rouge1"].reason == "the prediction is not text but float"
+    assert out["bleu"][1]["bleu"].reason == "a reference is not text but NoneType"
+    assert out["mrr"][0]["reciprocal_rank"].reason == "the contexts are not all text"
+    assert out["lengths"][0]["context_length"].reason == "a context is not text"
+    assert out["lengths"][2]["answer_length"].reason == "the prediction is not text"
+    assert out["wer"][2]["wer"].reason == "the prediction is not text but list"
+
+
+def test_spec_score_resolves_raw_parameters():
+    spec = next(s for s in SPECS if s.name == "bleu")
+    cells = spec.score([Datum("1", "m", prediction="a b", references=("a b",))], {"weights": "1"})
+    assert cells[0]["bleu"].value == 1.0

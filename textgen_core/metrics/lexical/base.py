@@ -34,9 +34,11 @@ class Scorer:
         self.per_chunk = per_chunk
 
     def __call__(self, rows: Sequence[Datum], params: Mapping[str, Any]) -> list[dict[str, Cell]]:
+        from . import SPECS
         from .engine import run
 
-        return run(rows, [(self, params)])[0]
+        spec = next(s for s in SPECS if s.score is self)
+        return run(rows, [(self, spec.resolve(params))])[0]
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,17 @@ def row_inputs(row: Datum) -> str | None:
         return NO_PREDICTION
     if not row.references:
         return NO_REFERENCES
+    if type(row.prediction) is not str:
+        return f"the prediction is not text but {type(row.prediction).__name__}"
+    for reference in row.references:
+        if type(reference) is not str:
+            return f"a reference is not text but {type(reference).__name__}"
     return None
+
+
+def texts(values: Sequence[Any]) -> bool:
+    """True when every value is a str (contexts, references)."""
+    return all(type(v) is str for v in values)
 
 
 def unscored(names: Sequence[str], reason: str) -> dict[str, Cell]:

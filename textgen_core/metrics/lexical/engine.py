@@ -56,7 +56,7 @@ def _repeated(rows: Sequence[Datum]) -> set[str]:
     repeated: set[str] = set()
     for row in rows:
         for text in (row.prediction, *row.references):
-            if text is None:
+            if type(text) is not str:
                 continue
             if text in seen:
                 repeated.add(text)

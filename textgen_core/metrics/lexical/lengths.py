@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...model import Cell, Datum
-from .base import NO_PREDICTION, NO_REFERENCES, LexicalSpec, RowFn, Scorer
+from .base import NO_PREDICTION, NO_REFERENCES, LexicalSpec, RowFn, Scorer, texts
 from .tokenize import TextCache
 
 NAMES = ("answer_length", "reference_length", "context_length")
@@ -15,16 +15,22 @@ def row_scorer(params: Mapping[str, Any]) -> RowFn:
     def score_row(row: Datum, cache: TextCache) -> dict[str, Cell]:
         if row.prediction is None:
             answer = Cell.unscored(NO_PREDICTION)
+        elif type(row.prediction) is not str:
+            answer = Cell.unscored("the prediction is not text")
         else:
             answer = Cell(float(len(row.prediction.split())))
-        if row.references:
-            reference = Cell(sum(len(r.split()) for r in row.references) / len(row.references))
-        else:
+        if not row.references:
             reference = Cell.unscored(NO_REFERENCES)
-        if row.contexts:
-            context = Cell(float(sum(len(c.split()) for c in row.contexts)))
+        elif not texts(row.references):
+            reference = Cell.unscored("a reference is not text")
         else:
+            reference = Cell(sum(len(r.split()) for r in row.references) / len(row.references))
+        if not row.contexts:
             context = Cell.unscored("no contexts")
+        elif not texts(row.contexts):
+            context = Cell.unscored("a context is not text")
+        else:
+            context = Cell(float(sum(len(c.split()) for c in row.contexts)))
         return {"answer_length": answer, "reference_length": reference, "context_length": context}
 
     return score_row

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from ...model import Cell, Datum
 from ..spec import Param
-from .base import LexicalSpec, RowFn, Scorer
+from .base import LexicalSpec, RowFn, Scorer, texts
 from .tokenize import TextCache
 
 
@@ -68,6 +68,8 @@ def row_scorer(params: Mapping[str, Any]) -> RowFn:
     def score_row(row: Datum, cache: TextCache) -> dict[str, Cell]:
         if not row.contexts:
             return {"reciprocal_rank": Cell.unscored("no retrieved contexts")}
+        if not texts(row.contexts):
+            return {"reciprocal_rank": Cell.unscored("the contexts are not all text")}
         items = labels(row.metadata.get(column), delimiter)
         if not items:
             return {"reciprocal_rank": Cell.unscored(f"no relevance label in column {column!r}")}
