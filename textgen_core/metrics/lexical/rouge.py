@@ -1,9 +1,10 @@
 """ROUGE-N, ROUGE-L and ROUGE-Lsum with values equal to rouge-score's RougeScorer.
 
-Differences from rouge-score are only in speed: tokens and n-gram counts are
-computed once per text, ROUGE-L uses a bit-parallel LCS, and ROUGE-Lsum
-equals ROUGE-L (and reuses it) unless both texts hold a line break that
-leaves tokens on two lines or more.
+Differences from rouge-score are only in speed: each text is tokenized once,
+n-gram overlaps come from bit masks of token positions (see ``ngrams``),
+ROUGE-L uses a bit-parallel LCS, and ROUGE-Lsum equals ROUGE-L (and reuses it)
+unless one of the texts has tokens on two lines or more; then ``lcs`` replays
+rouge-score's union-LCS backtracking exactly.
 """
 
 from __future__ import annotations
