@@ -10,6 +10,7 @@ import streamlit as st
 
 from ui.home import database_ready, render_sidebar
 from ui.home import render as render_home
+from ui.shell import navigation_ready
 
 ROOT = Path(__file__).resolve().parent
 #: (file, title, icon) of every page after Home, in menu order; a page whose file is absent is left out.
@@ -26,6 +27,7 @@ st.set_page_config(page_title="textgen-eval", page_icon=":material/analytics:", 
 home = st.Page(render_home, title="Home", icon=":material/home:", url_path="home", default=True)
 pages = [home] + [st.Page(path, title=title, icon=icon) for path, title, icon in PAGES if (ROOT / path).is_file()]
 current = st.navigation(pages)
+navigation_ready()
 render_sidebar()
 if database_ready():
     current.run()

@@ -171,3 +171,24 @@ def _compare_step(page, tmp_path: Path) -> None:
     expect(cell("gridcell", name=interval)).to_be_attached(timeout=WAIT_MS)
     expect(page.get_by_text("comparisons are made")).to_be_visible()
     page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
+
+
+@pytest.mark.timeout(60)
+def test_first_request_deep_link_gets_the_declared_navigation(server: str) -> None:
+    """A fresh server whose first request is a deep link still shows app.py's navigation and the page."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(WAIT_MS)
+            page.goto(f"{server}/explore?run=7&datum=q07")
+            expect(page.get_by_role("heading", name="Explore")).to_be_visible()
+            nav = page.get_by_test_id("stSidebarNav")
+            expect(nav).to_contain_text("Home")
+            expect(nav).to_contain_text("Compare")
+            assert "compare.py" not in nav.inner_text() and "app" not in nav.inner_text().split()
+            assert "run=7" in page.url and "datum=q07" in page.url
+        finally:
+            browser.close()

@@ -92,3 +92,9 @@ COMPARE_SCATTER = "compare.scatter"
 def compare_human(column: str, name: str) -> str:
     """Widget key of one agreement setting (kind, threshold, ...) of one human column."""
     return f"compare.human.{column}.{name}"
+
+# -- shell (app.py) -------------------------------------------------------
+#: Set once app.py's navigation has run in this session.
+SHELL_NAVIGATED = "shell.navigated"
+#: (page file, query parameters) a deep link asked for before the navigation existed.
+SHELL_PENDING = "shell.pending_page"
