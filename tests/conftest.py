@@ -20,3 +20,4 @@ def db_path(tmp_path: Path) -> Path:
     """A fresh DuckDB file for one test."""
     return tmp_path / "textgen.duckdb"
 pytest_plugins.append("judge_fixtures")  # judge_server, judge_settings, fast_retry
+pytest_plugins.append("app_helpers")  # app_db, sample_run (dashboard AppTests)

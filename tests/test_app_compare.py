@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from app_helpers import all_text, app_db, frame_with, no_exception, page, sample_run, store  # noqa: F401
+from app_helpers import all_text, frame_with, no_exception, page, store
 from scipy import stats
 
 from textgen_core.compare import compare_models

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from app_helpers import all_text, app_db, no_exception, page, sample_run, store, wait_for_jobs  # noqa: F401
+from app_helpers import all_text, no_exception, page, store, wait_for_jobs
 
 from textgen_core.datasets import load_dataset
 from textgen_core.metrics.registry import all_metrics

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from app_helpers import all_text, app_db, frame_with, no_exception, page, sample_run, store  # noqa: F401
+from app_helpers import all_text, frame_with, no_exception, page, store
 
 from ui import data
 from ui.explore import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_TEXT,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_helpers import ROOT, all_text, app_db, no_exception, page, sample_run, store, wait_for_jobs  # noqa: F401
+from app_helpers import ROOT, all_text, no_exception, page, store, wait_for_jobs
 
 from textgen_core.datasets import SAMPLE_NAME
 from ui.home import sample_metrics

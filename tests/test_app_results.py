@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from app_helpers import all_text, app_db, frame_with, no_exception, page, sample_run, store  # noqa: F401
+from app_helpers import all_text, frame_with, no_exception, page, store
 
 from textgen_core.summary import run_summary
 from ui import data

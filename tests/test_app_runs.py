@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 import pandas as pd
-from app_helpers import all_text, app_db, frame_with, no_exception, page, sample_run, store, wait_for_jobs  # noqa: F401
+from app_helpers import all_text, frame_with, no_exception, page, store, wait_for_jobs
 
 from textgen_core.datasets import load_dataset
 from textgen_core.evaluate import evaluate

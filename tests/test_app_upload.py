@@ -6,7 +6,7 @@ import io
 import json
 
 import pandas as pd
-from app_helpers import all_text, app_db, frame_with, no_exception, no_raw_html, page, sample_run, store  # noqa: F401
+from app_helpers import all_text, frame_with, no_exception, no_raw_html, page, store
 
 from ui import state
 
