@@ -25,6 +25,7 @@ from .tokenize import TextCache
 SMOOTHING = ("none",) + tuple(f"method{i}" for i in range(1, 8))
 _EPSILON, _ALPHA, _K = 0.1, 5, 5  # nltk SmoothingFunction() defaults
 _TINY = sys.float_info.min  # what nltk's method0 puts in place of a zero precision
+_LOG_TINY = math.log(_TINY)
 
 
 def row_stats(cache: TextCache, tokenizer: str, prediction: str, references: Sequence[str], orders: int) -> dict[str, Any]:
@@ -83,8 +84,12 @@ def bleu_value(
     """
     if matches[0] == 0:
         return 0.0
-    precisions = _smoothed(list(matches), list(totals), hyp_len, smoothing, last_hyp_len, last_p5)
-    log_sum = math.fsum(w * math.log(p) for w, p in zip(weights, precisions) if p > 0)
+    if smoothing == "none":
+        # nltk: log of each precision as a float, nltk's float minimum in place of a zero count.
+        log_sum = math.fsum([w * (math.log(m / t) if m else _LOG_TINY) for w, m, t in zip(weights, matches, totals)])
+    else:
+        precisions = _smoothed(list(matches), list(totals), hyp_len, smoothing, last_hyp_len, last_p5)
+        log_sum = math.fsum(w * math.log(p) for w, p in zip(weights, precisions) if p > 0)
     return brevity_penalty(ref_len, hyp_len) * math.exp(log_sum)
 
 
