@@ -94,8 +94,6 @@ def bleu_value(
 
 
 def _smoothed(matches, totals, hyp_len, method, last_hyp_len, last_p5) -> list:
-    if method == "none":
-        return [m / t if m else _TINY for m, t in zip(matches, totals)]
     if method == "method1":
         return [m / t if m else (m + _EPSILON) / t for m, t in zip(matches, totals)]
     if method == "method2":
