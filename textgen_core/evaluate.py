@@ -163,19 +163,32 @@ def _run_lexical(store: Store, run_id: int, rows: list[Datum], metrics: Mapping[
     outputs = {m: get_metric(m).outputs(p) for m, p in metrics.items()}
     all_cells: dict[str, list[dict[str, Cell]]] = {m: [] for m in metrics}
     done = failed = 0
-    for chunk, scored in _scored_chunks(rows, metrics, workers):
+    for batch, scored, advances in _lexical_batches(rows, metrics, workers):
         records = []
         for metric, cells in scored.items():
             all_cells[metric].extend(cells)
-            records.extend(_records(chunk, metric, outputs[metric], cells))
+            records.extend(_records(batch, metric, outputs[metric], cells))
         store.write_cells(run_id, records)
-        done += len(chunk)
+        done += len(batch) if advances else 0
         failed += sum(1 for r in records if r[4] is None)
         if progress:
             progress(Progress("lexical", len(rows), done, failed))
         if cancel is not None and cancel.is_set():
             return
     _write_corpus(store, run_id, rows, metrics, all_cells)
+
+
+def _lexical_batches(rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]], workers: int | None
+                     ) -> Iterator[tuple[Sequence[Datum], dict[str, list[dict[str, Cell]]], bool]]:
+    """(rows, cells by metric, whether the batch advances progress). Metrics whose rows depend on each
+    other (pass@k grouped by problem) are scored over all rows at once, never split across chunks."""
+    whole = {m: p for m, p in metrics.items() if get_metric(m).whole_dataset(p)}
+    chunked = {m: p for m, p in metrics.items() if m not in whole}
+    if whole:
+        yield rows, _score_chunk(rows, whole), not chunked
+    if chunked:
+        for batch, scored in _scored_chunks(rows, chunked, workers):
+            yield batch, scored, True
 
 
 def _scored_chunks(rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]],

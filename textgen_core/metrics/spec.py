@@ -130,6 +130,9 @@ class MetricSpec:
     #: Lexical metrics: per-row scorer, and optional corpus aggregate.
     score: RowScorer | None = None
     corpus: CorpusScorer | None = None
+    #: True when rows depend on each other under these parameters (pass@k grouped by problem):
+    #: the runner then scores all rows in one call instead of in chunks.
+    whole_dataset: Callable[[Mapping[str, Any]], bool] = field(default=lambda _params: False)
     #: Returns a reason when the metric cannot run on this machine (missing data files...).
     unavailable: Callable[[], str | None] = field(default=lambda: None)
     #: Documented limits and edge-case behaviour, shown in docs and the picker.

@@ -187,10 +187,11 @@ SPEC = LexicalSpec(
     score=Scorer(per_chunk=score_chunk),
     corpus=corpus,
     used_columns=_columns,
+    whole_dataset=lambda params: bool(params.get("group_column")),
     notes="pass@k = 1 - C(n-c, k)/C(n, k), computed as 1 - prod_{i=n-c+1}^{n}(1 - k/i); 1 when fewer than k "
     "samples fail; unscored when n < k. Per-row mode reads n and c from n_column and c_column. Grouped mode "
     "(group_column set) counts n and c over the rows of each (model, group) and gives every row its group's "
     "value (details: group, n, c, passed); rows without a group or a readable pass value are unscored and "
-    "not counted. A group must be scored in one call for its rows' values to be right; the model-level "
+    "not counted. The runner scores grouped mode over all rows at once, so a group is never split; the model-level "
     "aggregate recounts every group from the rows' pass flags and averages over distinct problems.",
 )

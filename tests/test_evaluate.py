@@ -1,0 +1,102 @@
+"""The runner: chunking, resuming, cancelling and failure handling on a real store."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import textgen_core.evaluate as runner
+from textgen_core.errors import ParameterError
+from textgen_core.evaluate import evaluate, resume
+from textgen_core.model import Dataset, Datum
+from textgen_core.progress import Progress
+from textgen_core.store import Store
+
+
+def _code_samples() -> Dataset:
+    """Three problems, four samples each, for two models; model b passes fewer samples."""
+    rows = []
+    passed = {"a": {"p1": 4, "p2": 1, "p3": 0}, "b": {"p1": 1, "p2": 0, "p3": 0}}
+    for model, by_problem in passed.items():
+        for problem, n_pass in by_problem.items():
+            for sample in range(4):
+                rows.append(Datum(f"{problem}-{sample}", model, prediction=f"code {sample}",
+                                  metadata={"problem": problem, "passed": str(sample < n_pass).lower()}))
+    return Dataset("code", rows, metadata_columns=("problem", "passed"))
+
+
+def test_grouped_pass_at_k_is_never_split_across_chunks(db_path, monkeypatch):
+    monkeypatch.setattr(runner, "CHUNK_SIZE", 3)  # smaller than a problem's four samples
+    store = Store(db_path)
+    dataset_id = store.save_dataset(_code_samples())
+    run_id = evaluate(store, dataset_id, ["pass_at_k"], {"pass_at_k": {"group_column": "problem", "k": "1,2"}},
+                      workers=1)
+    scores = store.scores(run_id, scores=["pass@1"])
+    by_row = {(r.datum_id, r.model): r.value for r in scores.itertuples()}
+    expected = {"p1": 1.0, "p2": 0.25, "p3": 0.0}
+    for (datum_id, model), value in by_row.items():
+        if model == "a":
+            assert value == pytest.approx(expected[datum_id.split("-")[0]], abs=1e-12)
+    corpus = store.aggregates(run_id).set_index(["model", "score"])["value"]
+    assert corpus[("a", "pass@1")] == pytest.approx((1.0 + 0.25 + 0.0) / 3, abs=1e-12)
+    assert corpus[("b", "pass@2")] == pytest.approx((1 - 3 / 6) / 3, abs=1e-12)  # p1: 1 - C(3,2)/C(4,2)
+
+
+def _qa(n: int) -> Dataset:
+    return Dataset("qa", [Datum(str(i), "m", f"q{i}", f"the answer is {i}", (f"answer {i}",)) for i in range(n)])
+
+
+def test_progress_reports_every_chunk_and_cells_are_complete(db_path, monkeypatch):
+    monkeypatch.setattr(runner, "CHUNK_SIZE", 10)
+    store = Store(db_path)
+    dataset_id = store.save_dataset(_qa(35))
+    seen: list[Progress] = []
+    run_id = evaluate(store, dataset_id, ["token_f1", "exact_match"], progress=seen.append, workers=1)
+    lexical = [p for p in seen if p.phase == "lexical"]
+    assert [p.done for p in lexical] == [10, 20, 30, 35] and lexical[-1].total == 35
+    assert seen[-1].phase == "done"
+    assert len(store.scores(run_id)) == 70
+    assert store.get_run(run_id)["status"] == "finished"
+
+
+def test_cancel_then_resume_fills_every_cell(db_path, monkeypatch):
+    monkeypatch.setattr(runner, "CHUNK_SIZE", 10)
+    store = Store(db_path)
+    dataset_id = store.save_dataset(_qa(35))
+    cancel = threading.Event()
+
+    def stop_after_first(progress: Progress) -> None:
+        if progress.phase == "lexical":
+            cancel.set()
+
+    run_id = evaluate(store, dataset_id, ["token_f1"], progress=stop_after_first, cancel=cancel, workers=1)
+    assert store.get_run(run_id)["status"] == "cancelled"
+    assert len(store.scores(run_id)) == 10
+    resume(store, run_id, workers=1)
+    assert store.get_run(run_id)["status"] == "finished"
+    scores = store.scores(run_id)
+    assert len(scores) == 35 and scores["value"].notna().all()
+
+
+def test_unavailable_metric_is_refused_before_a_run_exists(db_path):
+    store = Store(db_path)
+    dataset_id = store.save_dataset(_qa(3))
+    with pytest.raises(ParameterError, match="needs a contexts column"):
+        evaluate(store, dataset_id, ["mrr"])
+    with pytest.raises(ParameterError, match="needs a judge endpoint"):
+        evaluate(store, dataset_id, ["answer_correctness"])
+    assert store.list_runs().empty
+
+
+def test_process_pool_matches_in_process(db_path, monkeypatch):
+    monkeypatch.setattr(runner, "POOL_THRESHOLD", 10)
+    monkeypatch.setattr(runner, "CHUNK_SIZE", 25)
+    store = Store(db_path)
+    dataset_id = store.save_dataset(_qa(60))
+    pooled = evaluate(store, dataset_id, ["rouge", "bleu"], workers=2)
+    inline = evaluate(store, dataset_id, ["rouge", "bleu"], workers=1)
+    a = store.scores(pooled)[["datum_id", "score", "value"]].reset_index(drop=True)
+    b = store.scores(inline)[["datum_id", "score", "value"]].reset_index(drop=True)
+    assert a.equals(b)
+    assert store.aggregates(pooled)["value"].tolist() == store.aggregates(inline)["value"].tolist()
