@@ -11,7 +11,7 @@ from typing import Sequence
 from ..errors import TextgenError
 
 #: Modules under textgen_core.cli that define `register(subparsers)`.
-SUBCOMMAND_MODULES = ("run", "runs", "compare", "dashboard")
+SUBCOMMAND_MODULES = ("run", "runs", "compare", "metrics", "dashboard")
 DEFAULT_DB = os.environ.get("TEXTGEN_EVAL_DB", "textgen_eval.duckdb")
 
 
