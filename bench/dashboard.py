@@ -13,6 +13,7 @@ when a first render misses the target or a page raises.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import tempfile
@@ -26,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from textgen_core.model import Dataset, Datum  # noqa: E402
+
+logging.getLogger("streamlit").setLevel(logging.ERROR)  # AppTest outside a server warns on every run
 from textgen_core.store import Store  # noqa: E402
 
 WORDS = np.array("the a of to in gold capital river year war city metal light energy water planet king law "
