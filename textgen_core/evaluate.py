@@ -110,8 +110,8 @@ def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str
     lexical = {m: resolved[m] for m in metrics if get_metric(m).group == "lexical"}
     judged = {m: resolved[m] for m in metrics if get_metric(m).group != "lexical"}
     try:
-        finished = store.finished_cells(run_id)
-        if lexical and not _all_finished(rows, lexical, finished):
+        written = store.finished_cells(run_id, with_unscored=True)  # lexical cells are final either way
+        if lexical and not _all_finished(rows, lexical, written):
             _run_lexical(store, run_id, rows, lexical, progress, cancel, workers)
         if judged and not (cancel and cancel.is_set()):
             from .judge.engine import run_judge_metrics

@@ -322,11 +322,11 @@ class Store(JudgeTablesMixin, ScoreReadsMixin):
             finally:
                 cur.unregister("incoming_aggregates")
 
-    def finished_cells(self, run_id: int) -> set[tuple[str, str, str]]:
-        """(datum_id, model, metric) for which a scored cell exists, for resuming."""
+    def finished_cells(self, run_id: int, *, with_unscored: bool = False) -> set[tuple[str, str, str]]:
+        """(datum_id, model, metric) with a scored cell (or any cell, ``with_unscored``), for resuming."""
         rows = self._cur().execute(
-            "SELECT DISTINCT datum_id, model, metric FROM scores WHERE run_id = ? AND value IS NOT NULL", [run_id]
-        ).fetchall()
+            "SELECT DISTINCT datum_id, model, metric FROM scores WHERE run_id = ? AND (? OR value IS NOT NULL)",
+            [run_id, with_unscored]).fetchall()
         return {(d, m, k) for d, m, k in rows}
 
     def summary(self, run_id: int, models: Sequence[str] | None = None) -> pd.DataFrame:
