@@ -442,6 +442,31 @@ def test_concurrency_is_bounded_and_used(judge_server: JudgeServer, judge_settin
     assert ideal <= elapsed < ideal * 3  # one at a time would take 8 times longer
 
 
+def test_server_queues_64_connections_opened_at_once() -> None:
+    """The loopback judge's listen backlog: 80 connects complete while nothing accepts them yet."""
+    import select
+    import socket
+
+    from judge_server import BACKLOG, _Handler, _QuietServer
+
+    assert BACKLOG >= 64
+    server = _QuietServer(("127.0.0.1", 0), _Handler)  # bound and listening; no thread accepts
+    clients = [socket.socket() for _ in range(80)]
+    try:
+        for sock in clients:
+            sock.setblocking(False)
+            sock.connect_ex(server.server_address)
+        pending, deadline = list(clients), time.monotonic() + 2.0
+        while pending and time.monotonic() < deadline:  # a dropped SYN is retried after 1 s, then 3 s
+            _, ready, _ = select.select([], pending, [], 0.1)
+            pending = [s for s in pending if s not in ready]
+        assert pending == [] and all(s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0 for s in clients)
+    finally:
+        for sock in clients:
+            sock.close()
+        server.server_close()
+
+
 def test_client_works_across_event_loops(judge_server: JudgeServer, judge_settings) -> None:
     judge_server.responder = lambda request: GOOD
     client = make(judge_settings)

@@ -123,6 +123,25 @@ def _mentions_format(message: str, mode: str) -> bool:
     return any(n in text for n in needles)
 
 
+def _connection_failure(exc: BaseException) -> str | None:
+    """The refused or dropped connection behind a 'timeout', if that is what it was.
+
+    The SDK's aiohttp transport maps every aiohttp connection error (refused,
+    server disconnected) to a connect *timeout*; the causes tell them apart.
+    """
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc.__cause__ or exc.__context__
+    while seen is not None and len(chain) < 8:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    if any(isinstance(e, TimeoutError) for e in chain):
+        return None
+    for error in chain:
+        if isinstance(error, OSError) or type(error).__module__.startswith("aiohttp"):
+            return f"{type(error).__name__}: {error}"
+    return None
+
+
 def classify(exc: BaseException, *, mode: str | None = None) -> Failure:
     """Sort an exception from the openai client into retry / final / fall back.
 
@@ -130,6 +149,8 @@ def classify(exc: BaseException, *, mode: str | None = None) -> Failure:
     "json_object" or None for plain text): a 400 that blames it, or a 422, means
     the endpoint cannot do that mode rather than that the request is wrong.
     """
+    if isinstance(exc, openai.APITimeoutError) and _connection_failure(exc):
+        return Failure("connection", f"connection failed ({_connection_failure(exc)})", True)
     if isinstance(exc, openai.APITimeoutError) or isinstance(exc, TimeoutError):
         return Failure("timeout", "the judge did not answer in time", True)
     if isinstance(exc, openai.APIConnectionError):
