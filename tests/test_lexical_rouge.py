@@ -1,7 +1,11 @@
-"""ROUGE against rouge-score's RougeScorer.score_multi: values equal to 1e-12 (in practice bit-equal)."""
+"""ROUGE against rouge-score's RougeScorer.score_multi: values equal to 1e-12 (in practice bit-equal).
+
+Every test runs on both backends: rouge-score-rs (compiled) and the pure-Python path.
+"""
 
 from __future__ import annotations
 
+import functools
 import random
 
 import pytest
@@ -10,11 +14,21 @@ from rouge_score import rouge_scorer
 from lexical_cases import EDGE_CASES, generated_cases, long_pair, rows
 from textgen_core.errors import ParameterError
 from textgen_core.metrics import get_metric
-from textgen_core.metrics.lexical import score_lexical
+from textgen_core.metrics.lexical import rouge, rouge_native, score_lexical
 from textgen_core.model import Datum
 
 TYPES = ("rouge1", "rouge2", "rouge3", "rougeL", "rougeLsum")
 TOL = 1e-12
+
+
+@pytest.fixture(params=[rouge.NATIVE, rouge.PYTHON], autouse=True)
+def backend(request, monkeypatch):
+    """Runs the test with ROUGE on one backend (rouge-score-rs is skipped when not installed)."""
+    if request.param == rouge.NATIVE and not rouge_native.available():
+        pytest.skip("rouge-score-rs is not installed")
+    monkeypatch.setattr(rouge, "BACKEND", request.param)
+    assert rouge.backend() == request.param
+    return request.param
 
 
 def _ours(cases, types=TYPES, stem=False):
@@ -150,3 +164,161 @@ def test_rows_without_inputs_are_unscored(row, reason):
     cells = score_lexical([row], {"rouge": {}})["rouge"][0]
     assert set(cells) == {"rouge1", "rouge2", "rougeL", "rougeLsum"}
     assert all(c.value is None and c.reason == reason for c in cells.values())
+
+
+# --- Parity on what differs most between implementations: Unicode, stemming, ties, sizes. ---
+
+ODD_CASES = [
+    ("lone-surrogates", ("ab\ud800cd \udfff ef",), "ab cd\ud800ef"),
+    ("surrogate-lines", ("a b\n\ud800\nc d",), "\udc00a b c\nd"),
+    ("combining-marks", ("cafe\u0301 re\u0301sume\u0301 nai\u0308ve",), "cafe resume naive"),
+    ("dotted-i-kelvin", ("\u0130stanbul \u212aelvin \u0130\u0130",), "istanbul kelvin i i"),
+    ("final-sigma", ("\u039f\u0394\u039f\u03a3 \u03a3\u03a3",), "\u03bf\u03b4\u03bf\u03c2"),
+    ("fullwidth-ligatures", ("\uff21\uff22\uff23 \ufb01ne \u2460\u2461",), "abc fine 12"),
+    ("control-characters", ("a\x00b\x1cc\x7fd",), "a b c d"),
+    ("crlf-and-separators", ("one two\r\nthree\u2028four\x85five",), "one\r\ntwo three four five"),
+    ("only-newlines", ("\n\n\n",), "\n"),
+    ("digits-and-scripts", ("\u0663\u0664 12 \u00b2 3\u2083",), "12 3"),
+    ("emoji-joiners", ("\U0001f468\u200d\U0001f469 family \U0001f1eb\U0001f1f7",), "family"),
+]
+
+
+@pytest.mark.parametrize("case", ODD_CASES, ids=[c[0] for c in ODD_CASES])
+@pytest.mark.parametrize("stem", [False, True], ids=["plain", "stemmed"])
+def test_odd_unicode_matches_rouge_score(case, stem):
+    _assert_matches([case], stem=stem)
+
+
+def _spelled(code_points):
+    return "".join(f"a{c}b {c}{c} Z{c}9 " for c in map(chr, code_points))
+
+
+@functools.cache
+def _code_point_texts():
+    """(text, rouge-score's tokens) for all code points in blocks, and the code points that make tokens."""
+    from rouge_score import tokenizers
+
+    expected = tokenizers.DefaultTokenizer(use_stemmer=False).tokenize
+    blocks = []
+    for start in range(0, 0x110000, 4096):
+        text = _spelled(range(start, min(start + 4096, 0x110000)))
+        blocks.append((text, expected(text)))
+    making = [c for c in range(0x110000) if expected(f"a{chr(c)}b") != ["a", "b"]]
+    return blocks, making
+
+
+def test_every_code_point_tokenizes_and_scores_like_rouge_score(backend):
+    # Each code point inside words, doubled and after a capital: what lower() and the [a-z0-9]
+    # filter make of it (a Kelvin sign becomes k, a dotted capital I becomes i plus a mark...).
+    from textgen_core.metrics.lexical.tokenize import rouge_tokens
+
+    if backend == rouge.NATIVE:
+        from rouge_score_rs.tokenizers import DefaultTokenizer
+
+        ours = DefaultTokenizer(use_stemmer=False).tokenize
+    else:
+        ours = rouge_tokens
+    blocks, making = _code_point_texts()
+    for k, (text, tokens) in enumerate(blocks):
+        assert ours(text) == tokens, f"code points from {hex(k * 4096)}"
+    # Scored too: every code point that makes tokens of its own, and a sample of the others.
+    rng = random.Random(6)
+    sample = making + rng.sample(range(0x110000), 600)
+    cases = []
+    for i in range(0, len(sample), 20):
+        text = _spelled(sample[i : i + 20])
+        cases.append((f"code-points-{i}", (text,), " ".join(rouge_tokens(text)[::2])))
+    _assert_matches(cases, types=("rouge1", "rouge2", "rougeL"))
+
+
+def _inflected_words(count, seed=4):
+    """English-like words with the suffixes the Porter rules handle, nltk's irregular forms and y-runs."""
+    rng = random.Random(seed)
+    suffixes = ("", "s", "es", "ies", "ied", "ing", "ed", "ly", "ness", "ational", "tional", "enci", "anci", "izer",
+                "abli", "alli", "entli", "eli", "ousli", "ization", "ation", "ator", "alism", "iveness", "fulness",
+                "ousness", "aliti", "iviti", "biliti", "icate", "ative", "alize", "iciti", "ical", "ful", "ance",
+                "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism", "ate", "iti",
+                "ous", "ive", "ize", "e", "ll", "y", "eed", "sses", "logi", "fulli", "lessli", "bli", "yy", "ys")
+    words = ["sky", "skies", "dying", "lying", "tying", "news", "innings", "inning", "outings", "cannings",
+             "howe", "proceed", "exceed", "succeed", "syzygy", "yyyy", "ayyy", "yay", "generously", "agreed",
+             "feed", "bled", "hoping", "hopping", "filing", "conditional", "rational", "valency", "digitizer",
+             "abc1ing", "x2ed", "ing", "eed", "ying", "sses", "caresses", "ponies", "ties", "cats"]
+    while len(words) < count:
+        stem = "".join(rng.choice("bcdfghlmnprstvwy" if i % 2 else "aeiouy") for i in range(rng.randint(1, 8)))
+        words.append(stem + rng.choice(suffixes))
+    return words
+
+
+def test_porter_stems_equal_rouge_scores(backend):
+    from nltk.stem import porter
+    from rouge_score import tokenizers
+
+    from textgen_core.metrics.lexical.tokenize import rouge_tokens
+
+    words = _inflected_words(20000)
+    text = " ".join(words)
+    if backend == rouge.NATIVE:
+        from rouge_score_rs.tokenizers import DefaultTokenizer
+
+        ours = DefaultTokenizer(use_stemmer=True).tokenize(text)
+    else:
+        ours = rouge_tokens(text, stem=True)
+    assert ours == tokenizers.DefaultTokenizer(use_stemmer=True).tokenize(text)
+    # Scored: each word against its nltk stem, so any stem that differs changes a value.
+    stemmer = porter.PorterStemmer()
+    cases = [(f"stems-{i}", (" ".join(words[i : i + 40]),), " ".join(stemmer.stem(w) for w in words[i + 5 : i + 45]))
+             for i in range(0, 4000, 40)]
+    _assert_matches(cases, types=("rouge1", "rouge2", "rougeL"), stem=True)
+
+
+@pytest.mark.parametrize("stem", [False, True], ids=["plain", "stemmed"])
+def test_several_references_with_ties_pick_the_first_best(stem):
+    rng = random.Random(8)
+    vocab = ["cat", "cats", "sat", "sitting", "mat", "the", "a"]
+
+    def text():
+        lines = rng.randint(1, 3)
+        return "\n".join(" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 6))) for _ in range(lines))
+
+    cases = []
+    for i in range(300):
+        refs = [text() for _ in range(rng.randint(2, 5))]
+        if rng.random() < 0.5:
+            refs.append(rng.choice(refs))  # an exact duplicate: equal F-measures
+        cases.append((f"multi-{i}", tuple(refs), text()))
+    _assert_matches(cases, stem=stem)
+    scorer = rouge_scorer.RougeScorer(list(TYPES), use_stemmer=stem)
+    for (case_id, refs, prediction), cells in zip(cases, _ours(cases, stem=stem)):
+        per_ref = [scorer.score(r, prediction) for r in refs]
+        for rouge_type in TYPES:
+            fs = [s[rouge_type].fmeasure for s in per_ref]
+            assert cells[rouge_type].details["reference"] == fs.index(max(fs)), (case_id, rouge_type)
+
+
+def test_one_line_of_20000_words_is_cheap():
+    # rouge-score-rs would fill a 20,000 x 20,000 table for rougeLsum; one line each means rougeLsum is rougeL.
+    reference, prediction, lcs = long_pair(20000, seed=4)
+    cells = _ours([("huge", (reference,), prediction)], types=("rougeL", "rougeLsum"))[0]
+    assert cells["rougeLsum"].value == cells["rougeL"].value
+    assert cells["rougeL"].details["precision"] == pytest.approx(lcs / len(prediction.split()), abs=TOL)
+
+
+def test_pairs_with_huge_lines_go_to_the_python_path(backend, monkeypatch):
+    built = []
+    plain = rouge._plain
+    monkeypatch.setattr(rouge, "_plain", lambda text: (built.append(text), plain(text))[1])
+    monkeypatch.setattr(rouge_native, "TABLE_LIMIT", 100)  # lines of 10 x 11 characters are already too long
+    cases = [("short-lines", ("a b\nc d",), "a\nb c d"), ("long-lines", ("a b c d e f\ng",), "a b c d e f g h\ni")]
+    _assert_matches(cases, types=("rouge1", "rougeL", "rougeLsum"))
+    if backend == rouge.NATIVE:
+        assert sorted(built) == sorted(["a b c d e f\ng", "a b c d e f g h\ni"])
+        assert rouge_native.pair_scorer(["rougeLsum"], False)("x " * 40, "x\n" * 5) is not None  # 80 x 1 cells
+        assert rouge_native.pair_scorer(["rougeLsum"], False)("x " * 60 + "\n", "x " * 5) is None
+        assert rouge_native.pair_scorer(["rougeL"], False)("x " * 60 + "\n", "x " * 5) is not None
+
+
+def test_without_rouge_score_rs_the_python_path_scores(monkeypatch):
+    monkeypatch.setattr(rouge, "BACKEND", rouge.NATIVE)
+    monkeypatch.setattr(rouge_native, "RougeScorer", None)
+    assert not rouge_native.available() and rouge.backend() == rouge.PYTHON
+    _assert_matches(EDGE_CASES + generated_cases(40, seed=12))

@@ -1,19 +1,25 @@
 """ROUGE-N, ROUGE-L and ROUGE-Lsum with values equal to rouge-score's RougeScorer.
 
-Differences from rouge-score are only in speed: each text is tokenized once,
-n-gram overlaps come from bit masks of token positions (see ``ngrams``),
-ROUGE-L uses a bit-parallel LCS, and ROUGE-Lsum equals ROUGE-L (and reuses it)
-unless one of the texts has tokens on two lines or more; then ``lcs`` replays
-rouge-score's union-LCS backtracking exactly.
+Two backends give the same values. By default pairs go to rouge-score-rs
+(``rouge_native``: compiled, tens of times faster). The pure-Python path here
+scores the pairs that one declines (huge rougeLsum lines) and everything when
+it is not installed, or when :data:`BACKEND` says ``"python"``.
+
+The Python path differs from rouge-score only in speed: each text is
+tokenized once, n-gram overlaps come from bit masks of token positions (see
+``ngrams``), ROUGE-L uses a bit-parallel LCS, and ROUGE-Lsum equals ROUGE-L
+(and reuses it) unless one of the texts has tokens on two lines or more; then
+``lcs`` replays rouge-score's union-LCS backtracking exactly.
 """
 
 from __future__ import annotations
 
 from itertools import chain
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ...model import Cell, Datum
 from ..spec import Param
+from . import rouge_native
 from .base import LexicalSpec, RowFn, Scorer, fmeasure, row_inputs, unscored
 from .lcs import lcs_length, summary_hits
 from .ngrams import TokenText, overlaps_from, position_masks
@@ -21,6 +27,13 @@ from .tokenize import TextCache, rouge_tokens
 
 ROUGE_TYPES = tuple(f"rouge{n}" for n in range(1, 10)) + ("rougeL", "rougeLsum")
 DEFAULT_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+
+NATIVE, PYTHON = rouge_native.NAME, "python"
+#: The backend asked for: rouge-score-rs when it is installed, else the Python path.
+BACKEND = NATIVE if rouge_native.available() else PYTHON
+
+#: Scores one (target, prediction) pair: {type: (precision, recall, f-measure)}.
+PairFn = Callable[[str, str, TextCache], Mapping[str, Sequence[float]]]
 
 
 class _Text(TokenText):
@@ -104,41 +117,70 @@ def _score_pair(
     return out
 
 
-def row_scorer(params: Mapping[str, Any]) -> RowFn:
-    types = _types(params)
+def backend() -> str:
+    """The backend :func:`row_scorer` uses now: rouge-score-rs, or python."""
+    return NATIVE if BACKEND == NATIVE and rouge_native.available() else PYTHON
+
+
+def _python_pairs(types: Sequence[str], stem: bool) -> PairFn:
     top, steps = plan(types)
-    stem = bool(params.get("use_stemmer", False))
     kind = "rouge+stem" if stem else "rouge"
     build = _stemmed if stem else _plain
+
+    def pair(target: str, prediction: str, cache: TextCache) -> Mapping[str, Sequence[float]]:
+        return _score_pair(cache.memo(kind, target, build), cache.memo(kind, prediction, build), top, steps)  # type: ignore[arg-type]
+
+    return pair
+
+
+def pair_scorer(types: Sequence[str], stem: bool) -> PairFn:
+    """The pair scorer of the current backend; rouge-score-rs hands the pairs it declines to Python."""
+    python = _python_pairs(types, stem)
+    if backend() != NATIVE:
+        return python
+    native = rouge_native.pair_scorer(types, stem)
+
+    def pair(target: str, prediction: str, cache: TextCache) -> Mapping[str, Sequence[float]]:
+        scores = native(target, prediction)
+        return python(target, prediction, cache) if scores is None else scores
+
+    return pair
+
+
+def row_scorer(params: Mapping[str, Any]) -> RowFn:
+    types = _types(params)
+    pair = pair_scorer(types, bool(params.get("use_stemmer", False)))
 
     def score_row(row: Datum, cache: TextCache) -> dict[str, Cell]:
         reason = row_inputs(row)
         if reason:
             return unscored(types, reason)
-        prediction = cache.memo(kind, row.prediction, build)  # type: ignore[arg-type]
+        prediction = row.prediction
         references = row.references
         if len(references) == 1:
-            scores = _score_pair(cache.memo(kind, references[0], build), prediction, top, steps)  # type: ignore[arg-type]
-            return _cells(scores, None)
-        best: dict[str, tuple[float, float, float]] = {}
+            return _cells(types, pair(references[0], prediction, cache), None)  # type: ignore[arg-type]
+        best: dict[str, Sequence[float]] = {}
         chosen: dict[str, int] = {}
         for k, reference in enumerate(references):
-            scores = _score_pair(cache.memo(kind, reference, build), prediction, top, steps)  # type: ignore[arg-type]
-            for rouge_type, triple in scores.items():
+            scores = pair(reference, prediction, cache)  # type: ignore[arg-type]
+            for rouge_type in types:
+                triple = scores[rouge_type]
                 # score_multi keeps the first reference with the largest f-measure (np.argmax).
                 if k == 0 or triple[2] > best[rouge_type][2]:
                     best[rouge_type] = triple
                     chosen[rouge_type] = k
-        return _cells(best, chosen)
+        return _cells(types, best, chosen)
 
     return score_row
 
 
-def _cells(scores: Mapping[str, tuple[float, float, float]], chosen: Mapping[str, int] | None) -> dict[str, Cell]:
+def _cells(types: Sequence[str], scores: Mapping[str, Sequence[float]],
+           chosen: Mapping[str, int] | None) -> dict[str, Cell]:
     """One Cell per ROUGE type; types with the very same result (rougeL, rougeLsum) share it."""
     cells: dict[str, Cell] = {}
     made: dict[int, Cell] = {}
-    for rouge_type, triple in scores.items():
+    for rouge_type in types:
+        triple = scores[rouge_type]
         cell = made.get(id(triple)) if chosen is None else None
         if cell is None:
             precision, recall, f = triple
@@ -181,5 +223,6 @@ SPEC = LexicalSpec(
     "none scores 0. With several references each ROUGE type takes the first reference with the largest "
     "F-measure (details.reference is its 0-based index). rougeLsum treats each line (split on '\\n', no "
     "sentence splitter) as a sentence. An empty prediction or reference scores 0; a row without "
-    "references is unscored.",
+    "references is unscored. Computed by rouge-score-rs (a compiled reimplementation, parity-tested "
+    "against rouge-score) when it is installed, else by an equivalent pure-Python path.",
 )
