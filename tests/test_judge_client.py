@@ -634,19 +634,27 @@ def cells_containing(path, needle: str) -> list[str]:
         con.close()
 
 
-def test_cache_writes_are_batched_and_flushed_when_idle(judge_server: JudgeServer, judge_settings, db_path) -> None:
+def test_cache_writes_are_batched_on_the_writer_thread_and_land_when_idle(judge_server: JudgeServer, judge_settings,
+                                                                         db_path) -> None:
+    import threading
+
     judge_server.responder = lambda request: GOOD
     store = Store(db_path)
-    writes: list[int] = []
-    put = store.judge_cache_put
-    store.judge_cache_put = lambda entries: writes.append(len(entries)) or put(entries)  # count commits
+    writes: list[tuple[int, str]] = []
+    batch = store.write_judge_batch
+    store.write_judge_batch = lambda entries, cells: (  # count commits and where they happen
+        writes.append((len(entries), threading.current_thread().name)) or batch(entries, cells))
     client = make(judge_settings, store)
 
     async def body() -> list[Any]:
         replies = await asyncio.gather(*(ask(client, f"q{i}") for i in range(100)))
-        assert sum(writes) == 100  # the client went idle: everything is on disk
+        deadline = time.monotonic() + 5
+        while sum(n for n, _ in writes) < 100 and time.monotonic() < deadline:  # idle: written without a flush
+            await asyncio.sleep(0.01)
+        assert sum(n for n, _ in writes) == 100
         return replies
 
     replies = run(client, body)
-    assert len(writes) <= 4 and store.judge_cache_has([r.cache_key for r in replies]) == {r.cache_key for r in replies}
+    assert len(writes) <= 4 and {name for _, name in writes} == {"judge-store-writer"}
+    assert store.judge_cache_has([r.cache_key for r in replies]) == {r.cache_key for r in replies}
     store.close()

@@ -13,8 +13,8 @@ import hashlib
 import json
 import logging
 import threading
-import time
 from dataclasses import dataclass
+import asyncio
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:
@@ -70,13 +70,20 @@ class CacheEntry:
 
 class ReplyCache(Protocol):
     def get(self, key: str) -> CacheEntry | None: ...
+    def peek(self, key: str) -> CacheEntry | None: ...
+    def surely_missing(self, key: str) -> bool: ...
+    def get_many(self, keys: Sequence[str]) -> dict[str, CacheEntry]: ...
     def has(self, keys: Iterable[str]) -> set[str]: ...
     def put(self, entry: CacheEntry) -> None: ...
+    def nudge(self) -> None: ...
     def flush(self) -> int: ...
 
 
 class MemoryCache:
     """Process-local cache for clients without a store (tests, one-off scripts)."""
+
+    #: Lookups cost nothing: no batching needed.
+    batched = False
 
     def __init__(self) -> None:
         self._entries: dict[str, CacheEntry] = {}
@@ -86,6 +93,15 @@ class MemoryCache:
         with self._lock:
             return self._entries.get(key)
 
+    peek = get
+
+    def surely_missing(self, key: str) -> bool:
+        return False
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, CacheEntry]:
+        with self._lock:
+            return {k: self._entries[k] for k in keys if k in self._entries}
+
     def has(self, keys: Iterable[str]) -> set[str]:
         with self._lock:
             return {k for k in keys if k in self._entries}
@@ -94,40 +110,61 @@ class MemoryCache:
         with self._lock:
             self._entries[entry.cache_key] = entry
 
+    def nudge(self) -> None:
+        return None
+
     def flush(self) -> int:
         return 0
 
 
 class StoreCache:
-    """The judge_cache table of a :class:`Store`, written behind in small batches.
+    """The judge_cache table of a :class:`Store`, written behind by the store's writer thread.
 
-    One DuckDB commit costs milliseconds, which on a fast local judge would
-    make the event loop the bottleneck, so validated replies are buffered and
-    written together: when ``batch`` are pending, when the oldest has waited
-    ``max_age`` seconds, or on :meth:`flush` (the client flushes whenever it
-    goes idle and on ``aclose``). Pending entries are visible to
-    :meth:`get`/:meth:`has` at once. Calls are made from the thread running the
-    client's event loop; the Store gives each thread its own cursor and
-    serialises writes. A failed write is logged and the verdicts kept: losing
-    a cache entry costs money later, losing a verdict would cost correctness now.
+    :meth:`put` hands an entry to :func:`~textgen_core.judge.store_writer.writer_for`
+    at once (so it is queued before any cell that uses it) and keeps it in
+    memory until it is committed, so :meth:`get`/:meth:`has` see it at once.
+    Reads of the table are point queries (:meth:`get`) or one query for many
+    keys (:meth:`get_many`, which the client batches across concurrent asks).
+    :meth:`flush` waits until everything queued is committed; :meth:`nudge`
+    asks the writer to commit now without waiting.
     """
 
-    def __init__(self, store: "Store", *, batch: int = 64, max_age: float = 1.0) -> None:
+    #: Lookups are SQL queries: the client batches concurrent ones.
+    batched = True
+
+    def __init__(self, store: "Store") -> None:
+        from .store_writer import writer_for
+
         self.store = store
-        self.batch = batch
-        self.max_age = max_age
+        self.writer = writer_for(store)
         self._pending: dict[str, CacheEntry] = {}
-        self._oldest = 0.0
         self._lock = threading.Lock()
-        self._warned = False
+
+    def peek(self, key: str) -> CacheEntry | None:
+        """An entry not yet committed, without a query."""
+        with self._lock:
+            return self._pending.get(key)
+
+    def surely_missing(self, key: str) -> bool:
+        """True when the store's in-memory key index proves ``key`` is not cached (no query needed)."""
+        return self.store.judge_cache_surely_missing(key)
 
     def get(self, key: str) -> CacheEntry | None:
-        with self._lock:
-            entry = self._pending.get(key)
+        entry = self.peek(key)
         if entry is not None:
             return entry
+        if self.surely_missing(key):
+            return None
         row = self.store.judge_cache_get(key)
         return None if row is None else CacheEntry(**row)
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, CacheEntry]:
+        with self._lock:
+            found = {k: self._pending[k] for k in keys if k in self._pending}
+        rest = [k for k in keys if k not in found]
+        if rest:
+            found.update((k, CacheEntry(**row)) for k, row in self.store.judge_cache_entries(rest).items())
+        return found
 
     def has(self, keys: Iterable[str]) -> set[str]:
         keys = list(keys)
@@ -137,24 +174,69 @@ class StoreCache:
 
     def put(self, entry: CacheEntry) -> None:
         with self._lock:
-            if not self._pending:
-                self._oldest = time.monotonic()
             self._pending[entry.cache_key] = entry
-            due = len(self._pending) >= self.batch or time.monotonic() - self._oldest >= self.max_age
-        if due:
-            self.flush()
+
+        def written() -> None:
+            with self._lock:
+                if self._pending.get(entry.cache_key) is entry:
+                    del self._pending[entry.cache_key]
+
+        self.writer.put_cache(entry, written)
+
+    def nudge(self) -> None:
+        self.writer.nudge()
 
     def flush(self) -> int:
-        """Write every pending entry in one transaction; returns how many were written."""
+        """Wait until every entry put so far is committed; returns how many were waiting."""
         with self._lock:
-            entries, self._pending = list(self._pending.values()), {}
-        if not entries:
-            return 0
-        try:
-            return self.store.judge_cache_put(entries)
-        except Exception as exc:  # noqa: BLE001 - a cache write must never lose a verdict
-            if not self._warned:
-                log.warning("could not write %d replies to the judge cache (%s: %s); they are kept in the run "
-                            "but not cached", len(entries), type(exc).__name__, exc)
-                self._warned = True
-            return 0
+            waiting = len(self._pending)
+        if waiting:
+            self.writer.flush(check=False)  # a failed result write is the run's to raise
+        return waiting
+
+
+class BatchedReads:
+    """Coalesces the cache lookups of concurrent asks on one event loop into one query at a time.
+
+    Lookups wait in one batch while the previous query runs on a worker thread
+    (the loop's default executor), so the loop keeps sending requests and the
+    batches grow with the query's latency: a query costs about as much for 50
+    keys as for one.
+    """
+
+    def __init__(self, cache: ReplyCache) -> None:
+        self.cache = cache
+        self._waiting: dict[str, list[asyncio.Future]] = {}
+        self._running = False
+
+    async def get(self, key: str) -> CacheEntry | None:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        if not self._waiting and not self._running:
+            loop.call_soon(self._start, loop)  # behind the asks already runnable in this turn
+        self._waiting.setdefault(key, []).append(future)
+        return await future
+
+    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._running or not self._waiting:
+            return
+        batch, self._waiting = self._waiting, {}
+        self._running = True
+        query = loop.run_in_executor(None, self.cache.get_many, list(batch))
+        query.add_done_callback(lambda done: self._deliver(loop, batch, done))
+
+    def _deliver(self, loop: asyncio.AbstractEventLoop, batch: dict[str, list[asyncio.Future]],
+                 done: asyncio.Future) -> None:
+        self._running = False
+        error = done.exception() if not done.cancelled() else asyncio.CancelledError()
+        found = done.result() if error is None else {}
+        for key, futures in batch.items():
+            for future in futures:
+                if future.done():
+                    continue
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(found.get(key))
+        if self._waiting:
+            self._start(loop)

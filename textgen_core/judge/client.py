@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Iterable, Iterat
 
 from . import schema_check
 from .accounting import Meter, Usage
-from .cache import CacheEntry, MemoryCache, ReplyCache, StoreCache, chat_key, embedding_key, logprobs_key
+from .cache import BatchedReads, CacheEntry, MemoryCache, ReplyCache, StoreCache, chat_key, embedding_key, logprobs_key
 from .replies import (CORRECTION, MODES, SCHEMA_INSTRUCTION, JudgeReply, Modes, Unscored, copy_messages,
                       read_choice, read_embeddings, read_logprobs, render, usage_of)
 from .retry import RetryPolicy
@@ -126,15 +126,16 @@ class JudgeClient:
         schema_check.check_schema(schema)
         messages = copy_messages(messages)
         key = self.cache_key(messages, schema, prompt_version=prompt_version)
-        hit = self._cached_reply(key)
+        state = self._transport.state()
+        hit = await self._cached_reply(state, key)
         if hit is not None:
             return hit
-        state = self._transport.state()
         with self._busy():
-            async with self._same_key(state, key):
-                hit = self._cached_reply(key)  # an identical ask may have finished while we waited
-                if hit is not None:
-                    return hit
+            async with self._same_key(state, key) as waited:
+                if waited:  # an identical ask may have finished while we waited
+                    hit = await self._cached_reply(state, key)
+                    if hit is not None:
+                        return hit
                 try:
                     return await self._ask_fresh(state, key, messages, schema, schema_name, prompt_version)
                 except Unscored:
@@ -148,11 +149,7 @@ class JudgeClient:
             return []
         model = self.settings.embedding_model or self.settings.model
         keys = [embedding_key(endpoint=self.settings.endpoint, model=model, text=t) for t in texts]
-        vectors: dict[str, list[float]] = {}
-        for key in dict.fromkeys(keys):
-            entry = self._cache.get(key)
-            if entry is not None:
-                vectors[key] = entry.parsed
+        vectors = {k: entry.parsed for k, entry in self._cache.get_many(list(dict.fromkeys(keys))).items()}
         todo = [(k, t) for k, t in dict(zip(keys, texts)).items() if k not in vectors]
         if not todo:
             self._meter.bump(cached=1)
@@ -213,7 +210,7 @@ class JudgeClient:
         return values
 
     def flush(self) -> int:
-        """Write buffered cache entries to the store now (also done when the client goes idle)."""
+        """Wait until buffered cache entries are in the store (the writer starts on them when the client goes idle)."""
         return self._cache.flush()
 
     async def aclose(self) -> None:
@@ -321,8 +318,12 @@ class JudgeClient:
                 return reply, used["sent"], used["mode"]
 
     # -- cache plumbing ---------------------------------------------------------------
-    def _cached_reply(self, key: str) -> JudgeReply | None:
-        entry = self._cache.get(key)
+    async def _cached_reply(self, state: LoopState, key: str) -> JudgeReply | None:
+        entry = self._cache.peek(key)
+        if entry is None and self._cache.batched and not self._cache.surely_missing(key):
+            if state.reads is None:
+                state.reads = BatchedReads(self._cache)
+            entry = await state.reads.get(key)
         if entry is None:
             return None
         self._meter.bump(cached=1)
@@ -333,7 +334,7 @@ class JudgeClient:
 
     @contextlib.contextmanager
     def _busy(self) -> Iterator[None]:
-        """Count a client call under way; when the last one ends, buffered cache entries are written."""
+        """Count a client call under way; when the last one ends, the writer commits the cache at once."""
         with self._lock:
             self._active += 1
         try:
@@ -343,18 +344,21 @@ class JudgeClient:
                 self._active -= 1
                 idle = self._active == 0
             if idle:
-                self._cache.flush()
+                self._cache.nudge()
 
     @contextlib.asynccontextmanager
-    async def _same_key(self, state: LoopState, key: str) -> AsyncIterator[None]:
-        """Serialise identical asks so a reply is paid for once and the rest read the cache."""
+    async def _same_key(self, state: LoopState, key: str) -> AsyncIterator[bool]:
+        """Serialise identical asks so a reply is paid for once and the rest read the cache.
+
+        Yields True when another ask of the same key went first (the cache may now answer).
+        """
         lock, users = state.key_locks.get(key, (None, 0))
         if lock is None:
             lock = asyncio.Lock()
         state.key_locks[key] = (lock, users + 1)
         try:
             async with lock:
-                yield
+                yield users > 0
         finally:
             lock, users = state.key_locks[key]
             if users <= 1:

@@ -68,6 +68,8 @@ class LoopState:
     slots: asyncio.Semaphore
     probe: asyncio.Lock
     key_locks: dict[str, tuple[asyncio.Lock, int]] = field(default_factory=dict)
+    #: The client's batched cache reads on this loop (see :class:`~textgen_core.judge.cache.BatchedReads`).
+    reads: Any = None
 
 
 def _http_client(concurrency: int) -> Any:

@@ -8,8 +8,10 @@ API key: callers pass public settings and request bodies without headers.
 from __future__ import annotations
 
 import json
+import threading
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 if TYPE_CHECKING:
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..judge.cache import CacheEntry
+    from ..judge.store_writer import CellWrite
 
 #: A verdict row: (datum_id, model, metric, step, item_index, item, verdict, reason, cache_key).
 VerdictRecord = tuple[str, str, str, str, int, str | None, str | None, str | None, str | None]
@@ -69,6 +72,49 @@ def _json_text(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
 
 
+class _KeyIndex:
+    """The first 60 bits of every judge_cache key, in memory: a key whose prefix is absent is not cached.
+
+    A may-contain filter: a present prefix means "query to be sure", an absent
+    one is a certain miss, so a run on a cold cache asks the database nothing.
+    8 bytes per entry (10 MB for 1.3M replies). It sees every write made
+    through its Store; a write through another Store object on the same file
+    is not seen, which can only cost a paid call for a reply that was cached.
+    """
+
+    def __init__(self, loaded: np.ndarray) -> None:
+        self._lock = threading.Lock()
+        self._sorted = np.unique(loaded.astype(np.int64, copy=False))
+        self._recent: set[int] = set()
+
+    @staticmethod
+    def prefix(key: str) -> int | None:
+        try:
+            return int(key[:15], 16)
+        except ValueError:
+            return None
+
+    def add(self, keys: Iterable[str]) -> None:
+        with self._lock:
+            self._recent.update(p for p in map(self.prefix, keys) if p is not None)
+            if len(self._recent) > 100_000:  # fold into the sorted array
+                merged = np.fromiter(self._recent, dtype=np.int64, count=len(self._recent))
+                self._sorted = np.union1d(self._sorted, merged)
+                self._recent = set()
+
+    def maybe(self, keys: Sequence[str]) -> list[str]:
+        """The keys that may be cached (a superset of those that are)."""
+        prefixes = [self.prefix(k) for k in keys]
+        with self._lock:
+            recent, ordered = self._recent, self._sorted
+            known = [p is None or p in recent for p in prefixes]
+        wanted = np.array([p if p is not None else 0 for p in prefixes], dtype=np.int64)
+        at = np.searchsorted(ordered, wanted)
+        hit = (at < len(ordered)) & (ordered[np.minimum(at, len(ordered) - 1)] == wanted) if len(ordered) else \
+            np.zeros(len(wanted), dtype=bool)
+        return [k for k, seen, present in zip(keys, known, hit.tolist()) if seen or present]
+
+
 class JudgeTablesMixin:
     """Judge-related reads and writes; uses the owning Store's cursor and transaction helpers."""
 
@@ -84,24 +130,52 @@ class JudgeTablesMixin:
                 cur.unregister(view)
 
     # -- reply cache -----------------------------------------------------------
+    def _judge_key_index(self) -> _KeyIndex:
+        """The in-memory prefix index of the cache, loaded on first use (0.2 s per million entries)."""
+        index = getattr(self, "_judge_keys", None)
+        if index is None:
+            with self._write_lock:  # no cache write between the load and the first add
+                index = getattr(self, "_judge_keys", None)
+                if index is None:
+                    loaded = self._cur().execute(
+                        "SELECT p FROM (SELECT TRY_CAST('0x' || substr(cache_key, 1, 15) AS BIGINT) AS p "
+                        "FROM judge_cache) WHERE p IS NOT NULL").fetchnumpy()["p"]
+                    index = self._judge_keys = _KeyIndex(np.asarray(loaded))
+        return index
+
+    def judge_cache_maybe(self, cache_keys: Sequence[str]) -> list[str]:
+        """The keys that may be in the cache, from memory (no query): every other key certainly is not."""
+        return self._judge_key_index().maybe(list(cache_keys))
+
+    def judge_cache_surely_missing(self, cache_key: str) -> bool:
+        """True when the in-memory index proves ``cache_key`` is not cached; False when unsure or not loaded."""
+        index = getattr(self, "_judge_keys", None)
+        return index is not None and not index.maybe([cache_key])
+
+    def _judge_keys_added(self, keys: Iterable[str]) -> None:
+        index = getattr(self, "_judge_keys", None)
+        if index is not None:
+            index.add(keys)
+
     def judge_cache_get(self, cache_key: str) -> dict[str, Any] | None:
         """One cached reply as a dict of :class:`~textgen_core.judge.cache.CacheEntry` fields, or None."""
-        row = self._cur().execute(
-            "SELECT cache_key, base_url, model, prompt_version, request, reply, parsed, prompt_tokens, "
-            "completion_tokens FROM judge_cache WHERE cache_key = ?", [cache_key]).fetchone()
-        if row is None:
-            return None
-        key, base_url, model, version, request, reply, parsed, p_tokens, c_tokens = row
-        return {
-            "cache_key": key, "base_url": base_url or "", "model": model or "", "prompt_version": version or "",
-            "request": json.loads(request) if request else {}, "reply": reply or "",
-            "parsed": json.loads(parsed) if parsed is not None else None,
-            "prompt_tokens": int(p_tokens or 0), "completion_tokens": int(c_tokens or 0),
-        }
+        row = self._cur().execute(f"SELECT {_CACHE_COLUMNS} FROM judge_cache WHERE cache_key = ?",
+                                  [cache_key]).fetchone()
+        return None if row is None else _cache_row(row)
+
+    def judge_cache_entries(self, cache_keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Many cached replies in one query: {cache_key: CacheEntry fields} for the keys present."""
+        keys = self.judge_cache_maybe(list(dict.fromkeys(cache_keys)))
+        if not keys:
+            return {}
+        rows = self._cur().execute(
+            f"SELECT {_CACHE_COLUMNS} FROM judge_cache WHERE cache_key IN (SELECT unnest(?::VARCHAR[]))",
+            [keys]).fetchall()
+        return {row[0]: _cache_row(row) for row in rows}
 
     def judge_cache_has(self, cache_keys: Sequence[str]) -> set[str]:
         """The subset of ``cache_keys`` present in the cache (one query, for pre-run estimates)."""
-        keys = list(dict.fromkeys(cache_keys))
+        keys = self.judge_cache_maybe(list(dict.fromkeys(cache_keys)))
         if not keys:
             return set()
         rows = self._cur().execute(
@@ -113,18 +187,9 @@ class JudgeTablesMixin:
         entries = list(entries)
         if not entries:
             return 0
-        table = pa.Table.from_pydict({
-            "cache_key": [e.cache_key for e in entries],
-            "base_url": [e.base_url for e in entries],
-            "model": [e.model for e in entries],
-            "prompt_version": [e.prompt_version for e in entries],
-            "request": [_json_text(dict(e.request)) for e in entries],
-            "reply": [e.reply for e in entries],
-            "parsed": [_json_text(e.parsed) for e in entries],
-            "prompt_tokens": [int(e.prompt_tokens) for e in entries],
-            "completion_tokens": [int(e.completion_tokens) for e in entries],
-        }, schema=_CACHE_SCHEMA)
-        self._insert_arrow("judge_cache", "incoming_judge_cache", table)
+        with self._write_lock:  # the index learns the keys before any reader can see them committed
+            self._judge_keys_added(e.cache_key for e in entries)
+            self._insert_arrow("judge_cache", "incoming_judge_cache", _cache_table(entries))
         return len(entries)
 
     def judge_cache_stats(self) -> "pd.DataFrame":
@@ -220,53 +285,36 @@ class JudgeTablesMixin:
         before (see :meth:`judge_unscored_cells`) to spare large runs a scan per batch. Returns the
         number of cells written.
         """
-        from .store import _SCORE_SCHEMA, _json
-
         if not cells:
             return 0
-        cell_table = pa.Table.from_pydict({
-            "run_id": [run_id] * len(cells), "datum_id": [c[0] for c in cells], "model": [c[1] for c in cells],
-            "metric": [c[2] for c in cells], "score": [c[3] for c in cells], "value": [c[4] for c in cells],
-            "details": [_json(c[5]) for c in cells], "reason": [c[6] for c in cells],
-        }, schema=_SCORE_SCHEMA)
-        verdict_records = [_as_record(v, VERDICT_FIELDS, "verdict") for v in verdicts]
-        verdict_table = pa.Table.from_pydict({
-            "run_id": [run_id] * len(verdict_records),
-            **{name: [(_text(r[i]) if name in ("item", "verdict", "reason") else r[i]) for r in verdict_records]
-               for i, name in enumerate(VERDICT_FIELDS)},
-        }, schema=_VERDICT_SCHEMA) if verdict_records else None
-        exchange_records = [_as_record(e, EXCHANGE_FIELDS, "exchange") for e in exchanges]
-        exchange_table = pa.Table.from_pydict({
-            "run_id": [run_id] * len(exchange_records),
-            **{name: [(_json_text(r[i]) if name == "messages" else r[i]) for r in exchange_records]
-               for i, name in enumerate(EXCHANGE_FIELDS)},
-        }, schema=_EXCHANGE_SCHEMA) if exchange_records else None
-        stale = cell_table if rewritten is None else pa.Table.from_pydict({
-            "datum_id": [c[0] for c in rewritten], "model": [c[1] for c in rewritten],
-            "metric": [c[2] for c in rewritten]}, schema=pa.schema([
-                ("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string())]))
         with self.transaction() as cur:
-            cur.register("judged_cells", cell_table)
-            cur.register("stale_cells", stale)
-            try:
-                if stale.num_rows:
-                    for table in ("verdicts", "exchanges"):  # constants
-                        cur.execute(
-                            f"DELETE FROM {table} WHERE run_id = ? AND (datum_id, model, metric) IN "
-                            "(SELECT datum_id, model, metric FROM stale_cells)", [run_id])
-                if verdict_table is not None:
-                    cur.register("judged_verdicts", verdict_table)
-                    cur.execute("INSERT OR REPLACE INTO verdicts BY NAME SELECT * FROM judged_verdicts")
-                    cur.unregister("judged_verdicts")
-                if exchange_table is not None:
-                    cur.register("judged_exchanges", exchange_table)
-                    cur.execute("INSERT OR REPLACE INTO exchanges BY NAME SELECT * FROM judged_exchanges")
-                    cur.unregister("judged_exchanges")
-                cur.execute("INSERT OR REPLACE INTO scores SELECT * FROM judged_cells")
-            finally:
-                cur.unregister("judged_cells")
-                cur.unregister("stale_cells")
+            _write_results(cur, run_id, cells, verdicts, exchanges,
+                           [c[:3] for c in cells] if rewritten is None else rewritten)
         return len(cells)
+
+    def write_judge_batch(self, entries: Sequence["CacheEntry"], cells: Sequence["CellWrite"]) -> None:
+        """Reply-cache entries and finished cells (of any runs) in one transaction, entries first.
+
+        The judge's store writer commits its queue with this, so a cell never lands without the
+        cache entries queued before it.
+        """
+        if not entries and not cells:
+            return
+        runs: dict[int, list["CellWrite"]] = {}
+        for write in cells:
+            runs.setdefault(write.run_id, []).append(write)
+        cache = _cache_table(entries) if entries else None
+        with self.transaction() as cur:
+            if cache is not None:
+                self._judge_keys_added(e.cache_key for e in entries)
+                cur.register("incoming_judge_cache", cache)
+                try:
+                    cur.execute("INSERT OR REPLACE INTO judge_cache BY NAME SELECT * FROM incoming_judge_cache")
+                finally:
+                    cur.unregister("incoming_judge_cache")
+            for run_id, writes in runs.items():
+                _write_results(cur, run_id, [w.cell for w in writes], [v for w in writes for v in w.verdicts],
+                               [e for w in writes for e in w.exchanges], [w.cell[:3] for w in writes if w.rewritten])
 
     def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:
         """(datum_id, model, metric) of the run's unscored cells: the ones a resume scores again."""
@@ -276,7 +324,7 @@ class JudgeTablesMixin:
 
     def judge_cache_values(self, cache_keys: Sequence[str]) -> dict[str, Any]:
         """Parsed replies of many cached exchanges in one query: {cache_key: parsed} for those present."""
-        keys = list(dict.fromkeys(cache_keys))
+        keys = self.judge_cache_maybe(list(dict.fromkeys(cache_keys)))
         if not keys:
             return {}
         rows = self._cur().execute(
@@ -290,3 +338,79 @@ class JudgeTablesMixin:
             "SELECT 1 FROM judge_cache WHERE base_url = ? AND list_contains(?::VARCHAR[], model) LIMIT 1",
             [base_url, list(models)]).fetchone()
         return row is not None
+
+
+_CACHE_COLUMNS = ("cache_key, base_url, model, prompt_version, request, reply, parsed, prompt_tokens, "
+                  "completion_tokens")
+
+
+def _cache_row(row: Sequence[Any]) -> dict[str, Any]:
+    key, base_url, model, version, request, reply, parsed, p_tokens, c_tokens = row
+    return {
+        "cache_key": key, "base_url": base_url or "", "model": model or "", "prompt_version": version or "",
+        "request": json.loads(request) if request else {}, "reply": reply or "",
+        "parsed": json.loads(parsed) if parsed is not None else None,
+        "prompt_tokens": int(p_tokens or 0), "completion_tokens": int(c_tokens or 0),
+    }
+
+
+def _cache_table(entries: Sequence["CacheEntry"]) -> pa.Table:
+    return pa.Table.from_pydict({
+        "cache_key": [e.cache_key for e in entries],
+        "base_url": [e.base_url for e in entries],
+        "model": [e.model for e in entries],
+        "prompt_version": [e.prompt_version for e in entries],
+        "request": [_json_text(dict(e.request)) for e in entries],
+        "reply": [e.reply for e in entries],
+        "parsed": [_json_text(e.parsed) for e in entries],
+        "prompt_tokens": [int(e.prompt_tokens) for e in entries],
+        "completion_tokens": [int(e.completion_tokens) for e in entries],
+    }, schema=_CACHE_SCHEMA)
+
+
+_STALE_SCHEMA = pa.schema([("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string())])
+
+
+def _write_results(cur: "duckdb.DuckDBPyConnection", run_id: int, cells: Sequence[Sequence[Any]],
+                   verdicts: Sequence[Sequence[Any]], exchanges: Sequence[Sequence[Any] | Mapping[str, Any]],
+                   rewritten: Sequence[tuple[str, str, str]]) -> None:
+    """Inside a transaction: drop stale items of re-scored cells, then upsert verdicts, exchanges, cells."""
+    from .store import _SCORE_SCHEMA, _json
+
+    cell_table = pa.Table.from_pydict({
+        "run_id": [run_id] * len(cells), "datum_id": [c[0] for c in cells], "model": [c[1] for c in cells],
+        "metric": [c[2] for c in cells], "score": [c[3] for c in cells], "value": [c[4] for c in cells],
+        "details": [_json(c[5]) for c in cells], "reason": [c[6] for c in cells],
+    }, schema=_SCORE_SCHEMA)
+    verdict_records = [_as_record(v, VERDICT_FIELDS, "verdict") for v in verdicts]
+    exchange_records = [_as_record(e, EXCHANGE_FIELDS, "exchange") for e in exchanges]
+    tables: list[tuple[str, str, pa.Table]] = []
+    if rewritten:
+        stale = pa.Table.from_pydict({"datum_id": [c[0] for c in rewritten], "model": [c[1] for c in rewritten],
+                                      "metric": [c[2] for c in rewritten]}, schema=_STALE_SCHEMA)
+        cur.register("stale_cells", stale)
+        try:
+            for table in ("verdicts", "exchanges"):  # constants
+                cur.execute(f"DELETE FROM {table} WHERE run_id = ? AND (datum_id, model, metric) IN "
+                            "(SELECT datum_id, model, metric FROM stale_cells)", [run_id])
+        finally:
+            cur.unregister("stale_cells")
+    if verdict_records:
+        tables.append(("verdicts", "judged_verdicts", pa.Table.from_pydict({
+            "run_id": [run_id] * len(verdict_records),
+            **{name: [(_text(r[i]) if name in ("item", "verdict", "reason") else r[i]) for r in verdict_records]
+               for i, name in enumerate(VERDICT_FIELDS)},
+        }, schema=_VERDICT_SCHEMA)))
+    if exchange_records:
+        tables.append(("exchanges", "judged_exchanges", pa.Table.from_pydict({
+            "run_id": [run_id] * len(exchange_records),
+            **{name: [(_json_text(r[i]) if name == "messages" else r[i]) for r in exchange_records]
+               for i, name in enumerate(EXCHANGE_FIELDS)},
+        }, schema=_EXCHANGE_SCHEMA)))
+    tables.append(("scores", "judged_cells", cell_table))
+    for table, view, data in tables:  # table names are constants
+        cur.register(view, data)
+        try:
+            cur.execute(f"INSERT OR REPLACE INTO {table} BY NAME SELECT * FROM {view}")
+        finally:
+            cur.unregister(view)
