@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 import warnings
 
 import pytest
@@ -125,6 +126,15 @@ def test_gleu_matches_nltk(low, high):
     assert corpus == pytest.approx(corpus_gleu(refs, hyps, low, high), abs=TOL, rel=0)
 
 
+def test_bleu_and_gleu_together_equal_each_alone():
+    # The two share each row's n-gram overlaps; GLEU asks for more orders than BLEU here.
+    together = score_lexical(rows(CASES), {"bleu": {}, "gleu": {"max_len": 6}})
+    assert together["bleu"] == score_lexical(rows(CASES), {"bleu": {}})["bleu"]
+    assert together["gleu"] == score_lexical(rows(CASES), {"gleu": {"max_len": 6}})["gleu"]
+    together = score_lexical(rows(CASES), {"gleu": {"min_len": 2, "max_len": 2}, "bleu": {}})
+    assert together["bleu"] == score_lexical(rows(CASES), {"bleu": {}})["bleu"]
+
+
 @pytest.mark.parametrize("tokenizer", ["regex-lower", "13a", "whitespace"])
 def test_other_tokenizers_match_nltk_on_the_same_tokens(tokenizer):
     cells = score_lexical(rows(CASES[:150]), {"bleu": {"tokenizer": tokenizer, "smoothing": "method1"}})["bleu"]
@@ -136,9 +146,15 @@ def test_other_tokenizers_match_nltk_on_the_same_tokens(tokenizer):
 def test_regex_tokens_equal_the_reference_systems_tokenizer():
     reference = RegexpTokenizer(r"\w+|\$[\d]+|[^\s\.]+")
     texts = [t for _, refs, p in CASES + EDGES for t in (*refs, p)]
-    texts += ["a,,b", ", x", "x ,y", "$5,", "a.b,c", "1,000.5 $3", "x_y, z", "\u00a0,\u2028.", "K\u212a"]
+    texts += ["a,,b", ", x", "x ,y", "$5,", "a.b,c", "1,000.5 $3", "x_y, z", "\u00a0,\u2028.", "K\u212a",
+              "a,", "a,\nb", "a,.b", "a.,b", "a, b,", ",", ",\t", "a,\rb", "a\x00, b", "caf\u00e9, b", "caf\u00e9,b"]
+    # Random texts around the shortcut's conditions: commas before every kind of character, other
+    # whitespace, non-ASCII word characters, the NUL byte and the dollar sign.
+    rng = random.Random(17)
+    alphabet = list("aZ09 \n.,,$_'-\t\r\x00") + ["\u00e9", "\u00a0", ", ", ",.", ",\n", ".,", "\u0663"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(20000)]
     for text in texts:
-        assert regex_tokens(text) == reference.tokenize(text), text
+        assert regex_tokens(text) == reference.tokenize(text), repr(text)
 
 
 @pytest.mark.parametrize(

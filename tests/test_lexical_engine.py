@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import multiprocessing
 import pickle
@@ -13,7 +14,7 @@ import pytest
 from lexical_cases import EDGE_CASES, generated_cases, rows
 from textgen_core.errors import ParameterError
 from textgen_core.metrics import all_metrics
-from textgen_core.metrics.lexical import SPECS, ngrams, rouge, score_lexical, wordnet
+from textgen_core.metrics.lexical import SPECS, bleu, ngrams, rouge, score_lexical, wordnet
 from textgen_core.metrics.spec import MetricSpec
 from textgen_core.model import TEXT_FIELDS, Datum
 
@@ -149,3 +150,23 @@ def test_spec_score_resolves_raw_parameters():
     spec = next(s for s in SPECS if s.name == "bleu")
     cells = spec.score([Datum("1", "m", prediction="a b", references=("a b",))], {"weights": "1"})
     assert cells[0]["bleu"].value == 1.0
+
+
+def test_cycle_collector_is_paused_only_while_scoring(monkeypatch):
+    data = rows(generated_cases(20, seed=4))
+    assert gc.isenabled()
+    score_lexical(data, {"rouge": {}, "bleu": {}})
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        score_lexical(data, {"bleu": {}})
+        assert not gc.isenabled()  # a caller's choice is left alone
+    finally:
+        gc.enable()
+    def broken(*_args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(bleu, "row_stats", broken)
+    with pytest.raises(RuntimeError, match="boom"):
+        score_lexical(data, {"bleu": {}})
+    assert gc.isenabled()

@@ -19,7 +19,7 @@ from ...errors import ParameterError
 from ...model import Cell, Datum
 from ..spec import Param
 from .base import LexicalSpec, NGramWeights, RowFn, Scorer, row_inputs, tokenizer_label, tokenizer_param
-from .ngrams import clipped_multi, overlaps, word_text
+from .ngrams import clipped_multi, overlaps, pair_overlaps, word_text
 from .tokenize import TextCache
 
 SMOOTHING = ("none",) + tuple(f"method{i}" for i in range(1, 8))
@@ -31,12 +31,13 @@ _LOG_TINY = math.log(_TINY)
 def row_stats(cache: TextCache, tokenizer: str, prediction: str, references: Sequence[str], orders: int) -> dict[str, Any]:
     """nltk's per-sentence statistics: matches and counts per n-gram order, and both lengths."""
     hyp = word_text(cache, tokenizer, prediction)
-    refs = [word_text(cache, tokenizer, r) for r in references]
     hyp_len = len(hyp.tokens)
-    if len(refs) == 1:
-        matches = overlaps(hyp, refs[0], orders)
-        ref_len = len(refs[0].tokens)
+    if len(references) == 1:
+        ref = word_text(cache, tokenizer, references[0])
+        matches = pair_overlaps(cache, hyp, ref, orders)
+        ref_len = len(ref.tokens)
     else:
+        refs = [word_text(cache, tokenizer, r) for r in references]
         matches = [0] * orders
         for n in range(1, min(orders, hyp_len) + 1):
             found = clipped_multi(hyp, refs, n)
@@ -44,7 +45,10 @@ def row_stats(cache: TextCache, tokenizer: str, prediction: str, references: Seq
                 break  # no n-gram match means no longer match either
             matches[n - 1] = found
         ref_len = min((len(r.tokens) for r in refs), key=lambda length: (abs(length - hyp_len), length))
-    totals = [hyp_len - n + 1 if hyp_len > n else 1 for n in range(1, orders + 1)]
+    if hyp_len > orders:
+        totals = list(range(hyp_len, hyp_len - orders, -1))
+    else:
+        totals = [hyp_len - n + 1 if hyp_len > n else 1 for n in range(1, orders + 1)]
     return {"matches": matches, "totals": totals, "hyp_len": hyp_len, "ref_len": ref_len}
 
 
@@ -162,13 +166,14 @@ def row_scorer(params: Mapping[str, Any]) -> RowFn:
         if reason:
             return {"bleu": Cell.unscored(reason)}
         stats = row_stats(cache, tokenizer, row.prediction, row.references, orders)  # type: ignore[arg-type]
+        p5 = (0, 1)
         if needs_p5:
             stats["p5"] = order_stats(cache, tokenizer, row.prediction, row.references, 5)  # type: ignore[arg-type]
+            p5 = tuple(stats["p5"])
+        hyp_len = stats["hyp_len"]
         try:
-            value = bleu_value(
-                stats["matches"], stats["totals"], stats["hyp_len"], stats["ref_len"], weights, smoothing,
-                stats["hyp_len"], tuple(stats.get("p5", (0, 1))),
-            )
+            value = bleu_value(stats["matches"], stats["totals"], hyp_len, stats["ref_len"], weights, smoothing,
+                               hyp_len, p5)
         except ValueError as exc:
             return {"bleu": Cell.unscored(str(exc), stats)}
         return {"bleu": Cell(value, stats)}

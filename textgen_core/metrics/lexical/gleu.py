@@ -14,7 +14,7 @@ from ...errors import ParameterError
 from ...model import Cell, Datum
 from ..spec import Param
 from .base import LexicalSpec, RowFn, Scorer, row_inputs, tokenizer_label, tokenizer_param
-from .ngrams import overlaps, word_text
+from .ngrams import pair_overlaps, word_text
 from .tokenize import TextCache
 
 
@@ -33,7 +33,7 @@ def row_stats(cache: TextCache, tokenizer: str, prediction: str, references: Seq
         n_all = max(hyp_total, _grams(len(ref.tokens), low, high))
         if n_all == 0:
             continue
-        hits = sum(overlaps(hyp, ref, high)[low - 1:])
+        hits = sum(pair_overlaps(cache, hyp, ref, high)[low - 1:])
         if best is None or hits / n_all > best[0] / best[1]:
             best = (hits, n_all)
             chosen = k

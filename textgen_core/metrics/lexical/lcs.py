@@ -24,7 +24,9 @@ def match_masks(tokens: Sequence[str]) -> dict[str, int]:
     get = masks.get
     if len(tokens) <= len(_BITS):
         for token, bit in zip(tokens, _BITS):
-            masks[token] = get(token, 0) | bit
+            mask = get(token)
+            # A first occurrence stores the shared bit itself: no new integer (most tokens occur once).
+            masks[token] = bit if mask is None else mask | bit
         return masks
     bit = 1
     for token in tokens:

@@ -8,7 +8,7 @@ built from them, such as n-gram counts) are shared by all selected metrics.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Any, Callable, Hashable
 
 #: ROUGE tokens: what rouge-score keeps after lowercasing and replacing every
 #: character outside [a-z0-9] by a space, i.e. the runs of [a-z0-9] of the
@@ -21,6 +21,11 @@ _ROUGE_ASCII = bytes(
 #: Word tokens of the reference system (valor-lite's BLEU tokenizer):
 #: words, dollar amounts, and runs of other non-space characters except dots.
 _REGEX_TOKEN = re.compile(r"\w+|\$[\d]+|[^\s\.]+")
+#: Bytes of plain ASCII text for the regex tokenizer's shortcut (letters, digits, space, newline,
+#: period, comma) map to 1, all others to 0.
+_PLAIN_ASCII = bytes(int(chr(c).isalnum() or chr(c) in " \n.,") for c in range(128)) + bytes(128)
+#: A comma that the regex would glue to what follows (anything but a space, a newline, a period, the end).
+_GLUED_COMMA = re.compile(rb",(?:[^ \n.]|\Z)")
 
 # mteval-v13a style: ASCII punctuation is split off, except the apostrophe,
 # the hyphen, the period and the comma; those last two are split off unless
@@ -77,10 +82,26 @@ def _porter_stem(token: str) -> str | None:
 
 def regex_tokens(text: str) -> list[str]:
     """Case-sensitive word tokens: ``\\w+|\\$[\\d]+|[^\\s\\.]+`` (valor-lite's BLEU tokenizer)."""
-    # No token can hold a period, so periods split like spaces. If the rest is
-    # runs of word characters (str.isalnum) between spaces or newlines, plus
-    # commas standing alone once ", " is split off, the whitespace-separated
-    # chunks are exactly the regex's tokens. Anything else takes the regex.
+    # No token can hold a period, so periods split like spaces. A comma followed by a space, a
+    # period or a newline ends a token and is a token of its own. So when a text is ASCII letters
+    # and digits, spaces, newlines, periods and such commas only, splitting on whitespace after
+    # padding commas gives exactly the regex's tokens; any other text takes the regex.
+    try:
+        raw = text.encode("ascii")
+    except UnicodeEncodeError:
+        return _unicode_regex_tokens(text)
+    if b"\0" in raw.translate(_PLAIN_ASCII):
+        return _REGEX_TOKEN.findall(text)
+    if b"," not in raw:
+        return text.replace(".", " ").split()
+    if _GLUED_COMMA.search(raw) is None:
+        return text.replace(".", " ").replace(",", " , ").split()
+    return _REGEX_TOKEN.findall(text)
+
+
+def _unicode_regex_tokens(text: str) -> list[str]:
+    """:func:`regex_tokens` of a non-ASCII text: the same shortcut with Unicode word characters."""
+    # str.isalnum() holds for exactly the characters \w matches, except the underscore.
     spaced = text.replace(".", " ")
     if "," in spaced:
         if ",," in spaced:
@@ -88,10 +109,7 @@ def regex_tokens(text: str) -> list[str]:
         spaced = spaced.replace(", ", " , ")
         if spaced.count(",") != spaced.count(" , "):
             return _REGEX_TOKEN.findall(text)
-    try:
-        rest: str | bytes = spaced.encode("ascii").translate(None, b" \n,")
-    except UnicodeEncodeError:
-        rest = spaced.replace(",", "").replace(" ", "").replace("\n", "")
+    rest = spaced.replace(",", "").replace(" ", "").replace("\n", "")
     if rest.isalnum() or not rest:
         return spaced.split()
     return _REGEX_TOKEN.findall(text)
@@ -150,11 +168,11 @@ class TextCache:
 
     def __init__(self, repeated: set[str] | frozenset[str] = frozenset()) -> None:
         self._keep = repeated
-        self._tables: dict[object, dict[str, object]] = {}
-        self._row: dict[object, dict[str, object]] = {}
+        self._tables: dict[object, dict[Hashable, object]] = {}
+        self._row: dict[object, dict[Hashable, object]] = {}
 
-    def memo(self, kind: object, text: str, build: Callable[[str], object]) -> object:
-        """``build(text)``, computed once per ``kind`` and text."""
+    def memo(self, kind: object, text: Hashable, build: Callable[[Any], object]) -> object:
+        """``build(text)``, computed once per ``kind`` and text (or other key, such as a pair of texts)."""
         tables = self._tables if text in self._keep else self._row
         table = tables.get(kind)
         if table is None:
