@@ -269,3 +269,19 @@ def test_resume_replaces_the_failed_exchange_of_a_cell_it_scores_again(store: St
         verdicts = store.verdicts(run_id, "d000")
         assert set(verdicts[verdicts.metric == "answer_relevance"].step) == {"prediction_units", "answer_relevance"}
         assert judge.steps["coherence"] == 3 and judge.steps["prediction_units"] == 3  # nothing asked twice
+
+
+def test_estimate_asks_the_database_only_about_keys_that_may_be_cached(store: Store) -> None:
+    rows = suite_rows(20)
+    with JudgeServer(responder=ScriptedJudge()) as server:
+        settings = settings_for(server)
+        done = rows[:4]
+        run_judge_metrics(store, new_run(store, done, LLM_SUITE), done, LLM_SUITE, settings)
+        queries: list[int] = []
+        values = store.judge_cache_values
+        store.judge_cache_values = lambda keys: queries.append(len(keys)) or values(keys)
+        fresh = estimate(rows[4:], LLM_SUITE, settings, store)
+        assert (fresh.calls, fresh.cached, queries) == (13 * 16, 0, [])  # the key index proves every miss
+        mixed = estimate(rows, LLM_SUITE, settings, store)
+        assert (mixed.calls, mixed.cached) == (13 * 16, 13 * 4)
+        assert sum(queries) == 13 * 4 and len(queries) <= 13  # cached keys only; a round per step, not per request

@@ -141,42 +141,42 @@ def _tagged(value: Any, tag: str) -> Any:
 
 
 class CacheLookup:
-    """Batches the cache lookups of many concurrent dry asks into one query per round.
+    """Answers the dry asks' cache questions without a query per request.
 
-    Every dry ask awaits :meth:`check`; the first one of a round schedules a
-    flush that lets the other runnable tasks queue their keys, then asks the
-    cache about all of them at once (a lookup per request would take hours on
-    100k rows).
+    A key the store's in-memory index proves absent is a miss at once. The
+    others wait for the end of the round: the first of them schedules one
+    query that lets the other runnable tasks queue their keys, then fetches the
+    parsed replies of all of them at once (a lookup per request would take
+    hours on 100k rows).
     """
 
-    def __init__(self, client: JudgeClient, store: Any | None, *, empty: bool = False) -> None:
-        self.client, self.store = client, store
+    def __init__(self, client: JudgeClient, *, empty: bool = False) -> None:
+        self.client = client
         #: True when the cache holds nothing for this judge: every lookup is a miss, no key is computed.
         self.empty = empty
         self._pending: dict[str, list[asyncio.Future]] = {}
-        self._scheduled = False
         self._flushes: set[asyncio.Task] = set()  # strong references until each flush is done
+        self.queries = 0
 
     async def check(self, key: str) -> tuple[bool, Any]:
         """(cached?, parsed reply or None)."""
-        if self.empty:
+        if self.empty or self.client.surely_uncached(key):
             return False, None
         future = asyncio.get_running_loop().create_future()
-        self._pending.setdefault(key, []).append(future)
-        if not self._scheduled:
-            self._scheduled = True
+        if not self._pending:
             task = asyncio.ensure_future(self._flush())
             self._flushes.add(task)
             task.add_done_callback(self._flushes.discard)
+        self._pending.setdefault(key, []).append(future)
         return await future
 
     async def _flush(self) -> None:
         for _ in range(4):  # let every runnable task reach its lookup
             await asyncio.sleep(0)
-        batch, self._pending, self._scheduled = self._pending, {}, False
+        batch, self._pending = self._pending, {}
+        self.queries += 1
         try:
-            hits = self.client.cached_keys(list(batch))
-            values = self.store.judge_cache_values(list(hits)) if hits and self.store is not None else {}
+            values = self.client.cached_values(list(batch))
         except Exception as exc:  # noqa: BLE001 - delivered to every waiting ask
             for futures in batch.values():
                 for future in futures:
@@ -184,9 +184,10 @@ class CacheLookup:
                         future.set_exception(exc)
             return
         for key, futures in batch.items():
+            hit = (key in values, values.get(key))
             for future in futures:
                 if not future.done():
-                    future.set_result((key in hits, values.get(key)))
+                    future.set_result(hit)
 
 
 class DryAsker:
@@ -202,7 +203,7 @@ class DryAsker:
         self.tally = tally
         self.counted = counted
         self.lookup = lookup
-        self._seen: dict[Any, Any] = {}
+        self._seen: dict[Any, Answer] = {}
 
     def _first(self, key: Any) -> bool:
         digest = bytes.fromhex(key[:32]) if isinstance(key, str) else hash(key)
@@ -213,25 +214,24 @@ class DryAsker:
 
     async def ask(self, request: Request) -> Answer:
         memo = request.identity
-        if memo not in self._seen:
-            messages = [dict(m) for m in request.messages]
-            if self.lookup.empty:  # nothing cached: skip the costly exact key
-                key, (cached, value) = memo, (False, None)
-            else:
-                key = self.client.cache_key(messages, request.schema, prompt_version=request.version)
-                cached, value = await self.lookup.check(key)
-            if cached and value is None:  # no store to read from: the client's own cache answers
-                value = (await self.client.ask(messages, request.schema, schema_name=request.step,
-                                               prompt_version=request.version)).value
-            if cached:
-                self.tally.cached += self._first(key)
-                answer = Answer(value, key)
-            else:
-                if self._first(key):
-                    self.tally.count(request.prompt_chars, request.reply_tokens)
-                answer = Answer(_tagged(request.placeholder, f"{hash(memo) & 0xFFFFFFFF:08x}"), None)
-            self._seen[memo] = answer
-        return self._seen[memo]
+        answer = self._seen.get(memo)
+        if answer is not None:
+            return answer
+        if self.lookup.empty:  # nothing cached: skip the costly exact key
+            key: Any = memo
+            cached, value = False, None
+        else:
+            key = self.client.cache_key(request.messages, request.schema, prompt_version=request.version)
+            cached, value = await self.lookup.check(key)
+        if cached:
+            self.tally.cached += self._first(key)
+            answer = Answer(value, key)
+        else:
+            if self._first(key):
+                self.tally.count(request.prompt_chars, request.reply_tokens)
+            answer = Answer(_tagged(request.placeholder, f"{hash(memo) & 0xFFFFFFFF:08x}"), None)
+        self._seen[memo] = answer
+        return answer
 
     async def _counted(self, keys: list[str], prompt_chars: int) -> None:
         cached = [hit for hit, _ in await asyncio.gather(*(self.lookup.check(k) for k in keys))]

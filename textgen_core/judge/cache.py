@@ -73,6 +73,7 @@ class ReplyCache(Protocol):
     def peek(self, key: str) -> CacheEntry | None: ...
     def surely_missing(self, key: str) -> bool: ...
     def get_many(self, keys: Sequence[str]) -> dict[str, CacheEntry]: ...
+    def values(self, keys: Sequence[str]) -> dict[str, Any]: ...
     def has(self, keys: Iterable[str]) -> set[str]: ...
     def put(self, entry: CacheEntry) -> None: ...
     def nudge(self) -> None: ...
@@ -96,11 +97,15 @@ class MemoryCache:
     peek = get
 
     def surely_missing(self, key: str) -> bool:
-        return False
+        with self._lock:
+            return key not in self._entries
 
     def get_many(self, keys: Sequence[str]) -> dict[str, CacheEntry]:
         with self._lock:
             return {k: self._entries[k] for k in keys if k in self._entries}
+
+    def values(self, keys: Sequence[str]) -> dict[str, Any]:
+        return {k: e.parsed for k, e in self.get_many(keys).items()}
 
     def has(self, keys: Iterable[str]) -> set[str]:
         with self._lock:
@@ -164,6 +169,15 @@ class StoreCache:
         rest = [k for k in keys if k not in found]
         if rest:
             found.update((k, CacheEntry(**row)) for k, row in self.store.judge_cache_entries(rest).items())
+        return found
+
+    def values(self, keys: Sequence[str]) -> dict[str, Any]:
+        """Parsed replies only (lighter than :meth:`get_many`), for estimates."""
+        with self._lock:
+            found = {k: self._pending[k].parsed for k in keys if k in self._pending}
+        rest = [k for k in keys if k not in found]
+        if rest:
+            found.update(self.store.judge_cache_values(rest))
         return found
 
     def has(self, keys: Iterable[str]) -> set[str]:

@@ -112,6 +112,14 @@ class JudgeClient:
         """Which of many cache keys are cached, in one lookup (for pre-run estimates)."""
         return self._cache.has(list(keys))
 
+    def cached_values(self, keys: Sequence[str]) -> dict[str, Any]:
+        """The parsed replies of the cached keys among ``keys``, in one lookup (for pre-run estimates)."""
+        return self._cache.values(list(keys))
+
+    def surely_uncached(self, key: str) -> bool:
+        """True when it is certain, without a query, that ``key`` is not cached."""
+        return self._cache.peek(key) is None and self._cache.surely_missing(key)
+
     def cost(self) -> float | None:
         """Spend so far at the configured prices per million tokens; None when no price is set."""
         return self.settings.price(self.usage.prompt_tokens, self.usage.completion_tokens)

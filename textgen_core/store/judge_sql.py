@@ -102,6 +102,18 @@ class _KeyIndex:
                 self._sorted = np.union1d(self._sorted, merged)
                 self._recent = set()
 
+    def maybe_one(self, key: str) -> bool:
+        """Whether one key may be cached (the per-ask path: no arrays built)."""
+        p = self.prefix(key)
+        if p is None:
+            return True
+        with self._lock:
+            if p in self._recent:
+                return True
+            ordered = self._sorted
+        at = int(ordered.searchsorted(p))
+        return at < len(ordered) and int(ordered[at]) == p
+
     def maybe(self, keys: Sequence[str]) -> list[str]:
         """The keys that may be cached (a superset of those that are)."""
         prefixes = [self.prefix(k) for k in keys]
@@ -150,7 +162,7 @@ class JudgeTablesMixin:
     def judge_cache_surely_missing(self, cache_key: str) -> bool:
         """True when the in-memory index proves ``cache_key`` is not cached; False when unsure or not loaded."""
         index = getattr(self, "_judge_keys", None)
-        return index is not None and not index.maybe([cache_key])
+        return index is not None and not index.maybe_one(cache_key)
 
     def _judge_keys_added(self, keys: Iterable[str]) -> None:
         index = getattr(self, "_judge_keys", None)
