@@ -2,14 +2,17 @@
 
     python bench/lexical.py [--pairs 20000] [--ref-pairs 2000] [--workers N] [--seed 1]
 
-Prints pairs/second for our ``score_lexical`` on one core, for rouge-score's
-``RougeScorer.score`` plus nltk's ``sentence_bleu`` called directly (on a
-subset: it is slow), their ratio, the largest absolute difference between the
-two sets of values, and our throughput with a process pool over all cores.
+On a seeded synthetic corpus, prints pairs/second for our ``score_lexical``
+and for rouge-score's ``RougeScorer.score`` plus nltk's ``sentence_bleu``
+called directly (on a subset: they are slow), their ratio and the largest
+absolute difference between the two sets of values: for ROUGE+BLEU together
+(the target), then ROUGE alone and BLEU alone. Then our throughput with a
+process pool of 1 and N workers, and the scaling factor.
 
-The machine may be shared: single-core figures are CPU seconds of this process
-(``time.process_time``), and ours and the reference are timed in alternating
-rounds so that both see the same load.
+The machine may be shared: one-core figures are CPU seconds of this process
+(``time.process_time``, which counts every thread), ours and the reference
+are timed in alternating rounds so that both see the same load, and imports,
+scorer construction and first calls stay out of the timings on both sides.
 """
 
 from __future__ import annotations
@@ -21,59 +24,132 @@ import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from textgen_core.metrics.lexical import score_lexical  # noqa: E402
+from textgen_core.metrics.lexical import rouge, rouge_native, score_lexical  # noqa: E402
 from textgen_core.metrics.lexical.synthetic import synthetic_pairs  # noqa: E402
 from textgen_core.model import Datum  # noqa: E402
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
-SELECTED = {"rouge": {"rouge_types": ROUGE_TYPES}, "bleu": {}}
+CONFIGS = {
+    "ROUGE(4)+BLEU": {"rouge": {"rouge_types": ROUGE_TYPES}, "bleu": {}},
+    "ROUGE(4) only": {"rouge": {"rouge_types": ROUGE_TYPES}},
+    "BLEU only": {"bleu": {}},
+}
 ROUNDS = 10
 
+Pair = tuple[str, str]  # (reference, prediction)
 
-def _rows(pairs: list[tuple[str, str]]) -> list[Datum]:
+
+def _rows(pairs: list[Pair]) -> list[Datum]:
     return [Datum(str(i), "bench", prediction=p, references=(r,)) for i, (r, p) in enumerate(pairs)]
 
 
-def _ours(rows: list[Datum]) -> list[dict[str, float]]:
-    out = score_lexical(rows, SELECTED)
-    return [
-        {**{t: cells[t].value for t in ROUGE_TYPES}, "bleu": b["bleu"].value}
-        for cells, b in zip(out["rouge"], out["bleu"])
-    ]
+def _ours(rows: list[Datum], selected: dict) -> list[dict[str, list]]:
+    """Our cells for the rows (one list of {score name: Cell} per metric)."""
+    return [score_lexical(rows, selected)]
 
 
-def _reference(pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
-    """rouge-score and nltk called directly, BLEU on nltk RegexpTokenizer tokens as valor-lite does."""
-    from nltk.tokenize import RegexpTokenizer
-    from nltk.translate.bleu_score import sentence_bleu
-    from rouge_score import rouge_scorer
-
-    scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES))  # no tokenizer work: cheap to build per round
-    words = RegexpTokenizer(r"\w+|\$[\d]+|[^\s\.]+").tokenize
-    values = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # nltk warns on every sentence without 4-gram matches
-        for reference, prediction in pairs:
-            scores = scorer.score(reference, prediction)
-            row = {t: scores[t].fmeasure for t in ROUGE_TYPES}
-            row["bleu"] = float(sentence_bleu([words(reference)], words(prediction)))
-            values.append(row)
+def _our_values(runs: list[dict[str, list]]) -> list[dict[str, float | None]]:
+    values: list[dict[str, float | None]] = []
+    for run in runs:
+        part: list[dict[str, float | None]] = []
+        for cells in run.values():
+            part += [{} for _ in range(len(cells) - len(part))]
+            for row_values, row_cells in zip(part, cells):
+                row_values.update((name, cell.value) for name, cell in row_cells.items())
+        values += part
     return values
 
 
-def _timed(rows: list[Datum]) -> tuple[dict, float]:
-    """A pool worker's cells for one chunk (sent back, as the runner's are) and the CPU seconds they took."""
-    start = time.process_time()
-    cells = score_lexical(rows, SELECTED)
-    return cells, time.process_time() - start
+class Reference:
+    """rouge-score and nltk called directly; BLEU on nltk RegexpTokenizer tokens, as valor-lite does."""
+
+    def __init__(self) -> None:
+        from nltk.tokenize import RegexpTokenizer
+        from nltk.translate.bleu_score import sentence_bleu
+        from rouge_score import rouge_scorer
+
+        self.rouge = rouge_scorer.RougeScorer(list(ROUGE_TYPES)).score
+        self.words = RegexpTokenizer(r"\w+|\$[\d]+|[^\s\.]+").tokenize
+        self.sentence_bleu = sentence_bleu
+
+    def scores(self, pairs: list[Pair], selected: dict) -> list[tuple]:
+        """(rouge-score's Score dict or None, nltk's BLEU or None) per pair."""
+        with_rouge, with_bleu = "rouge" in selected, "bleu" in selected
+        words, sentence_bleu, score = self.words, self.sentence_bleu, self.rouge
+        out = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nltk warns on every sentence without 4-gram matches
+            for reference, prediction in pairs:
+                rouge_scores = score(reference, prediction) if with_rouge else None
+                bleu = sentence_bleu([words(reference)], words(prediction)) if with_bleu else None
+                out.append((rouge_scores, bleu))
+        return out
+
+    @staticmethod
+    def values(scores: list[tuple]) -> list[dict[str, float]]:
+        out = []
+        for rouge_scores, bleu in scores:
+            row = {t: rouge_scores[t].fmeasure for t in ROUGE_TYPES} if rouge_scores is not None else {}
+            if bleu is not None:
+                row["bleu"] = float(bleu)
+            out.append(row)
+        return out
 
 
 def _split(items: list, parts: int) -> list[list]:
     size = -(-len(items) // parts)
     return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def _timed(fn: Callable[[], list], into: list) -> float:
+    start = time.process_time()
+    into.extend(fn())
+    return time.process_time() - start
+
+
+def compare(label: str, selected: dict, rows: list[Datum], ref_pairs: list[Pair], reference: Reference) -> float:
+    """Prints one line (ours, reference, ratio, max difference) and returns our pairs per CPU second.
+
+    Only the scoring calls are timed; values are read from the results afterwards, on both sides.
+    """
+    ours_runs: list[dict] = []
+    ref_scores: list[tuple] = []
+    ours_cpu = ref_cpu = 0.0
+    for our_part, ref_part in zip(_split(rows, ROUNDS), _split(ref_pairs, ROUNDS)):
+        ours_cpu += _timed(lambda: _ours(our_part, selected), ours_runs)
+        ref_cpu += _timed(lambda: reference.scores(ref_part, selected), ref_scores)
+    ours_rate, ref_rate = len(rows) / ours_cpu, len(ref_pairs) / ref_cpu
+    diff, equal, total = 0.0, 0, 0
+    for ours_row, ref_row in zip(_our_values(ours_runs), reference.values(ref_scores)):
+        for key, value in ref_row.items():
+            total += 1
+            equal += ours_row[key] == value
+            diff = max(diff, abs((ours_row[key] or 0.0) - value))
+    print(f"{label:<15} {ours_rate:11.0f} {ref_rate:11.0f} {ours_rate / ref_rate:7.1f}x {diff:11.3g}   "
+          f"{equal}/{total}")
+    return ours_rate
+
+
+def _chunk_cpu(rows: list[Datum]) -> tuple[dict, float]:
+    """A pool worker's cells for one chunk (sent back, as the runner's are) and the CPU seconds they took."""
+    start = time.process_time()
+    cells = score_lexical(rows, CONFIGS["ROUGE(4)+BLEU"])
+    return cells, time.process_time() - start
+
+
+def pool_rate(rows: list[Datum], workers: int) -> tuple[float, float]:
+    """(pairs per wall second, pairs per worker CPU second) with ``workers`` processes on the same chunks."""
+    chunks = _split(rows, max(workers, 2) * 8)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(_chunk_cpu, chunks[:workers]))  # warm up the workers (imports, first calls)
+        start = time.perf_counter()
+        worker_cpu = sum(cpu for _cells, cpu in pool.map(_chunk_cpu, chunks))
+        wall = time.perf_counter() - start
+    return len(rows) / wall, len(rows) / worker_cpu
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -90,56 +166,30 @@ def main(argv: list[str] | None = None) -> None:
     multi = sum(1 for r, p in pairs if "\n" in r and "\n" in p)
     words = sum(len(r.split()) + len(p.split()) for r, p in pairs) / (2 * len(pairs))
     print(f"corpus: {len(pairs)} pairs, {words:.1f} words per text on average, {multi} with several lines on both sides")
+    backend = rouge.backend()
+    version = rouge_native.version() if backend == rouge.NATIVE else None
+    print(f"ROUGE backend: {backend}{' ' + version if version else ''}")
 
-    _ours(rows[:50])  # imports and first-call costs stay out of the timings, on both sides
-    _reference(ref_pairs[:50])
-    ours_cpu = ref_cpu = ours_wall = ref_wall = 0.0
-    ours_values: list[dict[str, float]] = []
-    ref_values: list[dict[str, float]] = []
-    for our_part, ref_part in zip(_split(rows, ROUNDS), _split(ref_pairs, ROUNDS)):
-        c, w = time.process_time(), time.perf_counter()
-        ours_values.extend(_ours(our_part))
-        ours_cpu += time.process_time() - c
-        ours_wall += time.perf_counter() - w
-        c, w = time.process_time(), time.perf_counter()
-        ref_values.extend(_reference(ref_part))
-        ref_cpu += time.process_time() - c
-        ref_wall += time.perf_counter() - w
-
-    ours_rate = len(rows) / ours_cpu
-    ref_rate = len(ref_pairs) / ref_cpu
-    print(f"ours, one core:          {ours_rate:10.0f} pairs/s  ({len(rows)} pairs, {ours_cpu:.2f} CPU s, {ours_wall:.2f} wall s)")
-    print(f"rouge-score + nltk:      {ref_rate:10.0f} pairs/s  ({len(ref_pairs)} pairs, {ref_cpu:.2f} CPU s, {ref_wall:.2f} wall s)")
-    print(f"speed-up per core:       {ours_rate / ref_rate:10.1f} x")
-
-    diff = 0.0
-    worst = ""
-    for ours_row, ref_row in zip(ours_values, ref_values):
-        for key, value in ref_row.items():
-            d = abs((ours_row[key] or 0.0) - value)
-            if d > diff:
-                diff, worst = d, key
-    equal = sum(1 for o, r in zip(ours_values, ref_values) for k in r if o[k] == r[k])
-    total = len(ref_values) * (len(ROUGE_TYPES) + 1)
-    print(f"max |ours - reference|:  {diff:10.3g}  over {total} values ({equal} bit-identical{', worst ' + worst if worst else ''})")
+    reference = Reference()
+    for selected in CONFIGS.values():  # first calls stay out of the timings, on both sides
+        _ours(rows[:50], selected)
+        reference.scores(ref_pairs[:50], selected)
+    print(f"\none core, CPU time  {'ours/s':>11} {'reference/s':>11} {'ratio':>8} {'max |diff|':>11}   identical values")
+    ours_rate = 0.0
+    for label, selected in CONFIGS.items():
+        rate = compare(label, selected, rows, ref_pairs, reference)
+        ours_rate = ours_rate or rate
+    print(f"(ours on {len(rows)} pairs, reference on {len(ref_pairs)}, in {ROUNDS} alternating rounds)")
 
     if args.workers > 1:
-        chunks = _split(rows, args.workers * 8)
-        start = time.perf_counter()
-        for chunk in chunks:
-            score_lexical(chunk, SELECTED)
-        single_wall = time.perf_counter() - start
-        with ProcessPoolExecutor(max_workers=args.workers) as pool:
-            list(pool.map(_timed, chunks[: args.workers]))  # warm up the workers (imports)
-            start = time.perf_counter()
-            worker_cpu = sum(cpu for _cells, cpu in pool.map(_timed, chunks))
-            pool_wall = time.perf_counter() - start
-        single_rate, pool_rate = len(rows) / single_wall, len(rows) / pool_wall
-        print(f"ours, 1 process (wall):  {single_rate:10.0f} pairs/s  (same chunks, run just before the pool)")
-        print(f"ours, {args.workers} processes (wall): {pool_rate:9.0f} pairs/s  ({pool_rate / single_rate:.2f}x; "
-              f"load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
-        print(f"pool workers' CPU:       {len(rows) / worker_cpu:10.0f} pairs per CPU second "
-              f"(vs {ours_rate:.0f} in one process: the per-pair work does not grow in workers)")
+        one, one_cpu = pool_rate(rows, 1)
+        many, many_cpu = pool_rate(rows, args.workers)
+        print(f"\nprocess pool, ROUGE(4)+BLEU, wall time (load average now {os.getloadavg()[0]:.1f} "
+              f"on {os.cpu_count()} cores)")
+        print(f"1 worker:    {one:10.0f} pairs/s  ({one_cpu:.0f} pairs per worker CPU second)")
+        print(f"{args.workers} workers: {many:11.0f} pairs/s  ({many_cpu:.0f} pairs per worker CPU second)")
+        print(f"scaling:     {many / one:10.2f}x with {args.workers} workers "
+              f"(per-pair CPU cost in workers: {one_cpu / many_cpu:.2f}x that of one worker)")
 
 
 if __name__ == "__main__":

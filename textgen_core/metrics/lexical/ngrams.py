@@ -15,6 +15,13 @@ from __future__ import annotations
 import operator
 from array import array
 from collections import Counter
+
+try:
+    from collections import _count_elements  # type: ignore[attr-defined]  # C helper behind Counter
+except ImportError:  # pragma: no cover - other Python implementations
+    def _count_elements(mapping: dict, iterable) -> None:  # type: ignore[no-redef]
+        for element in iterable:
+            mapping[element] = mapping.get(element, 0) + 1
 from functools import lru_cache
 from itertools import compress, repeat
 from typing import Sequence
@@ -32,7 +39,7 @@ class TokenText:
 
     def __init__(self, tokens: Sequence[str]) -> None:
         self.tokens = tokens
-        self._counts: dict[int, Counter] = {}
+        self._counts: dict[int, Counter] | None = None
         self._masks: dict[str, int] | None = None
 
     def total(self, n: int) -> int:
@@ -42,6 +49,8 @@ class TokenText:
 
     def counts(self, n: int = 1) -> Counter:
         """Occurrences of each n-gram (unigrams keyed by the token itself)."""
+        if self._counts is None:
+            self._counts = {}
         counts = self._counts.get(n)
         if counts is None:
             tokens = self.tokens
@@ -78,23 +87,21 @@ def clipped(d: list[int], likely_repeats: bool = False) -> tuple[int, bool]:
 
     The flag says whether some matched n-gram occurs more than once on the
     masks' side; ``likely_repeats`` (unigrams) goes straight to counting the
-    masks, otherwise a set first checks whether any repeats at all.
+    masks, otherwise a set of the non-zero masks first checks for repeats.
     """
     if likely_repeats:
-        counts = Counter(d)
-        zeros = counts.pop(0, 0)
-        found = len(d) - zeros
+        counts: dict[int, int] = {}
+        _count_elements(counts, d)
+        found = len(d) - counts.pop(0, 0)
         if len(counts) == found:
             return found, False
     else:
-        zeros = d.count(0)
-        found = len(d) - zeros
-        if not found:
-            return 0, False
-        if len(set(d)) - (1 if zeros else 0) == found:
+        matched = list(filter(None, d))
+        found = len(matched)
+        if not found or len(set(matched)) == found:
             return found, False  # every matched n-gram occurs once on this side
-        counts = Counter(d)
-        counts.pop(0, None)
+        counts = {}
+        _count_elements(counts, matched)
     for mask in compress(counts, map(_lt, repeat(1), counts.values())):
         here = counts[mask]
         there = mask.bit_count()
@@ -108,32 +115,41 @@ def overlaps(a: TokenText, b: TokenText, orders: int) -> list[int]:
     short, long = (a, b) if len(a.tokens) <= len(b.tokens) else (b, a)
     if not short.tokens:
         return [0] * orders
-    return overlaps_from(position_masks(short, long), orders, len(long.tokens))
+    # Masks over the shorter text's positions: narrower, so more often one machine word each.
+    return overlaps_from(position_masks(long, short), orders, len(short.tokens))
 
 
 def overlaps_from(d: list[int], orders: int, width: int) -> list[int]:
     """:func:`overlaps` from the unigram position masks ``d`` of one sequence in another of ``width`` tokens.
 
-    While some matched n-gram repeats on the masks' side, each order is a list
-    of masks and clipping counts them. Once none repeats, no longer n-gram can
-    repeat either (its prefix would), so the clipped count is just the number
-    of non-zero masks: the masks are then packed into one integer, one slot of
-    W bits per position with a zero guard bit on top, where the next order is
-    ``x & (x >> (W + 1))`` and the non-zero slots are counted by adding
-    2**(W-1) - 1 to every slot and counting the guard bits that light up.
+    The masks of (n+1)-grams are ``d[i] & (d[i+1] >> 1)``. While some matched
+    n-gram repeats on the masks' side, clipping counts equal masks in a list.
+    Once none repeats, no longer n-gram can repeat either (its prefix would),
+    so the clipped count is just the number of non-zero masks. Masks are packed
+    into one integer, one slot of W bits per position with a zero guard bit on
+    top, where the next order is ``x & (x >> (W + 1))`` and the non-zero slots
+    are counted by adding 2**(W-1) - 1 to every slot and counting the guard
+    bits that light up. Masks of fewer than 64 bits are packed from the start
+    (an array of machine words packs and unpacks them in one step); wider ones
+    only once no n-gram repeats.
     """
     out = [0] * orders
-    n = 0
-    while n < orders:
-        if n:
-            d = next_order(d)
-        found, repeats = clipped(d, not n)
+    if not orders:
+        return out
+    found, repeats = clipped(d, True)
+    if not found:
+        return out
+    out[0] = found
+    if width < 64:
+        return _narrow(d, out, repeats)
+    n = 1
+    while repeats and n < orders:
+        d = next_order(d)
+        found, repeats = clipped(d)
         if not found:
             return out  # no n-gram in common means no longer one either
         out[n] = found
         n += 1
-        if not repeats:
-            break
     if n == orders:
         return out
     x, shift, add, guards = _packed(d, width)
@@ -144,6 +160,22 @@ def overlaps_from(d: list[int], orders: int, width: int) -> list[int]:
             break
         out[n] = found
         n += 1
+    return out
+
+
+def _narrow(d: list[int], out: list[int], repeats: bool) -> list[int]:
+    """Orders 2.. of :func:`overlaps_from` for masks of fewer than 64 bits (``out[0]`` is filled)."""
+    x, shift, add, guards = _packed(d, 63)
+    size = 8 * len(d)
+    for n in range(1, len(out)):
+        x &= x >> shift
+        if repeats:
+            found, repeats = clipped(array("Q", x.to_bytes(size, "little")).tolist())
+        else:
+            found = ((x + add) & guards).bit_count()
+        if not found:
+            break
+        out[n] = found
     return out
 
 
