@@ -126,6 +126,18 @@ def test_gleu_matches_nltk(low, high):
     assert corpus == pytest.approx(corpus_gleu(refs, hyps, low, high), abs=TOL, rel=0)
 
 
+def test_references_shared_by_several_models_match_nltk():
+    # The second model's rows reuse each reference's cached tokens and masks, whichever side is longer.
+    cases = CASES[:200]
+    data = rows(cases, "m1") + rows([(c, refs, p[: len(p) // 2]) for c, refs, p in cases], "m2")
+    cells = score_lexical(data, {"bleu": {}, "gleu": {}})
+    refs, hyps = _tokens(cases)
+    half_refs, half_hyps = _tokens([(c, refs, p[: len(p) // 2]) for c, refs, p in cases])
+    for cell, gleu_cell, r, h in zip(cells["bleu"], cells["gleu"], refs + half_refs, hyps + half_hyps):
+        assert cell["bleu"].value == pytest.approx(_nltk_sentence(r, h, (0.25,) * 4, "none"), abs=TOL, rel=0)
+        assert gleu_cell["gleu"].value == pytest.approx(sentence_gleu(r, h), abs=TOL, rel=0)
+
+
 def test_bleu_and_gleu_together_equal_each_alone():
     # The two share each row's n-gram overlaps; GLEU asks for more orders than BLEU here.
     together = score_lexical(rows(CASES), {"bleu": {}, "gleu": {"max_len": 6}})

@@ -105,7 +105,9 @@ def _odd_text(rng):
     return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
 
 
-def test_odd_strings_never_crash_and_stay_in_range():
+@pytest.mark.parametrize("rouge_backend", [rouge.NATIVE, rouge.PYTHON])
+def test_odd_strings_never_crash_and_stay_in_range(rouge_backend, monkeypatch):
+    monkeypatch.setattr(rouge, "BACKEND", rouge_backend)
     rng = random.Random(13)
     data = []
     for i in range(150):

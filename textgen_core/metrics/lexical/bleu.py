@@ -11,6 +11,7 @@ equal, not merely close.
 from __future__ import annotations
 
 import math
+import operator
 import sys
 from fractions import Fraction
 from typing import Any, Mapping, Sequence
@@ -90,7 +91,10 @@ def bleu_value(
         return 0.0
     if smoothing == "none":
         # nltk: log of each precision as a float, nltk's float minimum in place of a zero count.
-        log_sum = math.fsum([w * (math.log(m / t) if m else _LOG_TINY) for w, m, t in zip(weights, matches, totals)])
+        if all(matches):
+            log_sum = math.fsum(map(operator.mul, weights, map(math.log, map(operator.truediv, matches, totals))))
+        else:
+            log_sum = math.fsum([w * (math.log(m / t) if m else _LOG_TINY) for w, m, t in zip(weights, matches, totals)])
     else:
         precisions = _smoothed(list(matches), list(totals), hyp_len, smoothing, last_hyp_len, last_p5)
         log_sum = math.fsum(w * math.log(p) for w, p in zip(weights, precisions) if p > 0)

@@ -115,7 +115,10 @@ def overlaps(a: TokenText, b: TokenText, orders: int) -> list[int]:
     short, long = (a, b) if len(a.tokens) <= len(b.tokens) else (b, a)
     if not short.tokens:
         return [0] * orders
-    # Masks over the shorter text's positions: narrower, so more often one machine word each.
+    # Masks over the shorter text's positions: narrower, so more often one machine word each;
+    # but masks a text already has (a reference shared by several predictions) are reused.
+    if long._masks is not None and short._masks is None and (len(long.tokens) < 64 or len(short.tokens) >= 64):
+        short, long = long, short
     return overlaps_from(position_masks(long, short), orders, len(short.tokens))
 
 
