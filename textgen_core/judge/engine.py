@@ -4,9 +4,12 @@ Rows are grouped by datum id (all models' outputs for one datum) and handed to
 a fixed pool of workers, so no more than ``concurrency`` groups are in flight
 and the client's semaphore bounds the HTTP requests. Inside a group every
 request is asked once (a reference's statements serve every model's row), and
-every finished cell is written with its verdicts in one transaction, so a
-cancelled or killed run leaves only whole cells behind and resumes from the
-judge cache without repeating a finished exchange.
+every finished cell is queued with its verdicts to the store's writer thread
+(:mod:`.store_writer`), which commits cells and the replies they came from in
+batches, replies first. Nothing touches the database on the event loop's
+thread but the batched cache reads, so a cancelled or killed run leaves only
+whole cells behind (losing at most the last uncommitted batch) and resumes
+from the judge cache without repeating a finished exchange.
 """
 
 from __future__ import annotations
