@@ -1,6 +1,7 @@
 """Throughput of the lexical engine (ROUGE 1/2/L/Lsum + BLEU-4) against rouge-score + nltk.
 
     python bench/lexical.py [--pairs 20000] [--ref-pairs 2000] [--workers N] [--seed 1]
+                            [--rouge-backend rouge-score-rs|python]
 
 On a seeded synthetic corpus, prints pairs/second for our ``score_lexical``
 and for rouge-score's ``RougeScorer.score`` plus nltk's ``sentence_bleu``
@@ -161,7 +162,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ref-pairs", type=int, default=2000, help="pairs scored by rouge-score + nltk")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes for the pool run")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rouge-backend", choices=(rouge.NATIVE, rouge.PYTHON), default=rouge.BACKEND,
+                        help="ROUGE backend to measure (default: rouge-score-rs when installed)")
     args = parser.parse_args(argv)
+    rouge.BACKEND = args.rouge_backend  # pool workers are forked, so they inherit it
 
     pairs = synthetic_pairs(args.pairs, seed=args.seed)
     ref_pairs = pairs[: min(args.ref_pairs, len(pairs))]

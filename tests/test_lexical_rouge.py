@@ -322,3 +322,16 @@ def test_without_rouge_score_rs_the_python_path_scores(monkeypatch):
     monkeypatch.setattr(rouge_native, "RougeScorer", None)
     assert not rouge_native.available() and rouge.backend() == rouge.PYTHON
     _assert_matches(EDGE_CASES + generated_cases(40, seed=12))
+
+
+@pytest.mark.parametrize("stem", [False, True], ids=["plain", "stemmed"])
+def test_values_are_bit_identical_to_rouge_score(stem):
+    # Not merely within 1e-12: the same floats, so stored scores do not depend on the backend.
+    cases = generated_cases(300, seed=31) + EDGE_CASES + ODD_CASES
+    scorer = rouge_scorer.RougeScorer(list(TYPES), use_stemmer=stem)
+    for (case_id, refs, prediction), cells in zip(cases, _ours(cases, stem=stem)):
+        expected = scorer.score_multi(list(refs), prediction)
+        for rouge_type in TYPES:
+            cell, want = cells[rouge_type], expected[rouge_type]
+            assert (cell.value, cell.details["precision"], cell.details["recall"]) == (
+                want.fmeasure, want.precision, want.recall), (case_id, rouge_type)

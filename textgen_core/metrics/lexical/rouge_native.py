@@ -12,8 +12,10 @@ tests/test_lexical_rouge.py. Two things keep it cheap and safe here:
   longest lines could need more than :data:`TABLE_LIMIT` cells are not scored
   here (``None``); the caller gives them to the bit-parallel Python path.
 
-When rouge_score_rs is not importable, :func:`available` is False and ROUGE
-runs on the pure-Python path alone.
+rouge-score-rs tokenizes inside each call (a few microseconds in Rust), so
+ROUGE tokens are not shared with the other metrics, whose tokenizers differ
+anyway. When rouge_score_rs is not importable, :func:`available` is False and
+ROUGE runs on the pure-Python path alone.
 """
 
 from __future__ import annotations
