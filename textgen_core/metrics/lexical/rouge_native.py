@@ -65,7 +65,9 @@ def pair_scorer(types: Sequence[str], stem: bool) -> Callable[[str, str], Triple
 
     def score(target: str, prediction: str) -> Triples | None:
         if "\n" in target or "\n" in prediction:
-            if _longest_line(target) * _longest_line(prediction) > TABLE_LIMIT:
+            if len(target) * len(prediction) > TABLE_LIMIT and (
+                _longest_line(target) * _longest_line(prediction) > TABLE_LIMIT
+            ):
                 return None
             return full(target, prediction)
         scores = plain(target, prediction)
