@@ -27,12 +27,11 @@ repr, stored row, log line or error message (error text is scrubbed of it).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import schema_check
 from .accounting import Meter, Usage
@@ -41,7 +40,7 @@ from .replies import (CORRECTION, MODES, SCHEMA_INSTRUCTION, JudgeReply, Modes, 
                       read_choice, read_embeddings, read_logprobs, render, usage_of)
 from .retry import RetryPolicy
 from .settings import JudgeSettings
-from .transport import Budget, FormatRejected, LoopState, Transport
+from .transport import Budget, FormatRejected, LoopState, Transport, same_key
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -139,7 +138,7 @@ class JudgeClient:
         if hit is not None:
             return hit
         with self._busy():
-            async with self._same_key(state, key) as waited:
+            async with same_key(state, key) as waited:
                 if waited:  # an identical ask may have finished while we waited
                     hit = await self._cached_reply(state, key)
                     if hit is not None:
@@ -353,23 +352,3 @@ class JudgeClient:
                 idle = self._active == 0
             if idle:
                 self._cache.nudge()
-
-    @contextlib.asynccontextmanager
-    async def _same_key(self, state: LoopState, key: str) -> AsyncIterator[bool]:
-        """Serialise identical asks so a reply is paid for once and the rest read the cache.
-
-        Yields True when another ask of the same key went first (the cache may now answer).
-        """
-        lock, users = state.key_locks.get(key, (None, 0))
-        if lock is None:
-            lock = asyncio.Lock()
-        state.key_locks[key] = (lock, users + 1)
-        try:
-            async with lock:
-                yield users > 0
-        finally:
-            lock, users = state.key_locks[key]
-            if users <= 1:
-                del state.key_locks[key]
-            else:
-                state.key_locks[key] = (lock, users - 1)

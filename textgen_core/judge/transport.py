@@ -20,12 +20,13 @@ per concurrency slot alive. The pool of a loop is closed by
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 import openai
 
@@ -232,3 +233,24 @@ class Transport:
         if key and len(key) >= 4:
             text = text.replace(key, "[redacted]")
         return text
+
+
+@contextlib.asynccontextmanager
+async def same_key(state: LoopState, key: str) -> AsyncIterator[bool]:
+    """Serialise identical asks so a reply is paid for once and the rest read the cache.
+
+    Yields True when another ask of the same key went first (the cache may now answer).
+    """
+    lock, users = state.key_locks.get(key, (None, 0))
+    if lock is None:
+        lock = asyncio.Lock()
+    state.key_locks[key] = (lock, users + 1)
+    try:
+        async with lock:
+            yield users > 0
+    finally:
+        lock, users = state.key_locks[key]
+        if users <= 1:
+            del state.key_locks[key]
+        else:
+            state.key_locks[key] = (lock, users - 1)
