@@ -15,16 +15,15 @@ from the judge cache without repeating a finished exchange.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
 import logging
 import math
 import threading
 import time
 from dataclasses import dataclass, fields, replace
-from typing import Any, Awaitable, Callable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 
 from ..errors import ParameterError
+from ..gc_tuning import fewer_gc_passes
 from ..metrics.spec import MetricSpec
 from ..model import Cell, Datum
 from ..progress import Progress, ProgressCallback
@@ -156,30 +155,13 @@ async def _estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, An
             await score_cell(asker, job)
 
     try:
-        with _fewer_collections():
+        with fewer_gc_passes():
             for start in range(0, len(groups), ESTIMATE_CHUNK):
                 await asyncio.gather(*(dry_group(g) for g in groups[start:start + ESTIMATE_CHUNK]))
     finally:
         await client.aclose()
     return Estimate(tally.calls, tally.cached, tally.prompt_tokens, tally.completion_tokens,
                     settings.price(tally.prompt_tokens, tally.completion_tokens))
-
-
-@contextlib.contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """Run the cyclic garbage collector less often for a while.
-
-    An estimate allocates millions of short-lived objects while every row of
-    the dataset is alive; at the default thresholds the collector's passes over
-    those rows took a third of the estimate's time. Reference counting still
-    frees almost everything at once; cycles wait for the next pass.
-    """
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], 50_000), max(before[1], 50), max(before[2], 100))
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 # -- run --------------------------------------------------------------------------
