@@ -54,6 +54,10 @@ class Cell:
     details: Mapping[str, Any] | None = None
     reason: str | None = None
 
+    def __reduce__(self) -> tuple:
+        # Rebuilt from its three fields: a pool worker's cells unpickle fast in the parent.
+        return (Cell, (self.value, self.details, self.reason))
+
     @staticmethod
     def unscored(reason: str, details: Mapping[str, Any] | None = None) -> "Cell":
         return Cell(None, details, reason)

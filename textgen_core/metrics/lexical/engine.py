@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ...errors import ParameterError
+from ...gc_tuning import fewer_gc_passes
 from ...model import Cell, Datum
 from .base import LexicalSpec, Scorer
 from .tokenize import TextCache
@@ -41,7 +40,7 @@ def run(rows: Sequence[Datum], jobs: Sequence[tuple[Scorer, Mapping[str, Any]]])
     cache = TextCache(_repeated(rows))
     results: list[list[dict[str, Cell]]] = [[] for _ in jobs]
     per_row = [(results[i], scorer.per_row(params)) for i, (scorer, params) in enumerate(jobs) if scorer.per_row]
-    with _no_cycle_collection():
+    with fewer_gc_passes():
         if per_row:
             for row in rows:
                 for out, score_row in per_row:
@@ -51,25 +50,6 @@ def run(rows: Sequence[Datum], jobs: Sequence[tuple[Scorer, Mapping[str, Any]]])
             if scorer.per_chunk is not None:
                 results[i] = scorer.per_chunk(rows, params, cache)
     return results
-
-
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Pause Python's cycle collector while a chunk is scored.
-
-    Scoring makes many small containers (tokens, masks, cells) and no
-    reference cycles: reference counting frees them all, while the collector
-    would keep re-walking the growing list of cells (about 7% of the time).
-    It is switched back on afterwards, if it was on.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _repeated(rows: Sequence[Datum]) -> set[str]:

@@ -214,7 +214,7 @@ SPEC = LexicalSpec(
         ),
         Param("use_stemmer", "bool", False, "Porter-stem words longer than 3 characters before matching."),
     ),
-    libraries=("rouge-score", "nltk"),
+    libraries=("rouge-score", "rouge-score-rs", "nltk"),
     tokenizer=lambda p: "rouge-lc-alnum" + ("+porter" if p.get("use_stemmer") else ""),
     score=Scorer(per_row=row_scorer),
     notes="Values equal rouge_score.rouge_scorer.RougeScorer(types, use_stemmer).score_multi: the value is "
