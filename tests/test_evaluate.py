@@ -100,3 +100,32 @@ def test_process_pool_matches_in_process(db_path, monkeypatch):
     b = store.scores(inline)[["datum_id", "score", "value"]].reset_index(drop=True)
     assert a.equals(b)
     assert store.aggregates(pooled)["value"].tolist() == store.aggregates(inline)["value"].tolist()
+
+
+def test_a_refused_key_fails_the_run_clearly_and_resume_with_the_right_key_fills_it(db_path):
+    from judge_server import CHAT, JudgeServer
+    from test_judge_engine import suite_rows
+    from test_judge_metrics_scripted import ScriptedJudge
+
+    from textgen_core.errors import TextgenError
+    from textgen_core.judge.settings import JudgeSettings
+
+    store = Store(db_path)
+    dataset_id = store.save_dataset(Dataset("rag", suite_rows(4)))
+    metrics = ["faithfulness", "coherence"]
+    with JudgeServer(responder=ScriptedJudge(), api_key="sk-right") as server:
+        wrong = JudgeSettings(base_url=server.url, model="judge", api_key="sk-wrong", timeout=5.0)
+        with pytest.raises(TextgenError, match="refused") as failure:
+            evaluate(store, dataset_id, metrics, judge=wrong)
+        assert "sk-wrong" not in str(failure.value)
+        run = store.list_runs().iloc[0]
+        assert run["status"] == "failed" and "resume" in run["error"]
+        unscored = store.scores(int(run["run_id"]))
+        assert len(unscored) == 8 and unscored["value"].isna().all() and unscored["reason"].notna().all()
+        refused_calls = server.count(CHAT)
+        right = JudgeSettings(base_url=server.url, model="judge", api_key="sk-right", timeout=5.0)
+        resume(store, int(run["run_id"]), judge=right)
+        scores = store.scores(int(run["run_id"]))
+        assert len(scores) == 8 and scores["value"].notna().all()
+        assert store.get_run(int(run["run_id"]))["status"] == "finished"
+        assert server.count(CHAT) > refused_calls

@@ -116,8 +116,11 @@ def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str
         if judged and not (cancel and cancel.is_set()):
             from .judge.engine import run_judge_metrics
 
-            run_judge_metrics(store, run_id, rows, judged, judge, progress=progress, cancel=cancel,
-                              skip=store.finished_cells(run_id))
+            refused = run_judge_metrics(store, run_id, rows, judged, judge, progress=progress, cancel=cancel,
+                                        skip=store.finished_cells(run_id))
+            if refused:  # every later call would fail the same way: the run failed, its cells stay unscored
+                raise TextgenError(f"the judge endpoint refused: {'; '.join(refused)}. The cells are kept as "
+                                   "unscored; fix the judge settings and resume the run.")
     except KeyboardInterrupt:
         store.set_run_status(run_id, "interrupted", duration_s=time.monotonic() - started)
         raise

@@ -220,6 +220,10 @@ class JudgeClient:
         """Wait until buffered cache entries are in the store (the writer starts on them when the client goes idle)."""
         return self._cache.flush()
 
+    def fatal_reasons(self) -> list[str]:
+        """Failures that stopped every later request of a kind (bad key, unknown model, quota)."""
+        return self._transport.fatal_reasons()
+
     async def aclose(self) -> None:
         """Flush the cache, close the HTTP pool of the running loop and forget those of closed loops."""
         self._cache.flush()

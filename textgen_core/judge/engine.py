@@ -170,8 +170,11 @@ def run_judge_metrics(store: Store, run_id: int, rows: Sequence[Datum], metrics:
                       settings: JudgeSettings, *, progress: ProgressCallback | None = None,
                       cancel: threading.Event | None = None,
                       skip: set[tuple[str, str, str]] | frozenset = frozenset(),
-                      client: JudgeClient | None = None) -> None:
+                      client: JudgeClient | None = None) -> list[str]:
     """Score every (row, metric) cell not in ``skip`` and write cells and verdicts as they finish.
+
+    Returns the reasons the endpoint refused for good (a bad key, an unknown model, no quota):
+    the cells that needed it are unscored with that reason, and the caller fails the run.
 
     Returns when every cell is written, or soon after ``cancel`` is set: no new
     request is sent, requests on the wire get up to ``STOP_GRACE`` seconds to
@@ -180,10 +183,11 @@ def run_judge_metrics(store: Store, run_id: int, rows: Sequence[Datum], metrics:
     """
     groups = plan_groups(rows, metrics, skip)
     if not groups:
-        return
+        return []
     written = store.judge_unscored_cells(run_id)
-    run_sync(lambda: _run(store, run_id, groups, client or JudgeClient(settings, store), progress,
-                          cancel or threading.Event(), written))
+    client = client or JudgeClient(settings, store)
+    run_sync(lambda: _run(store, run_id, groups, client, progress, cancel or threading.Event(), written))
+    return client.fatal_reasons()
 
 
 #: Seconds a cancelled run waits for requests already sent (bounded by the judge timeout).

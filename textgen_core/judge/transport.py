@@ -106,6 +106,11 @@ class Transport:
         self._pause_until = 0.0
         self._unreachable = 0  # requests in a row that failed for good on connection errors
 
+    def fatal_reasons(self) -> list[str]:
+        """Why requests stopped for good (bad key, unknown model, quota...); empty while all is well."""
+        with self._lock:
+            return [error.reason for error in self._fatal.values()]
+
     # -- per-loop resources -----------------------------------------------------------
     def state(self) -> LoopState:
         loop = asyncio.get_running_loop()
