@@ -192,3 +192,21 @@ def test_judge_key_from_the_environment_is_used_but_never_shown(app_db, judge_se
     assert store().get_run(run_id)["status"] == "finished"
     assert judge_server.count() > 0 and store().scores(run_id)["value"].notna().all()
     assert not _leaks(at, secret.encode())
+
+
+def test_judge_settings_from_streamlit_secrets(sample_run, monkeypatch):
+    for name in ("TEXTGEN_EVAL_JUDGE_MODEL", "TEXTGEN_EVAL_JUDGE_BASE_URL", "TEXTGEN_EVAL_JUDGE_API_KEY",
+                 "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    at = page("pages/evaluate.py")
+    at.secrets["TEXTGEN_EVAL_JUDGE_BASE_URL"] = "http://127.0.0.1:9/v1"
+    at.secrets["TEXTGEN_EVAL_JUDGE_MODEL"] = "judge-from-secrets"
+    at.secrets["TEXTGEN_EVAL_JUDGE_API_KEY"] = "sk-secret-777"
+    at.run()
+    at.checkbox(key=state.eval_metric("coherence")).check().run()
+    no_exception(at)
+    assert at.text_input(key=state.judge_key("evaluate", "base_url")).value == "http://127.0.0.1:9/v1"
+    assert at.text_input(key=state.judge_key("evaluate", "model")).value == "judge-from-secrets"
+    assert at.text_input(key=state.judge_key("evaluate", "api_key")).value == ""
+    assert "Key: from secrets (TEXTGEN_EVAL_JUDGE_API_KEY)." in all_text(at)
+    assert "sk-secret-777" not in all_text(at)

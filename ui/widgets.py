@@ -144,21 +144,26 @@ def progress_counts(progress: Any, elapsed: float, run_id: int | None) -> None:
 _SECRET_NAMES = (ENV_API_KEY, ENV_OPENAI_API_KEY)
 
 
-def _stored_key() -> tuple[str, str]:
-    """(API key, where it came from) from st.secrets or the environment; ('', '') when none."""
+def _configured(*names: str) -> tuple[str, str]:
+    """(value, where it came from) of the first of ``names`` set in st.secrets, else in the environment."""
     try:
         if st.secrets.load_if_toml_exists():
-            for name in _SECRET_NAMES:
+            for name in names:
                 value = st.secrets.get(name)
                 if isinstance(value, str) and value.strip():
                     return value.strip(), f"secrets ({name})"
     except Exception:  # an unreadable secrets file: fall back to the environment
         pass
-    for name in _SECRET_NAMES:
+    for name in names:
         value = os.environ.get(name, "").strip()
         if value:
             return value, f"the environment ({name})"
     return "", ""
+
+
+def _stored_key() -> tuple[str, str]:
+    """(API key, where it came from) from st.secrets or the environment; ('', '') when none."""
+    return _configured(*_SECRET_NAMES)
 
 
 def judge_form(page: str, defaults: Mapping[str, Any] | None = None) -> tuple[JudgeSettings | None, str | None]:
@@ -172,9 +177,9 @@ def judge_form(page: str, defaults: Mapping[str, Any] | None = None) -> tuple[Ju
     tip = SETTING_HELP
     left, right = st.columns(2)
     with left:
-        base_url = st.text_input("Base URL", value=given.get("base_url") or os.environ.get(ENV_BASE_URL)
+        base_url = st.text_input("Base URL", value=given.get("base_url") or _configured(ENV_BASE_URL)[0]
                                  or DEFAULT_BASE_URL, key=key("base_url"), help=tip["base_url"])
-        model = st.text_input("Judge model", value=given.get("model") or os.environ.get(ENV_MODEL, ""),
+        model = st.text_input("Judge model", value=given.get("model") or _configured(ENV_MODEL)[0],
                               key=key("model"), help=tip["model"])
         typed = st.text_input("API key", type="password", key=key("api_key"), help=tip["api_key"],
                               placeholder="leave empty to use secrets or the environment")
