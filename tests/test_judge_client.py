@@ -228,7 +228,11 @@ def test_retry_after_pauses_every_request_to_the_endpoint(judge_server: JudgeSer
     limited = next(r for r in records if r.status == 429)
     later = [r for r in records if r.started > limited.ended]
     assert len(records) == 8 and len(later) >= 4
-    assert min(r.started for r in later) - limited.ended >= 0.3  # the other slot waited too
+    # The other slot waited too: nothing starts during the pause. A request the other slot had already
+    # put on the wire while the 429 travelled back to the client (a few ms) is not a violation.
+    gaps = [r.started - limited.ended for r in later]
+    assert not [g for g in gaps if 0.05 < g < 0.3], gaps
+    assert sum(g >= 0.3 for g in gaps) >= len(later) - 1
 
 
 # -- structured-output fallback ---------------------------------------------------------------
