@@ -443,7 +443,7 @@ def test_concurrency_is_bounded_and_used(judge_server: JudgeServer, judge_settin
     assert len(replies) == 100 and judge_server.count() == 100
     assert judge_server.peak == 8 and max(seen) == 8 and client.usage.in_flight == 0
     ideal = 100 / 8 * 0.05  # 13 waves of 50 ms
-    assert ideal <= elapsed < ideal * 3  # one at a time would take 8 times longer
+    assert ideal <= elapsed < ideal * 6  # one at a time would take 8 times longer (margin for a loaded machine)
 
 
 def test_server_queues_64_connections_opened_at_once() -> None:
