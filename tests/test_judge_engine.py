@@ -285,3 +285,22 @@ def test_estimate_asks_the_database_only_about_keys_that_may_be_cached(store: St
         mixed = estimate(rows, LLM_SUITE, settings, store)
         assert (mixed.calls, mixed.cached) == (13 * 16, 13 * 4)
         assert sum(queries) == 13 * 4 and len(queries) <= 13  # cached keys only; a round per step, not per request
+
+
+def test_estimate_brackets_the_calls_when_extractions_find_nothing(store: Store) -> None:
+    rows = [replace_prediction(r, f"Topic{i} has {i} parts.") if i % 2 else r for i, r in enumerate(suite_rows(8))]
+    metrics = {"bias": {}, "toxicity": {}, "faithfulness": {}}
+    with JudgeServer(responder=ScriptedJudge()) as server:
+        settings = settings_for(server)
+        before = estimate(rows, metrics, settings, store)
+        run_judge_metrics(store, new_run(store, rows, metrics), rows, metrics, settings)
+        made = server.count(CHAT)
+    assert before.dependent > 0
+    assert before.calls - before.dependent <= made < before.calls  # rows without opinions skip their verdicts
+    assert made == before.calls - 4  # the 4 rows without opinions skip one shared bias/toxicity call each
+
+
+def replace_prediction(row: Datum, prediction: str) -> Datum:
+    from dataclasses import replace
+
+    return replace(row, prediction=prediction)

@@ -8,6 +8,7 @@ then call :func:`refresh`. Pages and render modules never touch DuckDB.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -178,8 +179,7 @@ def _estimate(path: str, dataset_id: int, models: tuple[str, ...], metrics: str,
     db = _store(path)
     rows = [r for r in db.load_dataset(dataset_id).rows if r.model in set(models)]
     found = estimate(rows, json.loads(metrics), JudgeSettings(**json.loads(judge)), db)
-    return {"calls": found.calls, "cached": found.cached, "prompt_tokens": found.prompt_tokens,
-            "completion_tokens": found.completion_tokens, "cost": found.cost}
+    return dataclasses.asdict(found)
 
 
 def judge_estimate(dataset_id: int, models: tuple[str, ...], metrics: str, judge: str) -> dict[str, Any]:

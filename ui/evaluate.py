@@ -122,7 +122,10 @@ def _estimate(dataset_id: int, models: list[str], judged: dict[str, dict[str, An
         st.warning(f"No estimate: {plain(exc)}")
         return
     calls, cached, tokens, cost = st.columns(4)
-    calls.metric("Judge calls", f"{found['calls']:,}")
+    dependent = found.get("dependent") or 0
+    calls.metric("Judge calls", f"{found['calls'] - dependent:,}–{found['calls']:,}" if dependent else f"{found['calls']:,}",
+                 help=f"{dependent:,} are verdicts on extracted statements or opinions, skipped when an "
+                 "extraction finds none" if dependent else "exact: every prompt is known before the run")
     cached.metric("From cache", f"{found['cached']:,}")
     tokens.metric("Tokens (est.)", f"{found['prompt_tokens'] + found['completion_tokens']:,}",
                   help=f"{found['prompt_tokens']:,} prompt + {found['completion_tokens']:,} completion")

@@ -168,7 +168,11 @@ def _dry_run(store: Store, dataset_id: int, metrics: list[str], params: dict, ju
 
     resolved = resolve_params(metrics, params)
     est = estimate(rows, {m: resolved[m] for m in judged}, judge, store)
-    print(f"judge calls: {est.calls} to make, {est.cached} cached")
+    if est.dependent:
+        print(f"judge calls: {est.calls - est.dependent} to {est.calls} to make, {est.cached} cached "
+              f"({est.dependent} are verdicts on extracted items, skipped when an extraction finds none)")
+    else:
+        print(f"judge calls: {est.calls} to make, {est.cached} cached")
     print(f"estimated tokens: {est.prompt_tokens} prompt + {est.completion_tokens} completion")
     print("estimated cost: " + (f"{est.cost:.4f}" if est.cost is not None else "unknown (set --price-prompt/--price-completion)"))
     return 0

@@ -121,9 +121,12 @@ class Tally:
     cached: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: Calls built on a stand-in for an uncached reply: skipped in a real run when that reply has no items.
+    dependent: int = 0
 
-    def count(self, prompt_chars: int, reply_tokens: int) -> None:
+    def count(self, prompt_chars: int, reply_tokens: int, *, dependent: bool = False) -> None:
         self.calls += 1
+        self.dependent += dependent
         self.prompt_tokens += math.ceil(prompt_chars / CHARS_PER_TOKEN)
         self.completion_tokens += reply_tokens
 
@@ -204,6 +207,7 @@ class DryAsker:
         self.counted = counted
         self.lookup = lookup
         self._seen: dict[Any, Answer] = {}
+        self._stand_ins: list[str] = []  # tags of placeholders this asker returned
 
     def _first(self, key: Any) -> bool:
         digest = bytes.fromhex(key[:32]) if isinstance(key, str) else hash(key)
@@ -228,10 +232,19 @@ class DryAsker:
             answer = Answer(value, key)
         else:
             if self._first(key):
-                self.tally.count(request.prompt_chars, request.reply_tokens)
-            answer = Answer(_tagged(request.placeholder, f"{hash(memo) & 0xFFFFFFFF:08x}"), None)
+                self.tally.count(request.prompt_chars, request.reply_tokens, dependent=self._built_on_stand_in(request))
+            tag = f"{hash(memo) & 0xFFFFFFFF:08x}"
+            self._stand_ins.append(f"[{tag}]")
+            answer = Answer(_tagged(request.placeholder, tag), None)
         self._seen[memo] = answer
         return answer
+
+    def _built_on_stand_in(self, request: Request) -> bool:
+        """True when the prompt quotes items of a placeholder (verdicts on statements not yet extracted)."""
+        if not self._stand_ins:
+            return False
+        text = "".join(str(m.get("content", "")) for m in request.messages)
+        return any(tag in text for tag in self._stand_ins)
 
     async def _counted(self, keys: list[str], prompt_chars: int) -> None:
         cached = [hit for hit, _ in await asyncio.gather(*(self.lookup.check(k) for k in keys))]

@@ -51,6 +51,9 @@ class Estimate:
     prompt_tokens: int
     completion_tokens: int
     cost: float | None
+    #: Of ``calls``, those built on a reply not made yet (verdicts on extracted statements or opinions):
+    #: a run skips them when the extraction finds nothing, so it makes between calls - dependent and calls.
+    dependent: int = 0
 
 
 def _spec(name: str) -> MetricSpec:
@@ -161,7 +164,7 @@ async def _estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, An
     finally:
         await client.aclose()
     return Estimate(tally.calls, tally.cached, tally.prompt_tokens, tally.completion_tokens,
-                    settings.price(tally.prompt_tokens, tally.completion_tokens))
+                    settings.price(tally.prompt_tokens, tally.completion_tokens), tally.dependent)
 
 
 # -- run --------------------------------------------------------------------------
