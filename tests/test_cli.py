@@ -110,3 +110,19 @@ def test_sample_runs_from_a_fresh_process(tmp_path):
     frame = pd.read_parquet(tmp_path / "s.parquet")
     assert len(frame) >= 80 and frame["model"].nunique() == 2
     assert frame["f1"].notna().all()
+
+
+def test_running_a_file_again_keeps_earlier_runs(tmp_path, small_csv, capsys):
+    db = tmp_path / "t.duckdb"
+    assert main(["--db", str(db), "run", str(small_csv), "--metrics", "exact_match"]) == 0
+    assert main(["--db", str(db), "run", str(small_csv), "--metrics", "token_f1"]) == 0
+    assert "using stored dataset 'outputs'" in capsys.readouterr().out
+    changed = _write_csv(tmp_path / "outputs.csv", [
+        {"id": "q1", "model": "m1", "question": "Capital of France?", "answer": "Lyon", "reference": "Paris"}])
+    assert main(["--db", str(db), "run", str(changed), "--metrics", "exact_match"]) == 0
+    assert "stored dataset 'outputs (2)'" in capsys.readouterr().out
+    store = Store(db)
+    runs = store.list_runs()
+    assert len(runs) == 3 and set(runs["status"]) == {"finished"}
+    assert sorted(store.list_datasets()["name"]) == ["outputs", "outputs (2)"]
+    assert len(store.scores(1)) == 4  # the first run's cells survive the later runs

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..catalog import save_or_reuse
 from ..errors import ParameterError
 from ..evaluate import evaluate, resume
 from ..export import write_table
@@ -111,7 +112,9 @@ def _load_into_store(args: argparse.Namespace, store: Store, required: set[str])
         dataset.source = str(path)
     else:
         return store.dataset_id(args.data)
-    return store.save_dataset(dataset, args.name or dataset.name, replace=True)
+    dataset_id, name, reused = save_or_reuse(store, dataset, args.name or dataset.name)
+    print(f"{'using stored' if reused else 'stored'} dataset {name!r} ({len(dataset.rows)} rows)")
+    return dataset_id
 
 
 def _run(args: argparse.Namespace) -> int:
