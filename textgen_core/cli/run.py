@@ -103,7 +103,7 @@ def _load_into_store(args: argparse.Namespace, store: Store, required: set[str])
     from ..datasets import load_dataset, load_sample, read_table
 
     path = Path(args.data)
-    if args.data == "sample" and not path.exists():
+    if args.data == "sample" and not path.is_file():
         dataset = load_sample()
     elif path.exists():
         table = read_table(path)
