@@ -129,3 +129,26 @@ def test_a_refused_key_fails_the_run_clearly_and_resume_with_the_right_key_fills
         assert len(scores) == 8 and scores["value"].notna().all()
         assert store.get_run(int(run["run_id"]))["status"] == "finished"
         assert server.count(CHAT) > refused_calls
+
+
+def test_a_script_without_a_main_guard_still_finishes_in_process(tmp_path):
+    """Spawned pool workers re-run such a script and die; the runner scores the rest itself."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import textgen_core.evaluate as runner\n"
+        "from textgen_core.model import Dataset, Datum\n"
+        "from textgen_core.store import Store\n"
+        "runner.POOL_THRESHOLD, runner.CHUNK_SIZE = 10, 10\n"
+        f"store = Store({str(tmp_path / 'u.duckdb')!r})\n"
+        "rows = [Datum(str(i), 'm', prediction=f'answer {i}', references=(f'answer {i}',)) for i in range(40)]\n"
+        "run_id = runner.evaluate(store, store.save_dataset(Dataset('u', rows)), ['exact_match'], workers=2)\n"
+        "scores = store.scores(run_id)\n"
+        "print('CELLS', len(scores), int(scores['value'].sum()), store.get_run(run_id)['status'])\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "CELLS 40 40 finished" in done.stdout
+    assert "scoring the remaining rows in this process" in done.stderr

@@ -9,12 +9,14 @@ reason it is not: nothing is silently dropped or averaged in as 0.
 
 from __future__ import annotations
 
+import logging
 import math
 import multiprocessing
 import os
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .errors import ParameterError, TextgenError
@@ -23,6 +25,8 @@ from .metrics.spec import MetricSpec
 from .model import TEXT_FIELDS, Cell, Datum
 from .progress import Progress, ProgressCallback
 from .store import CellRecord, Store
+
+log = logging.getLogger(__name__)
 
 #: Below this many rows, lexical scoring stays in-process (a pool costs more than it saves).
 POOL_THRESHOLD = 4000
@@ -201,11 +205,19 @@ def _scored_chunks(rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]],
         for chunk in _chunks(rows, CHUNK_SIZE):
             yield chunk, _score_chunk(chunk, metrics)
         return
+    chunks = list(_chunks(rows, CHUNK_SIZE))
+    scored_so_far = 0
     context = multiprocessing.get_context("spawn")  # safe inside threaded hosts such as Streamlit
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        chunks = list(_chunks(rows, CHUNK_SIZE))
-        for chunk, scored in zip(chunks, pool.map(_score_chunk, chunks, [metrics] * len(chunks))):
-            yield chunk, scored
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            for chunk, scored in zip(chunks, pool.map(_score_chunk, chunks, [metrics] * len(chunks))):
+                yield chunk, scored
+                scored_so_far += 1
+    except BrokenProcessPool as exc:
+        # e.g. a script without an `if __name__ == "__main__":` guard, which spawned workers re-run
+        log.warning("process pool unavailable (%s); scoring the remaining rows in this process", exc)
+    for chunk in chunks[scored_so_far:]:
+        yield chunk, _score_chunk(chunk, metrics)
 
 
 def _write_corpus(store: Store, run_id: int, rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]],
