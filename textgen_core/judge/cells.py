@@ -66,6 +66,31 @@ def rating_rows(step: str, rating: Rating, item: str) -> list[VerdictRow]:
     return [(step, 0, item, rating.label, rating.reason, rating.cache_key)]
 
 
+def best_reference(per_ref: list[dict[str, Any] | None], keys: tuple[str, ...], rows: list[VerdictRow],
+                   empty_reason: str) -> Outcome:
+    """The best-scoring reference's value and counts (``keys``); every reference's in details when several.
+
+    ``None`` marks a reference that could not be scored; with none scored the cell is unscored.
+    """
+    scored = [(i, p) for i, p in enumerate(per_ref) if p is not None]
+    if not scored:
+        return Outcome(Cell.unscored(empty_reason), rows)
+    best_i, best = max(scored, key=lambda ip: ip[1]["value"])
+    details: dict[str, Any] = {key: best[key] for key in keys} | {"reference": best_i + 1}
+    if len(per_ref) > 1:
+        details["per_reference"] = per_ref
+    return Outcome(Cell(best["value"], details), rows)
+
+
+async def prediction_statements(ask: Asker, row: Datum) -> tuple[tuple[str, ...], list[VerdictRow]]:
+    """The prediction's statements (shared step) with the rows that show the extraction."""
+    units = await steps.prediction_units(ask, row.prediction)  # type: ignore[arg-type]
+    return units.statements.items, extracted_rows("prediction_units", units.statements, "statement")
+
+
+NO_PREDICTION_STATEMENTS = "no statements in the prediction"
+
+
 # -- answer metrics ---------------------------------------------------------------
 
 async def answer_correctness(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
@@ -94,14 +119,8 @@ async def answer_correctness(ask: Asker, row: Datum, params: Mapping[str, Any]) 
         return {"tp": tp, "fp": fp, "fn": fn, "value": scoring.f1_statements(tp, fp, fn)}
 
     per_ref = await asyncio.gather(*(one(i, r, e) for i, (r, e) in enumerate(zip(refs, ref_units))))
-    scored = [(i, p) for i, p in enumerate(per_ref) if p is not None]
-    if not scored:
-        return Outcome(Cell.unscored("no statements in the prediction or the references"), rows)
-    best_i, best = max(scored, key=lambda ip: ip[1]["value"])
-    details = {"tp": best["tp"], "fp": best["fp"], "fn": best["fn"], "reference": best_i + 1}
-    if len(refs) > 1:
-        details["per_reference"] = per_ref
-    return Outcome(Cell(best["value"], details), rows)
+    return best_reference(list(per_ref), ("tp", "fp", "fn"), rows,
+                          "no statements in the prediction or the references")
 
 
 async def answer_relevance(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
@@ -109,11 +128,10 @@ async def answer_relevance(ask: Asker, row: Datum, params: Mapping[str, Any]) ->
         return unscored("no query")
     if not has_text(row.prediction):
         return unscored("empty prediction")
-    units = await steps.prediction_units(ask, row.prediction)
-    rows = extracted_rows("prediction_units", units.statements, "statement")
-    if not units.statements.items:
-        return Outcome(Cell.unscored("no statements in the prediction"), rows)
-    judged = await steps.answer_relevance(ask, row.query, units.statements.items)
+    statements, rows = await prediction_statements(ask, row)
+    if not statements:
+        return Outcome(Cell.unscored(NO_PREDICTION_STATEMENTS), rows)
+    judged = await steps.answer_relevance(ask, row.query, statements)
     rows += judged_rows("answer_relevance", judged)
     relevant, total = judged.count("yes"), len(judged.verdicts)
     return Outcome(Cell(relevant / total, {"relevant": relevant, "statements": total}), rows)

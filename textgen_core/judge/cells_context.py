@@ -7,7 +7,8 @@ from typing import Any, Mapping
 
 from ..model import Cell, Datum
 from . import scoring, steps
-from .cells import Outcome, contexts, extracted_rows, has_text, judged_rows, ref_step, references, unscored
+from .cells import (NO_PREDICTION_STATEMENTS, Outcome, best_reference, contexts, extracted_rows, has_text,
+                    judged_rows, prediction_statements, ref_step, references, unscored)
 from .steps import Asker
 
 
@@ -49,14 +50,7 @@ async def context_recall(ask: Asker, row: Datum, params: Mapping[str, Any]) -> O
     for i, e in enumerate(extracted):
         rows.extend(extracted_rows(ref_step("reference_statements", i), e, "statement"))
     per_ref = await asyncio.gather(*(one(i, e.items) for i, e in enumerate(extracted)))
-    scored = [(i, p) for i, p in enumerate(per_ref) if p is not None]
-    if not scored:
-        return Outcome(Cell.unscored("no statements in the reference"), rows)
-    best_i, best = max(scored, key=lambda ip: ip[1]["value"])
-    details = {"attributed": best["attributed"], "statements": best["statements"], "reference": best_i + 1}
-    if len(refs) > 1:
-        details["per_reference"] = per_ref
-    return Outcome(Cell(best["value"], details), rows)
+    return best_reference(list(per_ref), ("attributed", "statements"), rows, "no statements in the reference")
 
 
 async def context_relevance(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
@@ -78,11 +72,10 @@ async def faithfulness(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Out
         return unscored("no contexts")
     if not has_text(row.prediction):
         return unscored("empty prediction")
-    units = await steps.prediction_units(ask, row.prediction)
-    rows = extracted_rows("prediction_units", units.statements, "statement")
-    if not units.statements.items:
-        return Outcome(Cell.unscored("no statements in the prediction"), rows)
-    judged = await steps.faithfulness(ask, ctx, units.statements.items)
+    statements, rows = await prediction_statements(ask, row)
+    if not statements:
+        return Outcome(Cell.unscored(NO_PREDICTION_STATEMENTS), rows)
+    judged = await steps.faithfulness(ask, ctx, statements)
     rows += judged_rows("faithfulness", judged)
     implied, remarks = judged.count("implied"), judged.count("not_a_claim")
     claims = len(judged.verdicts) - remarks
