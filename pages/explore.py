@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from ui.shell import within_navigation
 from ui.explore import render
-from ui.results import RESULTS_RUN
+from ui.shell import within_navigation
+from ui.state import RESULTS_RUN
 
 within_navigation(__file__)
 render(default_run=st.session_state.get(RESULTS_RUN))

@@ -1,7 +1,7 @@
 """Runs page: history, resume, delete and export."""
 
-from ui.shell import within_navigation
 from ui.runs import render
+from ui.shell import within_navigation
 
 within_navigation(__file__)
 render()

@@ -15,7 +15,7 @@ from textgen_core.datasets import load_dataset
 from ui import state
 from ui.compare import comparison_table, largest, p_text, styled
 from ui.compare_charts import BETTER, NOT_SIGNIFICANT, WORSE, forest_figure, scatter_figure, thin, verdict, verdicts
-from ui.explore import EXPLORE_DATUM, EXPLORE_RUN
+from ui.state import EXPLORE_DATUM, EXPLORE_RUN
 
 
 

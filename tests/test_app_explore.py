@@ -6,7 +6,7 @@ import pytest
 from app_helpers import all_text, frame_with, no_exception, page, store
 
 from ui import data
-from ui.explore import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_TEXT,
+from ui.state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_TEXT,
                         EXPLORE_UNSCORED, explore_range)
 
 PROMPT = "Judge this: <script>alert('x')</script> **not bold**"

@@ -11,8 +11,8 @@ from app_helpers import all_text, frame_with, no_exception, page, store
 
 from textgen_core.summary import run_summary
 from ui import data
-from ui.explore import EXPLORE_DATUM, EXPLORE_RUN
-from ui.results import RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_RUN, RESULTS_SCORE, results_range
+from ui.state import EXPLORE_DATUM, EXPLORE_RUN
+from ui.state import RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_RUN, RESULTS_SCORE, results_range
 
 
 def results_page():

@@ -21,7 +21,7 @@ from textgen_core.errors import TextgenError
 
 from . import data, state
 from .compare_charts import BACKGROUNDS, forest_figure, outcomes, scatter_figure, thin, verdicts
-from .explore import keep_choice, keep_choices, open_datum, pick_run
+from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint
 from .widgets import plain
 
 #: Significance level of the verdicts: one minus the interval's confidence.
@@ -54,9 +54,8 @@ class Choice:
 def render() -> None:
     """The whole Compare page."""
     st.title("Compare models")
-    runs = data.runs()
-    if runs.empty:
-        st.info("No runs yet. Load the sample dataset on Home, or score a dataset on Evaluate.")
+    runs = runs_or_hint()
+    if runs is None:
         return
     run_id = pick_run(runs, state.COMPARE_RUN, default_run(runs))
     target = st.session_state.pop(state.COMPARE_OPEN, None)

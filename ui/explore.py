@@ -9,80 +9,22 @@ from __future__ import annotations
 
 import json
 from functools import partial
-from typing import Any, Mapping, NoReturn, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 import streamlit as st
 
 from . import data
+from .pickers import keep_choice, keep_choices, pick_run, runs_or_hint, score_range
+from .state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_MATCHES, EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE,
+                    EXPLORE_SEEN, EXPLORE_TEXT, EXPLORE_UNSCORED, explore_range)
 from .widgets import plain
-
-EXPLORE_PAGE = "pages/explore.py"
-EXPLORE_RUN = "explore.run"
-EXPLORE_DATUM = "explore.datum"
-EXPLORE_TEXT = "explore.text"
-EXPLORE_MODELS = "explore.models"
-EXPLORE_SCORE = "explore.score"
-EXPLORE_UNSCORED = "explore.unscored"
-EXPLORE_MATCHES = "explore.matches"
-#: The (run, datum) query parameters last applied to the widgets.
-EXPLORE_SEEN = "explore.seen_params"
-ANY_SCORE = "(any score)"
-
-
-def explore_range(score: str) -> str:
-    """Slider key of the value range of one score."""
-    return f"explore.range.{score}"
-
-
-def run_label(run: Mapping[str, Any]) -> str:
-    """'#3 · sample · finished · bleu, rouge' for a row of the runs table."""
-    metrics = ", ".join(run.get("metrics") or [])
-    return f"#{run['run_id']} · {run.get('dataset') or 'deleted dataset'} · {run.get('status')} · {metrics}"
-
-
-def keep_choice(key: str, options: Sequence[Any], default: Any = None) -> None:
-    """Reset a selectbox's stored value when it is no longer among its options (another run...)."""
-    if options and st.session_state.get(key) not in options:
-        st.session_state[key] = default if default in options else options[0]
-
-
-def keep_choices(key: str, options: Sequence[Any]) -> None:
-    """Drop stored multiselect values that are no longer options; all options when none is left."""
-    stored = st.session_state.get(key)
-    kept = [v for v in stored or [] if v in options]
-    if stored is None or (stored and not kept):
-        kept = list(options)
-    st.session_state[key] = kept
-
-
-def pick_run(runs: pd.DataFrame, key: str, default: Any = None, resets: Sequence[str] = ()) -> int:
-    """A run selectbox, newest first; picking another run clears the ``resets`` keys (its filters)."""
-    ids = [int(r) for r in runs["run_id"]]
-    labels = {int(row["run_id"]): run_label(row) for row in runs.to_dict("records")}
-    keep_choice(key, ids, None if default is None else int(default))
-    return int(st.selectbox("Run", ids, key=key, format_func=labels.get, on_change=_forget, args=(resets,),
-                            persist_state="session"))
-
-
-def _forget(keys: Sequence[str]) -> None:
-    for key in keys:
-        st.session_state.pop(key, None)
-
-
-def open_datum(run_id: int, datum_id: str) -> NoReturn:
-    """Show one datum of a run on the Explore page (from any page)."""
-    st.session_state[EXPLORE_RUN] = int(run_id)
-    st.session_state[EXPLORE_DATUM] = str(datum_id)
-    st.switch_page(EXPLORE_PAGE, query_params={"run": str(run_id), "datum": str(datum_id)})
-
 
 def render(default_run: Any = None) -> None:
     """The whole Explore page; ``default_run`` (e.g. the Results page's run) applies until one is picked."""
     st.title("Explore")
-    runs = data.runs()
-    if runs.empty:
-        st.info("No runs yet. Load the sample dataset on Home, or score a dataset on Evaluate.")
+    runs = runs_or_hint()
+    if runs is None:
         return
     _apply_query_params()
     run_id = pick_run(runs, EXPLORE_RUN, default_run, resets=(EXPLORE_MODELS, EXPLORE_SCORE))
@@ -124,16 +66,6 @@ def search(run_id: int, run: Mapping[str, Any], summary: pd.DataFrame) -> pd.Dat
                  on_select=partial(_pick_match, list(matches["datum_id"])),
                  column_config={"value": st.column_config.NumberColumn(format="%.4f")})
     return matches
-
-
-def score_range(rows: pd.DataFrame, key: str) -> tuple[float | None, float | None]:
-    """A range slider over a score's observed values (summary rows); None ends while it spans them."""
-    lo, hi = rows["min"].min(), rows["max"].max()
-    if pd.isna(lo) or pd.isna(hi) or float(lo) >= float(hi):
-        return None, None
-    lo, hi = float(lo), float(hi)
-    picked = st.slider("Score range", lo, hi, (lo, hi), step=(hi - lo) / 100, format="%.4g", key=key)
-    return (None if picked[0] <= lo else float(picked[0])), (None if picked[1] >= hi else float(picked[1]))
 
 
 def _pick_match(datum_ids: list[str]) -> None:

@@ -15,31 +15,19 @@ import streamlit as st
 from textgen_core.metrics.registry import direction_of
 
 from . import charts, data
-from .explore import keep_choice, keep_choices, open_datum, pick_run, score_range
+from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint, score_range
+from .state import (RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_ROWS, RESULTS_RUN, RESULTS_SCORE,
+                    RESULTS_UNSCORED, results_range)
 
-RESULTS_RUN = "results.run"
-RESULTS_MODELS = "results.models"
-RESULTS_SCORE = "results.score"
-RESULTS_CHART = "results.chart"
-RESULTS_UNSCORED = "results.unscored"
-RESULTS_ROWS = "results.rows"
-#: Datum id picked in the rows table, opened in Explore on the next run of the page.
-RESULTS_OPEN = "results.open"
 CHARTS = ("Histogram", "Box", "Violin")
 ARROWS = {"higher": "↑ higher", "lower": "↓ lower", "none": ""}
-
-
-def results_range(score: str) -> str:
-    """Slider key of the value range of one score (bounds differ per score)."""
-    return f"results.range.{score}"
 
 
 def render() -> None:
     """The whole Results page."""
     st.title("Results")
-    runs = data.runs()
-    if runs.empty:
-        st.info("No runs yet. Load the sample dataset on Home, or score a dataset on Evaluate.")
+    runs = runs_or_hint()
+    if runs is None:
         return
     run_id = pick_run(runs, RESULTS_RUN, resets=(RESULTS_MODELS, RESULTS_SCORE))
     target = st.session_state.pop(RESULTS_OPEN, None)

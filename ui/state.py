@@ -98,3 +98,37 @@ def compare_human(column: str, name: str) -> str:
 SHELL_NAVIGATED = "shell.navigated"
 #: (page file, query parameters) a deep link asked for before the navigation existed.
 SHELL_PENDING = "shell.pending_page"
+
+# -- results ---------------------------------------------------------------
+RESULTS_RUN = "results.run"
+RESULTS_MODELS = "results.models"
+RESULTS_SCORE = "results.score"
+RESULTS_CHART = "results.chart"
+RESULTS_UNSCORED = "results.unscored"
+RESULTS_ROWS = "results.rows"
+#: Datum id picked in the rows table, opened in Explore on the next run of the page.
+RESULTS_OPEN = "results.open"
+
+
+def results_range(score: str) -> str:
+    """Slider key of the value range of one score (bounds differ per score)."""
+    return f"results.range.{score}"
+
+
+# -- explore ---------------------------------------------------------------
+EXPLORE_PAGE = "pages/explore.py"
+EXPLORE_RUN = "explore.run"
+EXPLORE_DATUM = "explore.datum"
+EXPLORE_TEXT = "explore.text"
+EXPLORE_MODELS = "explore.models"
+EXPLORE_SCORE = "explore.score"
+EXPLORE_UNSCORED = "explore.unscored"
+EXPLORE_MATCHES = "explore.matches"
+#: The (run, datum) query parameters last applied to the widgets.
+EXPLORE_SEEN = "explore.seen_params"
+ANY_SCORE = "(any score)"
+
+
+def explore_range(score: str) -> str:
+    """Slider key of the value range of one score."""
+    return f"explore.range.{score}"
