@@ -1,17 +1,31 @@
-PYTHON ?= python3
+# The README's two commands: `make dashboard` and `make test`.
+# Inside an active virtual environment they install into it; otherwise they
+# create ./.venv first, so they work on an externally managed system Python
+# (PEP 668: Debian 12, Ubuntu >= 23.04).
+SYSTEM_PYTHON ?= python3
 DB ?= textgen_eval.duckdb
+VENV ?= .venv
 
-.PHONY: dashboard test install install-test bench
+ifdef VIRTUAL_ENV
+PYTHON ?= python
+else
+PYTHON ?= $(VENV)/bin/python
+endif
 
-install:
+.PHONY: dashboard test install install-test bench venv
+
+venv:
+	@bash scripts/make-venv.sh "$(SYSTEM_PYTHON)" "$(VENV)" "$(PYTHON)"
+
+install: venv
 	bash scripts/install-system-deps.sh
 	$(PYTHON) -m pip install -q -e .
 
-install-test:
+install-test: venv
 	bash scripts/install-system-deps.sh --test
 	$(PYTHON) -m pip install -q -e ".[test]"
 
-## Install, then open the dashboard on a local DuckDB file with the bundled sample.
+## Install, then open the dashboard on a local DuckDB file with the bundled sample (Ctrl-C stops it).
 dashboard: install
 	$(PYTHON) -m textgen_core --db $(DB) dashboard
 
@@ -22,4 +36,5 @@ test: install-test
 bench: install-test
 	$(PYTHON) bench/lexical.py
 	$(PYTHON) bench/judge.py
+	$(PYTHON) bench/scale.py
 	$(PYTHON) bench/dashboard.py

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.home import database_ready, render_sidebar
-from ui.home import render as render_home
-from ui.shell import navigation_ready
+from textgen_dashboard.home import database_ready, render_sidebar
+from textgen_dashboard.home import render as render_home
+from textgen_dashboard.shell import navigation_ready
 
 ROOT = Path(__file__).resolve().parent
 #: (file, title, icon) of every page after Home, in menu order; a page whose file is absent is left out.

@@ -1,7 +1,7 @@
 """Evaluate page: choose a dataset, models, metrics and judge; estimate; run."""
 
-from ui.evaluate import render
-from ui.shell import within_navigation
+from textgen_dashboard.evaluate import render
+from textgen_dashboard.shell import within_navigation
 
 within_navigation(__file__)
 render()

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from ui.explore import render
-from ui.shell import within_navigation
-from ui.state import RESULTS_RUN
+from textgen_dashboard.explore import render
+from textgen_dashboard.shell import within_navigation
+from textgen_dashboard.state import RESULTS_RUN
 
 within_navigation(__file__)
 render(default_run=st.session_state.get(RESULTS_RUN))

@@ -1,7 +1,7 @@
 """Runs page: history, resume, delete and export."""
 
-from ui.runs import render
-from ui.shell import within_navigation
+from textgen_dashboard.runs import render
+from textgen_dashboard.shell import within_navigation
 
 within_navigation(__file__)
 render()

@@ -1,7 +1,7 @@
 """Shared fixtures and helpers for the dashboard's AppTest suites.
 
 Each test gets its own DuckDB file through $TEXTGEN_EVAL_DB; the Store and the
-job registry come from ``ui.data`` exactly as the pages get them (Streamlit's
+job registry come from ``textgen_dashboard.data`` exactly as the pages get them (Streamlit's
 caches are process-wide, so AppTest and the test body share them).
 """
 
@@ -24,8 +24,8 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 from textgen_core.datasets import SAMPLE_NAME, load_sample  # noqa: E402
 from textgen_core.evaluate import evaluate  # noqa: E402
 from textgen_core.store import Store  # noqa: E402
-from ui import data  # noqa: E402
-from ui.home import sample_metrics  # noqa: E402
+from textgen_dashboard import data  # noqa: E402
+from textgen_dashboard.home import sample_metrics  # noqa: E402
 
 #: Seconds one AppTest script run may take (first runs import pandas, duckdb, nltk...).
 TIMEOUT = 60

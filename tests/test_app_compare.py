@@ -12,10 +12,10 @@ from scipy import stats
 
 from textgen_core.compare import compare_models
 from textgen_core.datasets import load_dataset
-from ui import state
-from ui.compare import comparison_table, largest, p_text, styled
-from ui.compare_charts import BETTER, NOT_SIGNIFICANT, WORSE, forest_figure, scatter_figure, thin, verdict, verdicts
-from ui.state import EXPLORE_DATUM, EXPLORE_RUN
+from textgen_dashboard import state
+from textgen_dashboard.compare import comparison_table, largest, p_text, styled
+from textgen_dashboard.compare_charts import BETTER, NOT_SIGNIFICANT, WORSE, forest_figure, scatter_figure, thin, verdict, verdicts
+from textgen_dashboard.state import EXPLORE_DATUM, EXPLORE_RUN
 
 
 
@@ -146,9 +146,9 @@ def test_nothing_to_compare_warns(sample_run):
 
 
 def test_a_large_comparison_waits_for_a_click(sample_run, monkeypatch):
-    import ui.compare
+    import textgen_dashboard.compare
 
-    monkeypatch.setattr(ui.compare, "AUTO_DRAWS", 1000)  # the sample's 46 pairs per score count as large
+    monkeypatch.setattr(textgen_dashboard.compare, "AUTO_DRAWS", 1000)  # the sample's 46 pairs per score count as large
     at = compare_page()
     no_exception(at)
     assert not [f for f in at.dataframe if "verdict" in f.value.columns]

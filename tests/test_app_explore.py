@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from app_helpers import all_text, frame_with, no_exception, page, store
 
-from ui import data
-from ui.state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_TEXT,
+from textgen_dashboard import data
+from textgen_dashboard.state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_TEXT,
                         EXPLORE_UNSCORED, explore_range)
 
 PROMPT = "Judge this: <script>alert('x')</script> **not bold**"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from app_helpers import ROOT, all_text, no_exception, page, store, wait_for_jobs
 
 from textgen_core.datasets import SAMPLE_NAME
-from ui.home import sample_metrics
+from textgen_dashboard.home import sample_metrics
 
 
 def test_empty_database_offers_the_sample(app_db):

@@ -10,9 +10,9 @@ import pytest
 from app_helpers import all_text, frame_with, no_exception, page, store
 
 from textgen_core.summary import run_summary
-from ui import data
-from ui.state import EXPLORE_DATUM, EXPLORE_RUN
-from ui.state import RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_RUN, RESULTS_SCORE, results_range
+from textgen_dashboard import data
+from textgen_dashboard.state import EXPLORE_DATUM, EXPLORE_RUN
+from textgen_dashboard.state import RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_RUN, RESULTS_SCORE, results_range
 
 
 def results_page():
@@ -169,7 +169,7 @@ def test_chart_aggregates_equal_pandas_over_every_row(sample_run):
 def test_figures_escape_names_and_survive_empty_frames():
     import pandas as pd
 
-    from ui import charts
+    from textgen_dashboard import charts
 
     bins = pd.DataFrame({"model": ["<b>m</b>"], "bin": [0], "lo": [0.0], "hi": [1.0], "count": [3]})
     figure = charts.histogram_figure(bins, "<i>score</i>")

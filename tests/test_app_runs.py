@@ -9,9 +9,9 @@ from app_helpers import all_text, frame_with, no_exception, page, store, wait_fo
 
 from textgen_core.datasets import load_dataset
 from textgen_core.evaluate import evaluate
-from ui import data, state
-from ui.home import sample_metrics
-from ui.runs import INTERRUPTED
+from textgen_dashboard import data, state
+from textgen_dashboard.home import sample_metrics
+from textgen_dashboard.runs import INTERRUPTED
 
 FORMULAS = b"id,prediction,reference\n=1+1,=HYPERLINK(\"http://x\"),a\n@cmd,b,b\n"
 

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 from app_helpers import all_text, frame_with, no_exception, no_raw_html, page, store
 
-from ui import state
+from textgen_dashboard import state
 
 LONG_CSV = (b"id,model,question,answer,reference,topic\n"
             b"q1,a,What is 2+2?,4,4,math\n"
@@ -133,9 +133,9 @@ def test_rename_and_delete(sample_run):
 
 
 def test_oversized_file_is_refused(app_db, monkeypatch):
-    import ui.upload
+    import textgen_dashboard.upload
 
-    monkeypatch.setattr(ui.upload, "max_upload_bytes", lambda: 10)
+    monkeypatch.setattr(textgen_dashboard.upload, "max_upload_bytes", lambda: 10)
     at = page("pages/upload.py")
     at.session_state[state.UPLOAD_FILE] = ("big.csv", LONG_CSV)
     at.run()

@@ -87,8 +87,8 @@ def _expected_row(index: int) -> str:
     from textgen_core.evaluate import evaluate
     from textgen_core.store import Store
     from textgen_core.summary import run_summary
-    from ui.home import sample_metrics
-    from ui.results import summary_table
+    from textgen_dashboard.home import sample_metrics
+    from textgen_dashboard.results import summary_table
 
     store = Store(":memory:")
     run_id = evaluate(store, store.save_dataset(load_sample()), sample_metrics(), workers=1)
@@ -152,7 +152,7 @@ def _compare_step(page, tmp_path: Path) -> None:
     from textgen_core.datasets import load_sample
     from textgen_core.evaluate import evaluate
     from textgen_core.store import Store
-    from ui.home import sample_metrics
+    from textgen_dashboard.home import sample_metrics
 
     store = Store(":memory:")
     run_id = evaluate(store, store.save_dataset(load_sample()), sample_metrics(), workers=1)
