@@ -121,6 +121,8 @@ class Recorded:
     status: int = 0
     fault: str | None = None
     reply: str | None = None
+    #: The path as sent, with Azure's deployment and api-version (judge_server_limits.Route).
+    route: Any = None
 
     @property
     def messages(self) -> list[dict]:

@@ -44,6 +44,8 @@ from judge_scripting import (  # noqa: F401 - the tests import these from judge_
     CHAT, COMPLETIONS, EMBEDDINGS, TRANSIENT_FAULTS, Fault, Recorded, Reply, Responder, count_tokens,
     default_embed, default_logprob, example_for, last_user_text, prompt_text, request_schema,
 )
+from judge_server_batch import BatchService, is_batch_path  # the Batch API (H2, #13)
+from judge_server_limits import RateLimit, Route, azure_route  # noqa: F401 - rate limits, Azure paths (H2, #13)
 
 
 class JudgeServer:
@@ -64,6 +66,12 @@ class JudgeServer:
         self.embed = embed
         self.logprob = logprob
         self.echo_key_in_errors = echo_key_in_errors
+        #: A :class:`RateLimit` to enforce (429 + Retry-After + x-ratelimit-* headers); None: no limit.
+        self.limits: RateLimit | None = None
+        #: Files and batches (see judge_server_batch.py).
+        self.batches = BatchService(self)
+        #: When set, every request must carry ``?api-version=`` with this value (Azure OpenAI).
+        self.api_version: str | None = None
         self.rng = random.Random(seed)
         self.requests: list[Recorded] = []
         self.active = 0
@@ -198,7 +206,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
+        for name, value in {**getattr(self, "extra_headers", {}), **(headers or {})}.items():
             self.send_header(name, value)
         self.end_headers()
         try:
@@ -221,7 +229,11 @@ class _Handler(BaseHTTPRequestHandler):
         return 0
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/") == "/v1/models":
+        route = azure_route(self.path)
+        self.extra_headers: dict[str, str] = {}
+        if is_batch_path(route.path):
+            self._batch_request("GET", route, b"")
+        elif route.path == "/v1/models":
             self._send_json(200, {"object": "list", "data": [{"id": "judge-test", "object": "model"}]})
         else:
             self._error(404, f"no route {self.path}")
@@ -234,8 +246,13 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except ValueError:
             body = None
-        path = self.path.split("?", 1)[0].rstrip("/")
-        record = Recorded(path, body, {k.lower(): v for k, v in self.headers.items()}, time.monotonic())
+        route = azure_route(self.path)
+        path = route.path
+        self.extra_headers = {}
+        if is_batch_path(path):
+            self._batch_request("POST", route, raw)
+            return
+        record = Recorded(path, body, {k.lower(): v for k, v in self.headers.items()}, time.monotonic(), route=route)
         state._enter(record)
         status = 0
         try:
@@ -249,10 +266,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self, state: JudgeServer, path: str, body: Any, record: Recorded) -> int:
         if body is None or not isinstance(body, dict):
             return self._error(400, "request body is not a JSON object")
-        if state.api_key is not None and self.headers.get("Authorization") != f"Bearer {state.api_key}":
-            sent = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
-            shown = sent if state.echo_key_in_errors else sent[:3] + "****"
-            return self._error(401, f"Incorrect API key provided: {shown}", "invalid_api_key")
+        refused = self._refuse_key(state)
+        if refused:
+            return refused
+        if state.limits is not None:
+            verdict = state.limits.admit(body)
+            self.extra_headers = verdict.headers
+            if not verdict.allowed:
+                record.fault = "429"
+                return self._error(429, verdict.message, "rate_limit_exceeded", kind="requests")
         latency = state.latency(body) if callable(state.latency) else state.latency
         state._sleep(latency)
         if path == CHAT:
@@ -262,6 +284,37 @@ class _Handler(BaseHTTPRequestHandler):
         if path == EMBEDDINGS:
             return self._embeddings(state, body, record)
         return self._error(404, f"no route {path}")
+
+    def _refuse_key(self, state: JudgeServer) -> int:
+        """Answer 401 (bad key) or 400 (wrong api-version) and return the status; 0 when the request may pass."""
+        route = azure_route(self.path)
+        if state.api_version is not None and route.api_version != state.api_version:
+            return self._error(400, f"unsupported api-version {route.api_version!r}", "invalid_api_version")
+        sent = (self.headers.get("Authorization") or "").removeprefix("Bearer ") or self.headers.get("api-key") or ""
+        if state.api_key is not None and sent != state.api_key:
+            shown = sent if state.echo_key_in_errors else sent[:3] + "****"
+            return self._error(401, f"Incorrect API key provided: {shown}", "invalid_api_key")
+        return 0
+
+    def _batch_request(self, method: str, route: Route, raw: bytes) -> None:
+        """Files and batches: recorded like the others, served by :class:`BatchService`."""
+        state = self.server_state
+        record = Recorded(route.path if method == "POST" else "GET " + route.path, None,
+                          {k.lower(): v for k, v in self.headers.items()}, time.monotonic(), route=route)
+        state._enter(record)
+        status = self._refuse_key(state)
+        try:
+            if not status:
+                if method == "POST":
+                    status, payload = state.batches.post(route.path, raw, self.headers.get("Content-Type") or "")
+                else:
+                    status, payload = state.batches.get(route.path)
+                if isinstance(payload, bytes):
+                    self._send_bytes(status, payload, content_type="application/octet-stream")
+                else:
+                    self._send_json(status, payload)
+        finally:
+            state._leave(record, status)
 
     # -- faults -------------------------------------------------------------------
     def _serve_fault(self, state: JudgeServer, fault: Fault, record: Recorded) -> int | None:
