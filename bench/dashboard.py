@@ -27,14 +27,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from textgen_core.model import Dataset, Datum  # noqa: E402
+from textgen_dashboard import app_path  # noqa: E402
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)  # AppTest outside a server warns on every run
 from textgen_core.store import Store  # noqa: E402
 
 WORDS = np.array("the a of to in gold capital river year war city metal light energy water planet king law "
                  "language music paper system cell number people country market story science art".split())
-PAGES = ("app.py", "pages/upload.py", "pages/evaluate.py", "pages/results.py", "pages/explore.py",
-         "pages/compare.py", "pages/runs.py")
+#: Scripts inside the textgen_dashboard package (app.py declares the navigation).
+APP = app_path()
+PAGES = ("app.py", "views/upload.py", "views/evaluate.py", "views/results.py", "views/explore.py",
+         "views/compare.py", "views/runs.py")
 
 
 def _texts(rng: np.random.Generator, count: int, low: int, high: int) -> list[str]:
@@ -105,12 +108,12 @@ def measure(errors: list[str]) -> dict[str, float]:
     from streamlit.testing.v1 import AppTest
 
     figures: dict[str, float] = {}
-    warmup = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    warmup = AppTest.from_file(str(APP), default_timeout=120)
     figures["imports + first app.py run"] = _timed(warmup.run)
     for name in PAGES:
-        if not (ROOT / name).is_file():
+        if not (APP.parent / name).is_file():
             continue
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+        at = AppTest.from_file(str(APP), default_timeout=120).run()
         st.cache_data.clear()
         if name != "app.py":
             at.switch_page(name)
@@ -120,11 +123,11 @@ def measure(errors: list[str]) -> dict[str, float]:
             errors.append(name)
             continue
         figures[f"{name} warm"] = _timed(at.run)
-        if name == "pages/results.py":
+        if name == "views/results.py":
             figures["results: box chart"] = _timed(lambda: at.radio(key="results.chart").set_value("Box").run())
             figures["results: violin chart"] = _timed(lambda: at.radio(key="results.chart").set_value("Violin").run())
             figures["results: next score"] = _timed(lambda: at.selectbox(key="results.score").set_value("bleu").run())
-        if name == "pages/explore.py":
+        if name == "views/explore.py":
             figures["explore: text search"] = _timed(lambda: at.text_input(key="explore.text").input("gold river").run())
             figures["explore: unscored filter"] = _timed(
                 lambda: at.selectbox(key="explore.score").set_value("faithfulness").run())

@@ -24,7 +24,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 from textgen_core.datasets import SAMPLE_NAME, load_sample  # noqa: E402
 from textgen_core.evaluate import evaluate  # noqa: E402
 from textgen_core.store import Store  # noqa: E402
-from textgen_dashboard import data  # noqa: E402
+from textgen_dashboard import app_path, data  # noqa: E402
 from textgen_dashboard.home import sample_metrics  # noqa: E402
 
 #: Seconds one AppTest script run may take (first runs import pandas, duckdb, nltk...).
@@ -58,8 +58,12 @@ def store() -> Store:
 
 
 def page(name: str) -> AppTest:
-    """AppTest of one page file (``"app.py"`` or ``"pages/upload.py"``), not yet run."""
-    return AppTest.from_file(str(ROOT / name), default_timeout=TIMEOUT)
+    """AppTest of the app (``"app.py"``) or of one page script alone (``"views/upload.py"``), not yet run.
+
+    Paths are inside the textgen_dashboard package, as installed; ``at.switch_page("views/x.py")``
+    then opens another page of the app's navigation.
+    """
+    return AppTest.from_file(str(app_path().parent / name), default_timeout=TIMEOUT)
 
 
 def wait_for_jobs(timeout: float = 60) -> None:

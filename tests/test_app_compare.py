@@ -29,7 +29,7 @@ def sample_scores(run_id: int) -> list[str]:
 
 def compare_page():
     at = page("app.py").run()
-    return at.switch_page("pages/compare.py").run()
+    return at.switch_page("views/compare.py").run()
 
 
 def synthetic_run() -> int:
@@ -76,7 +76,7 @@ def test_empty_database(app_db):
 
 def test_page_file_runs_on_its_own(sample_run):
     _, run_id = sample_run
-    at = page("pages/compare.py").run()
+    at = page("views/compare.py").run()
     no_exception(at)
     assert table_of(at)["score"].tolist() == sample_scores(run_id)
 

@@ -17,13 +17,13 @@ def _run_button(at):
 
 
 def test_empty_database_points_to_upload(app_db):
-    at = page("pages/evaluate.py").run()
+    at = page("views/evaluate.py").run()
     no_exception(at)
     assert "No datasets yet" in all_text(at)
 
 
 def test_every_declared_metric_is_offered_in_its_group(sample_run):
-    at = page("pages/evaluate.py").run()
+    at = page("views/evaluate.py").run()
     no_exception(at)
     labels = [c.label for c in at.checkbox]
     for name, spec in all_metrics().items():
@@ -35,7 +35,7 @@ def test_every_declared_metric_is_offered_in_its_group(sample_run):
 
 def test_unavailable_metrics_are_disabled_with_the_reason(app_db):
     store().save_dataset(load_dataset(NO_CONTEXTS, file_name="nc.csv", name="no contexts"))
-    at = page("pages/evaluate.py").run()
+    at = page("views/evaluate.py").run()
     no_exception(at)
     for name, spec in all_metrics().items():
         box = at.checkbox(key=state.eval_metric(name))
@@ -44,7 +44,7 @@ def test_unavailable_metrics_are_disabled_with_the_reason(app_db):
 
 
 def test_parameter_inputs_come_from_the_declarations(sample_run):
-    at = page("pages/evaluate.py").run()
+    at = page("views/evaluate.py").run()
     lexical = [s for s in all_metrics().values() if s.group == "lexical"]
     for spec in lexical:
         at.checkbox(key=state.eval_metric(spec.name)).check()
@@ -59,7 +59,7 @@ def test_parameter_inputs_come_from_the_declarations(sample_run):
 
 def test_run_lexical_metrics_with_changed_parameters(sample_run):
     _, first_run = sample_run
-    at = page("pages/evaluate.py").run()
+    at = page("views/evaluate.py").run()
     at.checkbox(key=state.eval_metric("rouge")).check().run()
     at.multiselect(key=state.eval_param("rouge", "rouge_types")).set_value(["rouge1"])
     at.checkbox(key=state.eval_param("rouge", "use_stemmer")).check()
@@ -84,7 +84,7 @@ def test_run_lexical_metrics_with_changed_parameters(sample_run):
 
 
 def test_invalid_parameter_blocks_the_run(sample_run):
-    at = page("pages/evaluate.py").run()
+    at = page("views/evaluate.py").run()
     at.checkbox(key=state.eval_metric("bleu")).check().run()
     at.text_input(key=state.eval_param("bleu", "weights")).set_value("0.5, abc").run()
     no_exception(at)
@@ -95,7 +95,7 @@ def test_invalid_parameter_blocks_the_run(sample_run):
 def test_judge_metric_needs_judge_settings(sample_run, monkeypatch):
     for name in ("TEXTGEN_EVAL_JUDGE_MODEL", "TEXTGEN_EVAL_JUDGE_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    at = page("pages/evaluate.py").run()
+    at = page("views/evaluate.py").run()
     at.checkbox(key=state.eval_metric("faithfulness")).check().run()
     no_exception(at)
     assert at.text_input(key=state.judge_key("evaluate", "api_key")).proto.type == 1  # password
@@ -104,7 +104,7 @@ def test_judge_metric_needs_judge_settings(sample_run, monkeypatch):
 
 
 def test_nothing_chosen_disables_run(sample_run):
-    at = page("pages/evaluate.py").run()
+    at = page("views/evaluate.py").run()
     assert _run_button(at).disabled
     assert "Choose at least one metric." in all_text(at)
 
@@ -112,7 +112,7 @@ def test_nothing_chosen_disables_run(sample_run):
 @pytest.mark.parametrize("preselect", ["sample-qa"])
 def test_upload_preselects_the_saved_dataset(sample_run, preselect):
     store().save_dataset(load_dataset(NO_CONTEXTS, file_name="nc.csv", name="other"))
-    at = page("pages/evaluate.py")
+    at = page("views/evaluate.py")
     at.session_state[state.EVAL_PRESELECT] = preselect
     at.run()
     assert at.selectbox(key=state.EVAL_DATASET).value == sample_run[0]
@@ -142,7 +142,7 @@ def test_llm_metric_through_the_loopback_judge(app_db, judge_server):
 
     judge_server.api_key = TEST_API_KEY  # the server refuses requests without the typed key
     store().save_dataset(load_dataset(CONTEXTS, file_name="ctx.csv", name="with contexts"))
-    at = page("pages/evaluate.py").run()
+    at = page("views/evaluate.py").run()
     at.checkbox(key=state.eval_metric("faithfulness")).check().run()
     at.text_input(key=state.judge_key("evaluate", "base_url")).set_value(judge_server.url)
     at.text_input(key=state.judge_key("evaluate", "model")).set_value("judge-test")
@@ -181,7 +181,7 @@ def test_judge_key_from_the_environment_is_used_but_never_shown(app_db, judge_se
     monkeypatch.setenv("TEXTGEN_EVAL_JUDGE_MODEL", "judge-env")
     judge_server.api_key = secret
     store().save_dataset(load_dataset(CONTEXTS, file_name="ctx.csv", name="with contexts"))
-    at = page("pages/evaluate.py").run()
+    at = page("views/evaluate.py").run()
     at.checkbox(key=state.eval_metric("hallucination")).check().run()
     no_exception(at)
     assert at.text_input(key=state.judge_key("evaluate", "model")).value == "judge-env"
@@ -200,7 +200,7 @@ def test_judge_settings_from_streamlit_secrets(sample_run, monkeypatch):
     for name in ("TEXTGEN_EVAL_JUDGE_MODEL", "TEXTGEN_EVAL_JUDGE_BASE_URL", "TEXTGEN_EVAL_JUDGE_API_KEY",
                  "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    at = page("pages/evaluate.py")
+    at = page("views/evaluate.py")
     at.secrets["TEXTGEN_EVAL_JUDGE_BASE_URL"] = "http://127.0.0.1:9/v1"
     at.secrets["TEXTGEN_EVAL_JUDGE_MODEL"] = "judge-from-secrets"
     at.secrets["TEXTGEN_EVAL_JUDGE_API_KEY"] = "sk-secret-777"

@@ -15,7 +15,7 @@ REPLY = '{"verdicts": [{"statement": "Au", "verdict": "yes"}]}'
 
 def explore_page(at=None):
     at = at or page("app.py").run()
-    return at.switch_page("pages/explore.py").run()
+    return at.switch_page("views/explore.py").run()
 
 
 def param(at, name: str) -> str:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from app_helpers import ROOT, all_text, no_exception, page, store, wait_for_jobs
+from app_helpers import all_text, no_exception, page, store, wait_for_jobs
 
 from textgen_core.datasets import SAMPLE_NAME
+from textgen_dashboard import app_path, data
 from textgen_dashboard.home import sample_metrics
 
 
@@ -38,25 +39,60 @@ def test_one_click_sample_runs_lexical_metrics(app_db):
     assert [m.value for m in at.metric] == ["1", "1"]
 
 
-def test_second_click_reuses_the_sample_dataset(sample_run):
+def test_second_click_points_at_the_run_it_already_made(sample_run):
+    _, run_id = sample_run
     at = page("app.py").run()
     no_exception(at)
     assert [m.value for m in at.metric] == ["1", "1"]
     at.button(key="home.sample").click().run()
     wait_for_jobs()
+    no_exception(at)
     assert len(store().list_datasets()) == 1
+    assert len(store().list_runs()) == 1  # no identical second run
+    assert f"Run {run_id} already scores the sample" in all_text(at)
+
+
+def test_sample_is_scored_again_when_its_run_failed(sample_run):
+    _, run_id = sample_run
+    store().set_run_status(run_id, "failed", error="test")
+    data.refresh()
+    at = page("app.py").run()
+    at.button(key="home.sample").click().run()
+    wait_for_jobs()
     assert len(store().list_runs()) == 2
 
 
-def test_navigation_lists_every_page_that_exists(app_db):
+def test_next_links_lead_to_results_and_compare_once_a_run_exists(sample_run):
     at = page("app.py").run()
     no_exception(at)
-    for name in ("upload", "evaluate", "runs"):
-        at.switch_page(f"pages/{name}.py").run()
+    labels = [e.proto.label for e in at.get("page_link")]
+    assert "Read the results of a run" in labels and "Compare models, with intervals and tests" in labels
+
+
+def test_navigation_declares_every_page_script(app_db):
+    """app.PAGES names every script in views/, and each opens inside the navigation without an error."""
+    from textgen_dashboard.app import PAGES
+
+    scripts = {p.stem for p in app_path().parent.joinpath("views").glob("*.py") if p.stem != "__init__"}
+    assert [name for name, _, _ in PAGES] == ["home", "upload", "evaluate", "results", "explore", "compare", "runs"]
+    assert set(scripts) == {name for name, _, _ in PAGES}
+    at = page("app.py").run()
+    no_exception(at)
+    for name in scripts:
+        at.switch_page(f"views/{name}.py").run()
         no_exception(at)
-    source = (ROOT / "app.py").read_text()
-    for name in ("upload", "evaluate", "results", "explore", "compare", "runs"):
-        assert f"pages/{name}.py" in source
+
+
+def test_no_page_icon_is_fetched_from_a_font_server():
+    """`:material/...:` icons make the browser load them from fonts.gstatic.com: emoji only, everywhere."""
+    import re
+
+    from textgen_dashboard.app import PAGES
+
+    icon = re.compile(r":material/[a-z0-9_]+:")
+    offenders = [str(p) for p in app_path().parent.rglob("*.py") if icon.search(p.read_text(encoding="utf-8"))]
+    assert not offenders
+    assert all(not emoji.startswith(":") for _, _, emoji in PAGES)
 
 
 def test_a_database_locked_by_another_process_is_explained(app_db):

@@ -17,7 +17,7 @@ from textgen_dashboard.state import RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN,
 
 def results_page():
     at = page("app.py").run()
-    return at.switch_page("pages/results.py").run()
+    return at.switch_page("views/results.py").run()
 
 
 def figures(at) -> list[dict]:
@@ -188,8 +188,8 @@ def test_choices_survive_a_visit_to_explore(sample_run):
     at.session_state[RESULTS_OPEN] = "q03"
     at.run()
     assert [t.value for t in at.title] == ["Explore"]
-    at.switch_page("pages/results.py").run()
+    at.switch_page("views/results.py").run()
     no_exception(at)
     assert at.selectbox(key=RESULTS_SCORE).value == "bleu" and at.radio(key=RESULTS_CHART).value == "Box"
-    at.switch_page("pages/explore.py").run()
+    at.switch_page("views/explore.py").run()
     assert at.selectbox(key=EXPLORE_DATUM).value == "q03"

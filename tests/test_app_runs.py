@@ -17,14 +17,14 @@ FORMULAS = b"id,prediction,reference\n=1+1,=HYPERLINK(\"http://x\"),a\n@cmd,b,b\
 
 
 def test_empty_database_renders(app_db):
-    at = page("pages/runs.py").run()
+    at = page("views/runs.py").run()
     no_exception(at)
     assert "No runs yet." in all_text(at)
 
 
 def test_history_shows_each_run(sample_run):
     _, run_id = sample_run
-    at = page("pages/runs.py").run()
+    at = page("views/runs.py").run()
     no_exception(at)
     table = frame_with(at, "run_id")
     row = table.iloc[0]
@@ -46,7 +46,7 @@ def test_resume_an_interrupted_run(sample_run):
     # A run whose process died: registered as running, no thread works on it, no cells yet.
     run_id = db.create_run(dataset_id, ["rouge"], {"rouge": {}}, {"rouge": "rouge"}, ["model-a"])
     data.refresh()
-    at = page("pages/runs.py").run()
+    at = page("views/runs.py").run()
     no_exception(at)
     assert frame_with(at, "run_id").set_index("run_id").loc[run_id, "status"] == INTERRUPTED
     at.selectbox(key=state.RUNS_SELECTED).set_value(run_id).run()
@@ -63,7 +63,7 @@ def test_resume_an_interrupted_run(sample_run):
 
 def test_delete_a_run(sample_run):
     _, run_id = sample_run
-    at = page("pages/runs.py").run()
+    at = page("views/runs.py").run()
     at.checkbox(key=state.RUNS_CONFIRM_DELETE).check().run()
     at.button(key="runs.delete").click().run()
     no_exception(at)
@@ -77,7 +77,7 @@ def test_export_is_formula_safe_csv_and_parquet(app_db):
     dataset_id = db.save_dataset(load_dataset(FORMULAS, file_name="f.csv", name="formulas"))
     run_id = evaluate(db, dataset_id, ["bleu"], workers=1)
     data.refresh()
-    at = page("pages/runs.py").run()
+    at = page("views/runs.py").run()
     no_exception(at)
     at.radio(key=state.RUNS_EXPORT_FORMAT).set_value("parquet").run()
     assert at.download_button[0].label == "Download PARQUET"
@@ -98,7 +98,7 @@ def test_cancel_on_evaluate_then_resume_on_runs(app_db, judge_server):
     payload = ("id,model,question,answer,contexts\n" + rows).encode()
     store().save_dataset(load_dataset(payload, file_name="ctx.csv", name="six"))
     judge_server.latency = 0.25
-    at = page("pages/evaluate.py").run()
+    at = page("views/evaluate.py").run()
     at.checkbox(key=state.eval_metric("faithfulness")).check().run()
     at.text_input(key=state.judge_key("evaluate", "base_url")).set_value(judge_server.url)
     at.text_input(key=state.judge_key("evaluate", "model")).set_value("judge-test")
@@ -115,7 +115,7 @@ def test_cancel_on_evaluate_then_resume_on_runs(app_db, judge_server):
     at.run()
     assert any("cancelled" in w.value for w in at.warning)
 
-    runs = page("pages/runs.py").run()
+    runs = page("views/runs.py").run()
     no_exception(runs)
     assert frame_with(runs, "run_id").set_index("run_id").loc[run_id, "status"] == "cancelled"
     assert runs.text_input(key=state.judge_key("runs", "base_url")).value == judge_server.url

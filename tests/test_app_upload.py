@@ -22,14 +22,14 @@ def _upload(at, name: str, payload: bytes, mime: str = "text/csv"):
 
 
 def test_empty_database_renders(app_db):
-    at = page("pages/upload.py").run()
+    at = page("views/upload.py").run()
     no_exception(at)
     assert "No datasets yet." in all_text(at)
     assert set(at.file_uploader(key=state.UPLOAD_UPLOADER).allowed_type) >= {".csv", ".jsonl", ".parquet"}
 
 
 def test_upload_guess_preview_and_save(app_db):
-    at = _upload(page("pages/upload.py").run(), "outputs.csv", LONG_CSV)
+    at = _upload(page("views/upload.py").run(), "outputs.csv", LONG_CSV)
     no_exception(at)
     preview = frame_with(at, "id")
     assert list(preview.columns) == ["id", "model", "question", "answer", "reference", "topic"]
@@ -55,7 +55,7 @@ def test_upload_guess_preview_and_save(app_db):
 
 def test_override_mapping_and_delimiter_list_through_the_state_hook(app_db):
     payload = b"qid,output,gold,ctx\n1,x,a||b,c1||c2\n2,y,c,c3\n"
-    at = page("pages/upload.py")
+    at = page("views/upload.py")
     at.session_state[state.UPLOAD_FILE] = ("refs.csv", payload)
     at.run()
     no_exception(at)
@@ -77,7 +77,7 @@ def test_wide_jsonl_with_json_list_references(app_db):
     lines = [{"id": "d1", "prompt": "p", "references": ["r1", "r2"], "prediction_alpha": "x", "prediction_beta": "y"},
              {"id": "d2", "prompt": "q", "references": ["r3"], "prediction_alpha": "z", "prediction_beta": "w"}]
     payload = "\n".join(json.dumps(line) for line in lines).encode()
-    at = _upload(page("pages/upload.py").run(), "wide.jsonl", payload, "application/jsonl")
+    at = _upload(page("views/upload.py").run(), "wide.jsonl", payload, "application/jsonl")
     no_exception(at)
     assert at.radio(key=state.UPLOAD_FORMAT).value == "wide"
     assert at.multiselect(key=state.UPLOAD_WIDE).value == ["prediction_alpha", "prediction_beta"]
@@ -91,7 +91,7 @@ def test_wide_jsonl_with_json_list_references(app_db):
 def test_parquet_upload(app_db):
     buffer = io.BytesIO()
     pd.DataFrame({"id": ["a", "b"], "prediction": ["x", "y"], "reference": ["x", "z"]}).to_parquet(buffer)
-    at = _upload(page("pages/upload.py").run(), "p.parquet", buffer.getvalue(), "application/octet-stream")
+    at = _upload(page("views/upload.py").run(), "p.parquet", buffer.getvalue(), "application/octet-stream")
     no_exception(at)
     assert len(frame_with(at, "id")) == 2
     assert "2 rows: 2 datums x 1 models" in at.success[0].value
@@ -99,7 +99,7 @@ def test_parquet_upload(app_db):
 
 def test_validation_names_row_and_column(app_db):
     payload = b"id,model,prediction,references\nq1,a,x,[\"ok\"]\nq2,a,y,[\"ok\"]\nq3,a,z,[not json\n"
-    at = page("pages/upload.py")
+    at = page("views/upload.py")
     at.session_state[state.UPLOAD_FILE] = ("bad.csv", payload)
     at.run()
     no_exception(at)
@@ -112,14 +112,14 @@ def test_validation_names_row_and_column(app_db):
 
 def test_duplicate_pairs_are_reported_with_both_rows(app_db):
     payload = b"id,model,prediction\nq1,a,x\nq1,a,y\n"
-    at = page("pages/upload.py")
+    at = page("views/upload.py")
     at.session_state[state.UPLOAD_FILE] = ("dup.csv", payload)
     at.run()
     assert "rows 1 and 2" in at.error[0].value
 
 
 def test_rename_and_delete(sample_run):
-    at = page("pages/upload.py").run()
+    at = page("views/upload.py").run()
     no_exception(at)
     at.text_input(key=state.UPLOAD_RENAME).set_value("renamed").run()
     next(b for b in at.button if b.label == "Rename").click().run()
@@ -136,7 +136,7 @@ def test_oversized_file_is_refused(app_db, monkeypatch):
     import textgen_dashboard.upload
 
     monkeypatch.setattr(textgen_dashboard.upload, "max_upload_bytes", lambda: 10)
-    at = page("pages/upload.py")
+    at = page("views/upload.py")
     at.session_state[state.UPLOAD_FILE] = ("big.csv", LONG_CSV)
     at.run()
     assert "the limit is" in at.error[0].value
@@ -144,7 +144,7 @@ def test_oversized_file_is_refused(app_db, monkeypatch):
 
 def test_dataset_text_is_never_rendered_as_html(app_db):
     payload = b"id,model,prediction\n<img src=x onerror=alert(1)>,<b>m</b>,**bold** [link](http://x)\n"
-    at = page("pages/upload.py")
+    at = page("views/upload.py")
     at.session_state[state.UPLOAD_FILE] = ("<script>.csv", payload)
     at.run()
     no_exception(at)
@@ -156,7 +156,7 @@ def test_dataset_text_is_never_rendered_as_html(app_db):
     assert list(store().list_datasets()["name"]) == ["<i>name</i>"]
     shown = "\n".join(m.value for m in at.markdown) + "\n".join(s.value for s in at.success)
     assert "<i>" not in shown and "\\<i\\>" in shown  # escaped wherever it is written into markdown
-    for name in ("pages/evaluate.py", "pages/runs.py", "app.py"):
+    for name in ("views/evaluate.py", "views/runs.py", "app.py"):
         other = page(name).run()
         no_exception(other)
         no_raw_html(other)

@@ -111,7 +111,7 @@ def confirmed(run_id: int, pairs: int, resamples: int) -> bool:
         return True
     st.info(f"This comparison resamples {pairs:,} datum pairs {resamples:,} times for the intervals and as often "
             f"for the tests: roughly {max(1, round(draws / DRAWS_PER_SECOND))} s. The result is cached; "
-            "later changes on this run start at once.", icon=":material/timer:")
+            "later changes on this run start at once.", icon="⏱️")
     if not st.button("Compare", type="primary", key=state.COMPARE_GO):
         return False
     st.session_state[state.COMPARE_CONFIRMED] = run_id
@@ -198,7 +198,7 @@ def table_section(frame: pd.DataFrame, kinds: Sequence[str]) -> None:
         f"Wins / ties / losses count datums where the candidate is better / within {attrs['tie_tolerance']:g} / "
         "worse, in each score's direction. Only datums scored for both models are compared.")
     if attrs.get("note"):
-        st.info(plain(attrs["note"].replace("p_adjusted", "p (Holm)")), icon=":material/functions:")
+        st.info(plain(attrs["note"].replace("p_adjusted", "p (Holm)")), icon="ℹ️")
     if attrs.get("undeclared"):
         st.warning(f"No metric declares the direction of {plain(', '.join(attrs['undeclared']))}: "
                    "counted as higher is better.")

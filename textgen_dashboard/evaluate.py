@@ -30,7 +30,7 @@ def render() -> None:
     datasets = data.datasets()
     if datasets.empty:
         st.info("No datasets yet: upload one, or load the sample from Home.")
-        link("pages/upload.py", "Upload", icon=":material/upload_file:")
+        link("upload", "Upload", icon="📤")
         return
     dataset_id, models = _dataset_picker(datasets)
     fields = data.dataset_fields(dataset_id)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+import pandas as pd
 import streamlit as st
 
 from textgen_core.datasets import SAMPLE_NAME, load_sample
@@ -29,9 +32,12 @@ def render() -> None:
     right.code(data.db_path(), language=None)
     _sample_section(first_start=n_datasets == 0)
     st.subheader("Next")
-    link("pages/upload.py", "Upload your own outputs", icon=":material/upload_file:")
-    link("pages/evaluate.py", "Choose metrics and run them", icon=":material/play_arrow:")
-    link("pages/runs.py", "See every run, resume or export it", icon=":material/history:")
+    if n_runs:
+        link("results", "Read the results of a run", icon="📊")
+        link("compare", "Compare models, with intervals and tests", icon="⚖️")
+    link("upload", "Upload your own outputs", icon="📤")
+    link("evaluate", "Choose metrics and run them", icon="▶️")
+    link("runs", "See every run, resume or export it", icon="🗂️")
 
 
 def sample_metrics() -> list[str]:
@@ -56,6 +62,7 @@ def _sample_section(first_start: bool) -> None:
 
 
 def _start_sample() -> None:
+    """Score the sample, unless a finished or running run already holds these very scores: then say so."""
     metrics = sample_metrics()
     try:
         db = data.store()
@@ -65,10 +72,28 @@ def _start_sample() -> None:
     except TextgenError as exc:
         st.error(plain(str(exc)))
         return
+    same = same_sample_run(data.runs(), dataset_id, metrics)
+    if same is not None:
+        st.session_state.pop(state.HOME_SAMPLE_JOB, None)
+        st.session_state[state.RESULTS_RUN] = same
+        st.info(f"Run {same} already scores the sample with {', '.join(metrics)}: nothing new to compute. "
+                "Its results are on the Results page; the Runs page can delete it to score again.")
+        link("results", "See the results", icon="📊")
+        return
     job = start_evaluation(data.jobs(), db, dataset_id, metrics, label="sample run")
     st.session_state[state.HOME_SAMPLE_JOB] = job.job_id
     data.refresh()
-    st.toast(f"Scoring {SAMPLE_NAME} with {', '.join(metrics)}...")
+
+
+def same_sample_run(runs: pd.DataFrame, dataset_id: int, metrics: list[str]) -> int | None:
+    """The newest run of ``dataset_id`` with exactly ``metrics`` at their defaults, finished or still running."""
+    declared = all_metrics()
+    defaults = json.loads(json.dumps({m: declared[m].resolve() for m in metrics}, default=list))
+    for row in runs.itertuples():  # newest first
+        if (int(row.dataset_id) == dataset_id and list(row.metrics) == list(metrics)
+                and row.status in ("finished", "running") and json.loads(row.params or "{}") == defaults):
+            return int(row.run_id)
+    return None
 
 
 def database_ready() -> bool:

@@ -8,7 +8,7 @@ from typing import Any, Mapping, NoReturn, Sequence
 import pandas as pd
 import streamlit as st
 
-from . import data
+from . import data, page_path
 from .state import EXPLORE_DATUM, EXPLORE_PAGE, EXPLORE_RUN
 
 
@@ -60,7 +60,7 @@ def open_datum(run_id: int, datum_id: str) -> NoReturn:
     """Show one datum of a run on the Explore page (from any page)."""
     st.session_state[EXPLORE_RUN] = int(run_id)
     st.session_state[EXPLORE_DATUM] = str(datum_id)
-    st.switch_page(EXPLORE_PAGE, query_params={"run": str(run_id), "datum": str(datum_id)})
+    st.switch_page(page_path(EXPLORE_PAGE), query_params={"run": str(run_id), "datum": str(datum_id)})
 
 
 def score_range(rows: pd.DataFrame, key: str) -> tuple[float | None, float | None]:

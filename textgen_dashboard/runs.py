@@ -24,7 +24,7 @@ def render() -> None:
     runs = history(data.runs(), data.jobs().live_run_ids())
     if runs.empty:
         st.info("No runs yet.")
-        link("pages/evaluate.py", "Evaluate", icon=":material/play_arrow:")
+        link("evaluate", "Evaluate", icon="▶️")
         return
     st.dataframe(runs, hide_index=True,
                  column_config={"cost": st.column_config.NumberColumn(format="%.4f"),
@@ -67,7 +67,7 @@ def _details(run_id: int) -> None:
             st.json(run["judge"], expanded=False)
     if run["error"]:
         st.error(f"Error: {plain(run['error'])}")
-    link("pages/results.py", "Open the results", icon=":material/table_chart:")
+    link("results", "Open the results", icon="📊")
 
 
 def _resume(run_id: int, status: str) -> None:
@@ -105,7 +105,7 @@ def _export(run_id: int) -> None:
     fmt = right.radio("Format", list(data.EXPORT_FORMATS), key=state.RUNS_EXPORT_FORMAT, format_func=str.upper)
     st.download_button(f"Download {fmt.upper()}", data=functools.partial(data.export_bytes, run_id, table, fmt),
                        file_name=f"run{run_id}_{table}.{fmt}", mime=data.EXPORT_FORMATS[fmt], key="runs.download",
-                       on_click="ignore", icon=":material/download:",
+                       on_click="ignore", icon="⬇️",
                        help="CSV cells that a spreadsheet would run as a formula start with an apostrophe")
 
 

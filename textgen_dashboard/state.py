@@ -93,12 +93,6 @@ def compare_human(column: str, name: str) -> str:
     """Widget key of one agreement setting (kind, threshold, ...) of one human column."""
     return f"compare.human.{column}.{name}"
 
-# -- shell (app.py) -------------------------------------------------------
-#: Set once app.py's navigation has run in this session.
-SHELL_NAVIGATED = "shell.navigated"
-#: (page file, query parameters) a deep link asked for before the navigation existed.
-SHELL_PENDING = "shell.pending_page"
-
 # -- results ---------------------------------------------------------------
 RESULTS_RUN = "results.run"
 RESULTS_MODELS = "results.models"
@@ -116,7 +110,8 @@ def results_range(score: str) -> str:
 
 
 # -- explore ---------------------------------------------------------------
-EXPLORE_PAGE = "pages/explore.py"
+#: Page name of Explore (textgen_dashboard.page_path gives its script).
+EXPLORE_PAGE = "explore"
 EXPLORE_RUN = "explore.run"
 EXPLORE_DATUM = "explore.datum"
 EXPLORE_TEXT = "explore.text"

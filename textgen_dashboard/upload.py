@@ -41,7 +41,7 @@ def render() -> None:
     saved = st.session_state.get(state.UPLOAD_SAVED)
     if saved:
         st.success(saved)
-        link("pages/evaluate.py", "Evaluate it", icon=":material/play_arrow:")
+        link("evaluate", "Evaluate it", icon="▶️")
     st.divider()
     render_manage()
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import streamlit as st
@@ -18,12 +17,10 @@ from textgen_core.judge.settings import (DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE
                                          SETTING_HELP, JudgeSettings)
 from textgen_core.metrics.spec import MetricSpec, Param
 
-from . import data
+from . import data, page_path
 from .state import judge_key
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
-#: Pages of the app, relative to app.py (navigation is declared in app.py).
-APP_ROOT = Path(__file__).resolve().parent.parent
 
 
 def plain(text: object) -> str:
@@ -32,9 +29,9 @@ def plain(text: object) -> str:
 
 
 def link(page: str, label: str, icon: str | None = None) -> None:
-    """A link to another page; a caption when the page is not in the navigation (one-page tests)."""
+    """A link to another page by name ('results'); a caption when it is not in the navigation (one-page tests)."""
     try:
-        st.page_link(page, label=label, icon=icon)
+        st.page_link(page_path(page), label=label, icon=icon)
     except Exception:  # the page runs on its own, outside app.py's st.navigation
         st.caption(f"Open {plain(label)} from the navigation.")
 
@@ -100,10 +97,10 @@ def job_panel(job_key: str) -> None:
     run = f"Run {job.run_id}" if job.run_id is not None else "The run"
     if job.status == "finished":
         st.success(f"{run} finished in {job.elapsed:.1f} s.")
-        link("pages/results.py", "See the results", icon=":material/table_chart:")
+        link("results", "See the results", icon="📊")
     elif job.status == "cancelled":
         st.warning(f"{run} was cancelled; finished cells are kept. Resume it from the Runs page.")
-        link("pages/runs.py", "Runs", icon=":material/history:")
+        link("runs", "Runs", icon="🗂️")
     else:
         st.error(f"{run} failed: {plain(job.error or 'unknown error')}")
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from textgen_dashboard import app_path
+
 from ..errors import TextgenError
 from .main import add_db_argument
 
@@ -20,16 +22,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     dash.set_defaults(handler=_dashboard)
 
 
-def app_path() -> Path:
-    """app.py sits at the repository root, next to the package."""
-    return Path(__file__).resolve().parents[2] / "app.py"
-
-
 def _dashboard(args: argparse.Namespace) -> int:
-    app = app_path()
-    if not app.exists():
-        raise TextgenError(f"cannot find the dashboard at {app}: run from a source checkout (pip install -e .)")
+    app = app_path()  # inside the installed package; importing it does not import streamlit
+    if not app.is_file():
+        raise TextgenError(f"the dashboard is missing from the installed package ({app}): reinstall textgen-eval")
     env = dict(os.environ, TEXTGEN_EVAL_DB=str(Path(args.db).resolve()))
     command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
                "--server.address", args.host, "--browser.gatherUsageStats", "false"]
-    return subprocess.call(command, env=env, cwd=app.parent)
+    print(f"serving the dashboard on http://{args.host}:{args.port} (database {env['TEXTGEN_EVAL_DB']}); "
+          "Ctrl-C stops it", flush=True)
+    return subprocess.call(command, env=env)  # the working directory stays: ./.streamlit/secrets.toml is read there
