@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from ..errors import StoreError
 from ..model import Dataset, Datum
+from .batch_sql import BATCH_DDL, BatchTablesMixin
 from .judge_sql import JudgeTablesMixin
 from .score_reads import ScoreReadsMixin
 from .schema import DDL, SCHEMA_VERSION
@@ -48,7 +49,7 @@ def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
 
 
-class Store(JudgeTablesMixin, ScoreReadsMixin):
+class Store(JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin):
     """A DuckDB file holding datasets, runs, scores, verdicts and the judge cache."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
@@ -63,7 +64,7 @@ class Store(JudgeTablesMixin, ScoreReadsMixin):
         self._write_lock = threading.RLock()
         if not read_only:
             with self.transaction() as cur:
-                for statement in DDL:
+                for statement in DDL + BATCH_DDL:
                     cur.execute(statement)
                 cur.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
 
@@ -280,6 +281,7 @@ class Store(JudgeTablesMixin, ScoreReadsMixin):
         for table in ("scores", "run_aggregates"):
             cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])  # table names are constants
         self._delete_judge_rows(cur, run_id)
+        self._delete_batch_rows(cur, run_id)
         cur.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
 
     # -- scores --------------------------------------------------------------
