@@ -36,6 +36,14 @@ SETTING_HELP: Mapping[str, str] = {
     "price_prompt_per_million": "price of one million prompt tokens, for cost estimates",
     "price_completion_per_million": "price of one million completion tokens, for cost estimates",
     "embedding_model": "model for /embeddings when it differs from the judge model",
+    "rpm": "requests per minute the endpoint allows (paced before it refuses); empty: learned from its headers",
+    "tpm": "tokens per minute the endpoint allows; empty: learned from its headers",
+    "api_version": "Azure OpenAI api-version (e.g. 2024-10-21); set for an Azure deployment, whose name is the model",
+    "batch": "send requests through the Batch API (half price, replies within 24 h) instead of one by one",
+    "batch_discount": "price factor of batch requests against direct ones (OpenAI: 0.5)",
+    "batch_poll": "seconds before the first batch status check (grows to 60 s)",
+    "max_cost": "stop the run before its judge cost exceeds this many dollars (needs the prices)",
+    "max_calls": "stop the run before it makes more judge calls than this",
 }
 
 
@@ -55,6 +63,14 @@ class JudgeSettings:
     price_prompt_per_million: float | None = None
     price_completion_per_million: float | None = None
     embedding_model: str | None = None
+    rpm: int | None = None
+    tpm: int | None = None
+    api_version: str | None = None
+    batch: bool = False
+    batch_discount: float = 0.5
+    batch_poll: float = 5.0
+    max_cost: float | None = None
+    max_calls: int | None = None
 
     def __post_init__(self) -> None:
         if not str(self.base_url).strip():
@@ -68,10 +84,18 @@ class JudgeSettings:
         _check_int("retries", self.retries, 0)
         if self.seed is not None:
             _check_int("seed", self.seed, None)
-        for name in ("price_prompt_per_million", "price_completion_per_million"):
+        for name in ("price_prompt_per_million", "price_completion_per_million", "max_cost"):
             value = getattr(self, name)
             if value is not None:
                 _check_range(name, value, 0.0, math.inf)
+        for name in ("rpm", "tpm", "max_calls"):
+            if getattr(self, name) is not None:
+                _check_int(name, getattr(self, name), 1 if name != "max_calls" else 0)
+        _check_range("batch_discount", self.batch_discount, 0.0, 1.0)
+        _check_range("batch_poll", self.batch_poll, 0.001, 3600.0)
+        if self.max_cost is not None and self.price_prompt_per_million is None \
+                and self.price_completion_per_million is None:
+            raise ParameterError("a cost cap (max_cost) needs the prices per million prompt and completion tokens")
 
     def __repr__(self) -> str:  # dataclass repr already hides the key; keep it explicit for subclasses
         shown = ", ".join(f"{k}={v!r}" for k, v in self.public().items())
@@ -86,12 +110,16 @@ class JudgeSettings:
         """Every setting except the API key: what runs store and dashboards show."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "api_key"}
 
-    def price(self, prompt_tokens: int, completion_tokens: int) -> float | None:
-        """Cost of the given tokens at the configured prices; None when no price is set."""
+    def price(self, prompt_tokens: int, completion_tokens: int, *, batch: bool | None = None) -> float | None:
+        """Cost of the given tokens at the configured prices (batch prices in batch mode); None when no price is set.
+
+        ``batch`` overrides the mode, e.g. to show direct and batch cost side by side.
+        """
         if self.price_prompt_per_million is None and self.price_completion_per_million is None:
             return None
-        return (prompt_tokens * (self.price_prompt_per_million or 0.0)
-                + completion_tokens * (self.price_completion_per_million or 0.0)) / 1_000_000
+        factor = self.batch_discount if (self.batch if batch is None else batch) else 1.0
+        return factor * (prompt_tokens * (self.price_prompt_per_million or 0.0)
+                         + completion_tokens * (self.price_completion_per_million or 0.0)) / 1_000_000
 
     @classmethod
     def from_env(cls, **overrides: Any) -> "JudgeSettings | None":
