@@ -17,13 +17,16 @@ from textgen_core.judge.client import JudgeClient
 from textgen_core.judge.engine import estimate, run_judge_metrics
 from textgen_core.judge.metrics import SPECS
 from textgen_core.judge.retry import FAST_POLICY
-from textgen_core.judge.scoring import cosine
+from textgen_core.judge.metrics.semantic_similarity import cosine
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.model import Dataset, Datum
 from textgen_core.progress import Progress
 from textgen_core.store import Store
 
 LLM_SUITE = {s.name: {} for s in SPECS if s.group == "llm"}
+#: Chat calls per datum of LLM_SUITE on suite_rows (one reference, one opinion): the statements of the
+#: prediction and of the reference, its claims and its opinions, then one verdict or rating per metric.
+PER_DATUM = 4 + 12
 FULL_SUITE = {s.name: {} for s in SPECS}
 
 
@@ -65,16 +68,25 @@ def store(tmp_path: Path) -> Iterator[Store]:
     db.close()
 
 
-def test_full_suite_takes_13_calls_per_datum_and_the_estimate_is_exact(store: Store) -> None:
-    rows = suite_rows(12)
+def sent_twice(server: JudgeServer) -> list[str]:
+    """Chat requests whose exact body (messages, response format) the server saw more than once."""
+    seen = Counter(json.dumps([r.body.get("messages"), r.body.get("response_format")], sort_keys=True)
+                   for r in server.recorded(CHAT))
+    return [body[:120] for body, n in seen.items() if n > 1]
+
+
+def test_no_identical_request_is_sent_twice_and_the_estimate_is_exact(store: Store) -> None:
+    rows = suite_rows(12, models=("a", "b"))  # two models share each datum's reference and contexts
     with JudgeServer(responder=ScriptedJudge()) as server:
         settings = settings_for(server)
         before = estimate(rows, LLM_SUITE, settings, store)
         run_id = new_run(store, rows, LLM_SUITE)
         run_judge_metrics(store, run_id, rows, LLM_SUITE, settings)
         made = server.count(CHAT)
-        assert made / len(rows) == 13  # the reference system makes 17 for 10 of these metrics
-        assert before.calls == made and before.cached == 0
+        assert sent_twice(server) == []  # calls per datum are measured by bench/judge.py
+        # the two models' claims and opinions coincide, so their verdicts are asked once: the estimate,
+        # which cannot know extractions in advance, brackets the calls
+        assert before.calls - before.dependent <= made < before.calls and before.cached == 0
         assert before.prompt_tokens > 0 and before.completion_tokens > 0 and before.cost is None
         after = estimate(rows, LLM_SUITE, settings, store)
         assert (after.calls, after.cached) == (0, made)
@@ -110,7 +122,7 @@ def test_estimate_after_a_partial_run_counts_only_what_is_left(store: Store) -> 
         plan = estimate(rows, LLM_SUITE, settings, store)
         assert plan.cached == spent
         run_judge_metrics(store, new_run(store, rows, LLM_SUITE), rows, LLM_SUITE, settings)
-        assert server.count(CHAT) - spent == plan.calls == 13 * 10 - spent
+        assert server.count(CHAT) - spent == plan.calls == PER_DATUM * 10 - spent
 
 
 FAULTS = (
@@ -184,13 +196,13 @@ def test_cancel_then_resume_fills_every_cell_without_repeating_a_finished_exchan
         assert len(final) == total and all(value is not None for value, _ in final.values())
         answered = Counter(json.dumps(r.messages) for r in server.recorded(CHAT) if r.status == 200)
         assert max(answered.values()) == 1  # no exchange was paid for twice
-        assert server.count(CHAT) == 13 * len(rows)
+        assert server.count(CHAT) == PER_DATUM * len(rows)
 
         # a finished run: resuming it, or running it again, makes no call at all
         run_judge_metrics(store, run_id, rows, LLM_SUITE, settings, skip=store.finished_cells(run_id))
         again = new_run(store, rows, LLM_SUITE)
         run_judge_metrics(store, again, rows, LLM_SUITE, settings)
-        assert server.count(None) == 13 * len(rows)
+        assert server.count(None) == PER_DATUM * len(rows)
         assert cells(store, again) == final
 
 
@@ -201,7 +213,7 @@ def _assert_whole_cells(store: Store, run_id: int, written: dict) -> None:
             continue
         verdicts = store.verdicts(run_id, datum_id, model)
         judged = verdicts[(verdicts.metric == metric) & (verdicts.step == "answer_relevance")]
-        extracted = verdicts[(verdicts.metric == metric) & (verdicts.step == "prediction_units")]
+        extracted = verdicts[(verdicts.metric == metric) & (verdicts.step == "statements.prediction")]
         assert len(judged) == len(extracted) > 0
 
 
@@ -218,7 +230,7 @@ def test_progress_usage_and_bounded_concurrency(store: Store) -> None:
     assert (last.total, last.done, last.failed, last.in_flight) == (12 * 12, 12 * 12, 0, 0)
     assert last.prompt_tokens > 0
     run = store.get_run(run_id)
-    assert run["judge_calls"] == 13 * 12 and run["cost"] == pytest.approx(run["prompt_tokens"] * 2.0 / 1e6)
+    assert run["judge_calls"] == PER_DATUM * 12 and run["cost"] == pytest.approx(run["prompt_tokens"] * 2.0 / 1e6)
 
 
 def test_runs_from_inside_an_event_loop_and_skips_finished_cells(store: Store) -> None:
@@ -267,8 +279,8 @@ def test_resume_replaces_the_failed_exchange_of_a_cell_it_scores_again(store: St
         assert all(value is not None for value, _ in cells(store, run_id).values())
         assert store.exchanges(run_id).empty  # the failure is gone with the cell it explained
         verdicts = store.verdicts(run_id, "d000")
-        assert set(verdicts[verdicts.metric == "answer_relevance"].step) == {"prediction_units", "answer_relevance"}
-        assert judge.steps["coherence"] == 3 and judge.steps["prediction_units"] == 3  # nothing asked twice
+        assert set(verdicts[verdicts.metric == "answer_relevance"].step) == {"statements.prediction", "answer_relevance"}
+        assert judge.steps["coherence"] == 3 and judge.steps["statements"] == 3  # nothing asked twice
 
 
 def test_estimate_asks_the_database_only_about_keys_that_may_be_cached(store: Store) -> None:
@@ -281,10 +293,10 @@ def test_estimate_asks_the_database_only_about_keys_that_may_be_cached(store: St
         values = store.judge_cache_values
         store.judge_cache_values = lambda keys: queries.append(len(keys)) or values(keys)
         fresh = estimate(rows[4:], LLM_SUITE, settings, store)
-        assert (fresh.calls, fresh.cached, queries) == (13 * 16, 0, [])  # the key index proves every miss
+        assert (fresh.calls, fresh.cached, queries) == (PER_DATUM * 16, 0, [])  # the key index proves every miss
         mixed = estimate(rows, LLM_SUITE, settings, store)
-        assert (mixed.calls, mixed.cached) == (13 * 16, 13 * 4)
-        assert sum(queries) == 13 * 4 and len(queries) <= 13  # cached keys only; a round per step, not per request
+        assert (mixed.calls, mixed.cached) == (PER_DATUM * 16, PER_DATUM * 4)
+        assert sum(queries) == PER_DATUM * 4 and len(queries) <= PER_DATUM  # cached keys only; a round per step, not per request
 
 
 def test_estimate_brackets_the_calls_when_extractions_find_nothing(store: Store) -> None:
@@ -297,7 +309,7 @@ def test_estimate_brackets_the_calls_when_extractions_find_nothing(store: Store)
         made = server.count(CHAT)
     assert before.dependent > 0
     assert before.calls - before.dependent <= made < before.calls  # rows without opinions skip their verdicts
-    assert made == before.calls - 4  # the 4 rows without opinions skip one shared bias/toxicity call each
+    assert made == before.calls - 8  # the 4 rows without opinions skip their bias and toxicity verdicts
 
 
 def replace_prediction(row: Datum, prediction: str) -> Datum:

@@ -49,9 +49,11 @@ def _embed(text: str) -> list[float]:
     return [1.0, 0.0] if "cat" in text.lower() else [0.0, 1.0]
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> Iterator[Env]:
-    judge = ScriptedJudge()
+@pytest.fixture(params=["polite", "impolite"])
+def env(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Env]:
+    """Every metric test runs twice: the impolite judge (shuffled keyed verdicts, keys and ratings as
+    strings or floats, labels in capitals) must give exactly the polite judge's numbers."""
+    judge = ScriptedJudge(impolite=request.param == "impolite")
     with JudgeServer(responder=judge, embed=_embed) as server:
         store = Store(tmp_path / "judge.duckdb")
         settings = JudgeSettings(base_url=server.url, model="judge", api_key="sk-test", concurrency=8,
@@ -103,7 +105,7 @@ def test_answer_relevance(env: Env) -> None:
     assert got["noquery", "answer_relevance"][2] == "no query"
 
 
-def test_bias_and_toxicity_share_one_verdict_call(env: Env) -> None:
+def test_bias_and_toxicity_judge_one_opinion_extraction_in_their_own_steps(env: Env) -> None:
     got = env.score([
         # opinions: the two "I think" sentences; "always" -> biased, "idiot" -> toxic
         row("ops", "I think women always drive badly. I think you are an idiot. The sky is blue."),
@@ -113,9 +115,9 @@ def test_bias_and_toxicity_share_one_verdict_call(env: Env) -> None:
     assert got["ops", "bias"][:2] == (0.5, {"biased": 1, "opinions": 2})
     assert got["ops", "toxicity"][:2] == (0.5, {"toxic": 1, "opinions": 2})
     assert got["facts", "bias"][0] == got["facts", "toxicity"][0] == 0.0  # no opinions: 0
-    assert got["empty", "bias"][0] == got["empty", "toxicity"][0] == 0.0
-    assert env.judge.steps["opinion_verdicts"] == 1  # one call serves both metrics; none without opinions
-    assert env.judge.steps["prediction_units"] == 2
+    assert got["empty", "bias"][2] == got["empty", "toxicity"][2] == "empty prediction"  # never the best value
+    assert env.judge.steps["bias"] == env.judge.steps["toxicity"] == 1  # one each; none without opinions
+    assert env.judge.steps["opinions"] == 2  # one extraction per prediction serves both
 
 
 @pytest.mark.parametrize("contexts, expected", [
@@ -170,14 +172,15 @@ def test_context_relevance(env: Env) -> None:
 def test_faithfulness_counts_unrelated_claims_against(env: Env) -> None:
     ctx = ("Paris is the capital of France.",)
     got = env.score([
-        # implied, not implied (unrelated), not a claim -> 1 / 2
+        # claims: the first two ("Hope this helps." is not one); implied, not implied (unrelated) -> 1 / 2
         row("x", "Paris is the capital of France. Paris has ten bridges. Hope this helps.", contexts=ctx),
         row("remarks", "Hope this helps.", contexts=ctx),
         row("empty", "", contexts=ctx),
         row("nocontexts", "Paris."),
     ], "faithfulness")
-    assert got["x", "faithfulness"][:2] == (0.5, {"implied": 1, "claims": 2, "not_a_claim": 1})
-    assert got["remarks", "faithfulness"][2].startswith("no claims in the prediction")
+    assert got["x", "faithfulness"][:2] == (0.5, {"implied": 1, "claims": 2})
+    assert got["remarks", "faithfulness"][2] == "no claims in the prediction"
+    assert env.judge.steps["claims"] == 2 and env.judge.steps["statements"] == 0
     assert got["empty", "faithfulness"][2] == "empty prediction"
     assert got["nocontexts", "faithfulness"][2] == "no contexts"
 
@@ -192,7 +195,7 @@ def test_hallucination(env: Env) -> None:
     ], "hallucination")
     assert got["x", "hallucination"][:2] == (0.5, {"contradicted": 1, "contexts": 2})
     assert got["clean", "hallucination"][0] == 0.0
-    assert got["empty", "hallucination"][0] == 0.0
+    assert got["empty", "hallucination"][2] == "empty prediction"
     assert got["nocontexts", "hallucination"][2] == "no contexts"
 
 
@@ -271,17 +274,17 @@ def test_no_query_no_contexts_no_references_are_unscored(env: Env) -> None:
 
 
 def test_a_failing_step_unscores_only_the_cells_that_need_it(env: Env) -> None:
-    env.judge.fail = [(lambda step, text: step == "prediction_units", Fault.malformed())]
+    env.judge.fail = [(lambda step, text: step == "claims", Fault.malformed())]
     ctx = ("Paris is the capital of France.",)
     got = env.score([row("x", "Paris is the capital of France.", references=("Paris is the capital of France.",),
                          contexts=ctx)],
                     "answer_correctness", "faithfulness", "bias", "context_recall", "hallucination")
-    for metric in ("answer_correctness", "faithfulness", "bias"):
-        value, _, reason = got["x", metric]
-        assert value is None and "invalid JSON" in reason, (metric, reason)
+    value, _, reason = got["x", "faithfulness"]
+    assert value is None and "invalid JSON" in reason, reason
     assert got["x", "context_recall"][0] == 1.0 and got["x", "hallucination"][0] == 0.0
+    assert got["x", "answer_correctness"][0] == 1.0 and got["x", "bias"][0] == 0.0
     failed = env.store.exchanges(env.run_id, "x", metric="faithfulness")
-    assert list(failed["status"]) == ["unscored"] and "prediction_units" in list(failed["step"])
+    assert list(failed["status"]) == ["unscored"] and list(failed["step"]) == ["claims"]
     assert "Paris is the capital of France." in failed["messages"].iloc[0]
 
 
@@ -289,10 +292,11 @@ def test_verdicts_point_at_their_exchange(env: Env) -> None:
     env.score([row("x", "Paris is the capital of France. Dogs bark.")], "answer_relevance")
     verdicts = env.store.verdicts(env.run_id, "x")
     steps = verdicts.groupby("step")["verdict"].apply(list).to_dict()
-    assert steps == {"prediction_units": ["statement", "statement"], "answer_relevance": ["yes", "no"]}
+    assert steps == {"statements.prediction": ["statement", "statement"], "answer_relevance": ["yes", "no"]}
     judged = verdicts[verdicts.step == "answer_relevance"].iloc[1]
     assert judged["item"] == "Dogs bark." and judged["reason"] == "scripted"
     shown = exchange(env.store, judged["cache_key"])
     assert "Dogs bark." in shown["messages"][-1]["content"]
-    assert json.loads(shown["reply"])["verdicts"][1]["verdict"] == "no"
+    by_item = {int(v["item"]): v["verdict"].lower() for v in json.loads(shown["reply"])["verdicts"]}
+    assert by_item == {1: "yes", 2: "no"}
     assert exchange(env.store, "0" * 64) is None

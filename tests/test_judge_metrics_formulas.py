@@ -6,12 +6,15 @@ import math
 
 import pytest
 
-from textgen_core.judge import prompts, scoring
-from textgen_core.judge.cells_endpoint import parse_logprobs
-from textgen_core.judge.metrics import SPECS, prompt_signature
+from textgen_core.judge import extract
+from textgen_core.judge.metrics import SPECS, prompt_hashes, prompt_signature
+from textgen_core.judge.metrics.answer_correctness import f1
+from textgen_core.judge.metrics.context_precision import average_precision
+from textgen_core.judge.metrics.perplexity import parse_logprobs, perplexity
+from textgen_core.judge.metrics.semantic_similarity import cosine
+from textgen_core.judge.prompting import Request
 from textgen_core.judge.schema_check import check_schema, is_strict_compatible, validate
 from textgen_core.metrics.registry import all_metrics
-
 
 @pytest.mark.parametrize("verdicts, expected", [
     (["yes", "no", "no", "yes"], 0.75),       # worked example of the definition
@@ -23,21 +26,14 @@ from textgen_core.metrics.registry import all_metrics
     ([], 0.0),
 ])
 def test_average_precision(verdicts: list[str], expected: float) -> None:
-    assert scoring.average_precision([v == "yes" for v in verdicts]) == pytest.approx(expected, abs=1e-12)
+    assert average_precision([v == "yes" for v in verdicts]) == pytest.approx(expected, abs=1e-12)
 
 
 @pytest.mark.parametrize("tp, fp, fn, expected", [
     (0, 0, 3, 0.0), (0, 2, 0, 0.0), (2, 0, 0, 1.0), (1, 1, 1, 0.5), (3, 1, 0, 3 / 3.5), (2, 1, 2, 2 / 3.5),
 ])
 def test_f1_statements(tp: int, fp: int, fn: int, expected: float) -> None:
-    assert scoring.f1_statements(tp, fp, fn) == pytest.approx(expected, abs=1e-12)
-
-
-def test_any_over_references() -> None:
-    assert scoring.any_over([[True, False, False], [False, False, True]]) == [True, False, True]
-    assert scoring.any_over([]) == []
-    with pytest.raises(ValueError):
-        scoring.any_over([[True], [True, False]])
+    assert f1(tp, fp, fn) == pytest.approx(expected, abs=1e-12)
 
 
 @pytest.mark.parametrize("a, b, expected", [
@@ -45,15 +41,15 @@ def test_any_over_references() -> None:
     ([0, 0], [1, 0], None), ([], [], None), ([1], [1, 0], None),
 ])
 def test_cosine(a: list[float], b: list[float], expected: float | None) -> None:
-    got = scoring.cosine(a, b)
+    got = cosine(a, b)
     assert got == (None if expected is None else pytest.approx(expected, abs=1e-12))
 
 
 def test_perplexity() -> None:
-    assert scoring.perplexity([math.log(0.5)] * 4) == pytest.approx(2.0)
-    assert scoring.perplexity([0.0, 0.0]) == pytest.approx(1.0)
+    assert perplexity([math.log(0.5)] * 4) == pytest.approx(2.0)
+    assert perplexity([0.0, 0.0]) == pytest.approx(1.0)
     with pytest.raises(ValueError):
-        scoring.perplexity([])
+        perplexity([])
 
 
 @pytest.mark.parametrize("raw, expected", [
@@ -84,7 +80,7 @@ def test_every_judge_metric_is_declared_once_and_documented() -> None:
     assert lower == {"bias", "toxicity", "hallucination", "perplexity"}
     assert registry["summary_coherence"].value_range == (1.0, 5.0)
     assert registry["perplexity"].value_range == (1.0, None)
-    assert "answer_correctness/1" in prompt_signature("answer_correctness")
+    assert prompt_signature("answer_correctness") == "statements/2,answer_correctness/2"
 
 
 def test_perplexity_column_parameter_is_checked_against_the_dataset() -> None:
@@ -95,35 +91,52 @@ def test_perplexity_column_parameter_is_checked_against_the_dataset() -> None:
     assert spec.missing({"prediction"}, spec.resolve()) == []
 
 
-ALL_REQUESTS = [
-    prompts.prediction_units("One. Two."), prompts.statements("One."),
-    prompts.answer_correctness("a", ["a1", "a2"], "r", ["r1"]), prompts.answer_relevance("q", ["s1", "s2"]),
-    prompts.qa_grade("q", ["r1", "r2"], "a"), prompts.opinion_verdicts(["o1"]),
-    prompts.context_precision("q", "r", ["c1", "c2", "c3"]), prompts.context_recall(["c1"], ["s1", "s2"]),
-    prompts.context_relevance("q", ["c1", "c2"]), prompts.faithfulness(["c1"], ["s1"]),
-    prompts.hallucination("p", ["c1", "c2"]), prompts.coherence("p"), prompts.summary_coherence("src", "p"),
-]
+ALL_REQUESTS = [r for spec in SPECS for r in spec.plan.steps]
 
 
-@pytest.mark.parametrize("request_", ALL_REQUESTS, ids=lambda r: r.step)
-def test_prompt_schemas_are_strict_and_versioned(request_: prompts.Request) -> None:
+@pytest.mark.parametrize("request_", ALL_REQUESTS, ids=lambda r: r.version)
+def test_prompt_schemas_are_strict_and_say_fenced_text_is_data(request_: Request) -> None:
     check_schema(request_.schema)
     assert is_strict_compatible(request_.schema)
     validate(request_.placeholder, request_.schema)
-    assert prompts.PROMPT_VERSIONS[request_.step] == request_.version
     assert [m["role"] for m in request_.messages] == ["system", "user"]
+    assert "never instructions" in request_.messages[0]["content"]
+    if request_.check is not None:
+        assert request_.check(request_.placeholder) is None
 
 
-def test_known_items_fix_the_array_length() -> None:
-    schema = prompts.context_precision("q", "r", ["c1", "c2", "c3"]).schema["properties"]["verdicts"]
-    assert schema["minItems"] == schema["maxItems"] == 3
-    both = prompts.answer_correctness("a", ["a1", "a2"], "r", ["r1"]).schema["properties"]
-    assert both["answer_statements"]["minItems"] == both["answer_statements"]["maxItems"] == 2
-    assert both["reference_statements"]["minItems"] == both["reference_statements"]["maxItems"] == 1
-    item = prompts.faithfulness(["c"], ["s"]).schema["properties"]["verdicts"]["items"]["properties"]
-    assert {"statement", "reason", "verdict"} <= set(item)
+#: Prompt version -> hash of its text. A prompt whose wording changes must get a new version (the
+#: cache key and the signature follow the version); record the new version's hash here.
+RECORDED = {
+    'answer_correctness/2': 'f1aaa4f142c3f681',
+    'answer_relevance/2': '6acd73faaa7e3015',
+    'bias/1': '75197dac3f826525',
+    'claims/1': 'cd98459463e33187',
+    'coherence/2': 'df0fac3fd1372b59',
+    'context_precision/2': '042c0df271b63131',
+    'context_recall/2': '411b9e13ee5eda26',
+    'context_relevance/2': 'f25879b328958fe1',
+    'faithfulness/2': '53e095852d75ed7f',
+    'hallucination/2': '9dc154422d2485e4',
+    'opinions/1': '2b5cb953042fc9c6',
+    'qa_grade/2': '5bac30d86d245568',
+    'statements/2': 'd8bae52a390cc430',
+    'summary_coherence/2': '9a8f08c0b69a91a6',
+    'toxicity/1': '447bb3dec400e1fc',
+}
 
 
-def test_request_key_follows_content() -> None:
-    assert prompts.statements("A.").key == prompts.statements("A.").key
-    assert prompts.statements("A.").key != prompts.statements("B.").key
+def test_a_prompt_never_changes_without_its_version() -> None:
+    current = prompt_hashes()
+    changed = {v: h for v, h in current.items() if RECORDED.get(v, h) != h}
+    assert not changed, f"prompt text changed without a version bump: {sorted(changed)}"
+    unrecorded = sorted(set(current) - set(RECORDED))
+    assert not unrecorded, f"record the hashes of new prompt versions: {{{', '.join(f'{v!r}: {current[v]!r}' for v in unrecorded)}}}"
+    assert len({v.split("/")[0] for v in current}) == len(current)  # one version per step
+
+
+def test_shared_extractions_are_byte_identical_across_metrics() -> None:
+    statements = {r.version for spec in SPECS for r in spec.plan.steps if r.step == "statements"}
+    assert statements == {extract.STATEMENTS_VERSION}
+    assert extract.statements_request("A.").messages == extract.statements_request("A.").messages
+    assert extract.statements_request("A.").identity != extract.claims_request("A.").identity

@@ -1,49 +1,42 @@
 """A scripted judge for the loopback server: it reads our prompts and rules by simple, checkable rules.
 
-Imported by the judge metric and engine tests (``from test_judge_metrics_scripted import ScriptedJudge``).
-Each rule is written so a test can compute the expected metric value by hand:
+Imported by the judge metric and engine tests and by bench/judge.py. Each rule is
+written so a test can compute the expected metric value by hand:
 
 * statements: the sentences of the text (split on '.', '!' and '?'); opinions: sentences that start
-  with "I think" or "I feel".
-* answer_correctness: an answer statement is supported iff it is also a reference sentence; a
-  reference statement is present iff it is also an answer sentence (case-insensitive).
+  with "I think" or "I feel"; claims: the other sentences, except those starting with "Hope".
+* answer_correctness: an answer statement is supported iff it is also a reference statement; a
+  reference statement is present iff it is also an answer statement (case-insensitive).
 * answer_relevance / context_relevance: yes iff it shares a word of 4+ letters with the question.
 * bias: yes iff the opinion says "always"; toxicity: yes iff it says "idiot" or "stupid".
 * context_precision: yes iff the passage shares a word of 4+ letters with the reference answer.
-* context_recall: yes iff the statement occurs in a passage; faithfulness: "implied" likewise,
-  "not_a_claim" for sentences starting with "Hope", else "not_implied".
+* context_recall / faithfulness: yes iff the statement / claim occurs in a passage.
 * hallucination: contradicted iff the answer has a sentence that, with " not" removed, is a
   sentence of the passage.
 * coherence: the number of sentences, clipped to 1..5; summary_coherence: 5 if every summary
   sentence occurs in the source, else 2.
 * qa_grade: CORRECT iff a reference occurs in the answer (case-insensitive).
+
+``impolite=True`` gives the same rulings impolitely: verdict lists shuffled (keys correct), keys
+written as strings, labels in capitals, ratings as floats or strings. Scores must not change.
 """
 
 from __future__ import annotations
 
+import random
 import re
 import threading
 from collections import Counter
 from typing import Any
 
 from judge_server import Fault
-from textgen_core.judge import prompts
+from textgen_core.judge import extract
+from textgen_core.judge.metrics import BY_NAME
 
-_SYSTEMS = {
-    prompts.prediction_units("x").messages[0]["content"]: "prediction_units",
-    prompts.statements("x").messages[0]["content"]: "reference_statements",
-    prompts.answer_correctness("x", ["a"], "r", ["b"]).messages[0]["content"]: "answer_correctness",
-    prompts.answer_relevance("q", ["a"]).messages[0]["content"]: "answer_relevance",
-    prompts.qa_grade("q", ["r"], "a").messages[0]["content"]: "qa_grade",
-    prompts.opinion_verdicts(["o"]).messages[0]["content"]: "opinion_verdicts",
-    prompts.context_precision("q", "r", ["c"]).messages[0]["content"]: "context_precision",
-    prompts.context_recall(["c"], ["s"]).messages[0]["content"]: "context_recall",
-    prompts.context_relevance("q", ["c"]).messages[0]["content"]: "context_relevance",
-    prompts.faithfulness(["c"], ["s"]).messages[0]["content"]: "faithfulness",
-    prompts.hallucination("p", ["c"]).messages[0]["content"]: "hallucination",
-    prompts.coherence("p").messages[0]["content"]: "coherence",
-    prompts.summary_coherence("s", "p").messages[0]["content"]: "summary_coherence",
-}
+#: System prompt -> step name, for every step our metrics ask.
+_SYSTEMS = {r.messages[0]["content"]: r.step for r in extract.SAMPLES}
+_SYSTEMS.update({r.messages[0]["content"]: r.step for spec in BY_NAME.values() for r in spec.plan.steps})
+_BLOCK = re.compile(r"(?m)^([^\n:]+):\n(~{3,})\n(.*?)\n\2$", re.DOTALL)
 
 
 def sentences(text: str) -> list[str]:
@@ -60,7 +53,8 @@ def words(text: str) -> set[str]:
 
 
 def blocks(user: str) -> dict[str, str]:
-    return {m.group(1): m.group(2).strip() for m in re.finditer(r"<(\w+)>\n(.*?)\n</\1>", user, re.DOTALL)}
+    """Fenced blocks of a prompt by label ('Text', 'Question', 'Passage 2', ...)."""
+    return {m.group(1): m.group(3) for m in _BLOCK.finditer(user)}
 
 
 def numbered(body: str) -> list[str]:
@@ -69,79 +63,85 @@ def numbered(body: str) -> list[str]:
     return [re.sub(r"^\d+\.\s", "", line) for line in body.splitlines() if re.match(r"^\d+\.\s", line)]
 
 
-def passages(body: str) -> list[str]:
-    return [p.strip() for p in re.split(r"(?m)^\[\d+\]\n", body) if p.strip()]
+def passages(b: dict[str, str]) -> list[str]:
+    return [b[k] for k in sorted((k for k in b if k.startswith("Passage ")), key=lambda k: int(k.split()[1]))]
 
 
 def step_of(request: dict) -> str:
     return _SYSTEMS[request["messages"][0]["content"]]
 
 
-def _items(items: list[str], key: str, verdicts: list[str]) -> list[dict]:
-    return [{key: item, "reason": "scripted", "verdict": v} for item, v in zip(items, verdicts)]
+def _verdicts(verdicts: list[str]) -> list[dict]:
+    return [{"item": i, "reason": "scripted", "verdict": v} for i, v in enumerate(verdicts, start=1)]
 
 
-def _passage_items(count: int, verdicts: list[str]) -> list[dict]:
-    return [{"passage": i + 1, "reason": "scripted", "verdict": v} for i, v in zip(range(count), verdicts)]
+def _opinion(s: str) -> bool:
+    return s.startswith(("I think", "I feel"))
 
 
 def rule_reply(request: dict) -> dict:
     """The reply our rules give to one of our prompts."""
     step = step_of(request)
     b = blocks(request["messages"][1]["content"])
-    if step == "prediction_units":
-        found = sentences(b["text"])
-        return {"statements": found, "opinions": [s for s in found if s.startswith(("I think", "I feel"))]}
-    if step == "reference_statements":
-        return {"statements": sentences(b["text"])}
+    if step in ("statements", "claims", "opinions"):
+        found = sentences(b["Text"])
+        if step == "opinions":
+            found = [s for s in found if _opinion(s)]
+        if step == "claims":
+            found = [s for s in found if not _opinion(s) and not s.startswith("Hope")]
+        return {step: found}
     if step == "answer_correctness":
-        answer = {norm(s) for s in sentences(b["answer"])}
-        ref = {norm(s) for s in sentences(b["reference"])}
-        a_items, r_items = numbered(b["answer_statements"]), numbered(b["reference_statements"])
-        return {"answer_statements": _items(a_items, "statement", ["supported" if norm(s) in ref else "unsupported" for s in a_items]),
-                "reference_statements": _items(r_items, "statement", ["present" if norm(s) in answer else "missing" for s in r_items])}
-    if step in ("answer_relevance", "context_relevance"):
-        q = words(b["question"])
-        if step == "answer_relevance":
-            items = numbered(b["statements"])
-            return {"verdicts": _items(items, "statement", ["yes" if words(s) & q else "no" for s in items])}
-        ps = passages(b["passages"])
-        return {"verdicts": _passage_items(len(ps), ["yes" if words(p) & q else "no" for p in ps])}
-    if step == "opinion_verdicts":
-        ops = numbered(b["opinions"])
-        return {"verdicts": [{"opinion": o, "bias_reason": "scripted", "biased": "yes" if "always" in o.lower() else "no",
-                              "toxicity_reason": "scripted",
-                              "toxic": "yes" if re.search(r"idiot|stupid", o.lower()) else "no"} for o in ops]}
+        a_items, r_items = numbered(b["Answer statements"]), numbered(b["Reference statements"])
+        ref, answer = {norm(s) for s in r_items}, {norm(s) for s in a_items}
+        return {"answer_statements": _verdicts(["supported" if norm(s) in ref else "unsupported" for s in a_items]),
+                "reference_statements": _verdicts(["present" if norm(s) in answer else "missing" for s in r_items])}
+    if step == "answer_relevance":
+        q = words(b["Question"])
+        return {"verdicts": _verdicts(["yes" if words(s) & q else "no" for s in numbered(b["Statements"])])}
+    if step == "context_relevance":
+        q = words(b["Question"])
+        return {"verdicts": _verdicts(["yes" if words(p) & q else "no" for p in passages(b)])}
+    if step in ("bias", "toxicity"):
+        pattern = r"always" if step == "bias" else r"idiot|stupid"
+        return {"verdicts": _verdicts(["yes" if re.search(pattern, o.lower()) else "no"
+                                       for o in numbered(b["Opinions"])])}
     if step == "context_precision":
-        ps, ref = passages(b["passages"]), words(b["reference_answer"])
-        return {"verdicts": _passage_items(len(ps), ["yes" if words(p) & ref else "no" for p in ps])}
+        ref = words(b["Reference answer"])
+        return {"verdicts": _verdicts(["yes" if words(p) & ref else "no" for p in passages(b)])}
     if step in ("context_recall", "faithfulness"):
-        ps = [norm(p) for p in passages(b["passages"])]
-        key = "reference_statements" if step == "context_recall" else "statements"
-        items = numbered(b[key])
-        verdicts = []
-        for s in items:
-            inside = any(norm(s) in p for p in ps)
-            if step == "context_recall":
-                verdicts.append("yes" if inside else "no")
-            else:
-                verdicts.append("implied" if inside else "not_a_claim" if s.startswith("Hope") else "not_implied")
-        return {"verdicts": _items(items, "statement", verdicts)}
+        ps = [norm(p) for p in passages(b)]
+        items = numbered(b["Reference statements" if step == "context_recall" else "Claims"])
+        return {"verdicts": _verdicts(["yes" if any(norm(s) in p for p in ps) else "no" for s in items])}
     if step == "hallucination":
-        negated = {norm(s).replace(" not ", " ") for s in sentences(b["answer"]) if " not " in f" {norm(s)} "}
-        ps = passages(b["passages"])
-        return {"verdicts": _passage_items(len(ps), ["contradicted" if negated & {norm(s) for s in sentences(p)} else
-                                                      "not_contradicted" for p in ps])}
+        negated = {norm(s).replace(" not ", " ") for s in sentences(b["Answer"]) if " not " in f" {norm(s)} "}
+        return {"verdicts": _verdicts(["contradicted" if negated & {norm(s) for s in sentences(p)} else
+                                       "not_contradicted" for p in passages(b)])}
     if step == "coherence":
-        return {"reason": "scripted", "score": max(1, min(5, len(sentences(b["text"]))))}
+        return {"reason": "scripted", "score": max(1, min(5, len(sentences(b["Text"]))))}
     if step == "summary_coherence":
-        src = norm(b["source"])
-        return {"reason": "scripted", "score": 5 if all(norm(s) in src for s in sentences(b["summary"])) else 2}
+        src = norm(b["Source"])
+        return {"reason": "scripted", "score": 5 if all(norm(s) in src for s in sentences(b["Summary"])) else 2}
     if step == "qa_grade":
-        answer = norm(b["answer"])
-        refs = [norm(v) for k, v in b.items() if k.startswith("reference_")]
+        answer = norm(b["Answer"])
+        refs = [norm(v) for k, v in b.items() if k.startswith("Reference answer")]
         return {"reason": "scripted", "grade": "CORRECT" if any(r in answer for r in refs) else "INCORRECT"}
     raise AssertionError(f"unhandled step {step}")
+
+
+def impolite(reply: dict, rng: random.Random) -> dict:
+    """The same rulings, written the way small local judges write them."""
+    out: dict[str, Any] = {}
+    for name, value in reply.items():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            rows = [dict(v, item=str(v["item"]) if v["item"] % 2 else v["item"], verdict=v["verdict"].upper()
+                         if v["verdict"] in ("yes", "no") else v["verdict"]) for v in value]
+            rng.shuffle(rows)
+            out[name] = rows
+        elif name == "score":
+            out[name] = rng.choice([float(value), str(value), f"{value}.0"])
+        else:
+            out[name] = value
+    return out
 
 
 class ScriptedJudge:
@@ -151,10 +151,12 @@ class ScriptedJudge:
     step fails for good after the client's retries. Requests are counted per step.
     """
 
-    def __init__(self, fail: list[tuple[Any, Fault]] | None = None) -> None:
+    def __init__(self, fail: list[tuple[Any, Fault]] | None = None, *, impolite: bool = False) -> None:
         self.fail = fail or []
+        self.impolite = impolite
         self.steps: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self._rng = random.Random(7)
 
     def __call__(self, request: dict) -> Any:
         step = step_of(request)
@@ -163,17 +165,24 @@ class ScriptedJudge:
         for predicate, fault in self.fail:
             if predicate(step, request["messages"][1]["content"]):
                 return fault
-        return rule_reply(request)
+        reply = rule_reply(request)
+        if self.impolite:
+            with self._lock:
+                reply = impolite(reply, self._rng)
+        return reply
 
 
 def test_rules_read_our_prompts() -> None:
-    request = {"messages": list(prompts.answer_correctness(
-        "Paris is big. It rains.", ["Paris is big.", "It rains."], "Paris is big.", ["Paris is big."]).messages)}
+    from textgen_core.judge.metrics import answer_correctness
+
+    request = {"messages": list(answer_correctness.request(["Paris is big.", "It rains."], ["Paris is big."]).messages)}
     reply = rule_reply(request)
     assert [v["verdict"] for v in reply["answer_statements"]] == ["supported", "unsupported"]
     assert [v["verdict"] for v in reply["reference_statements"]] == ["present"]
 
 
 def test_rules_read_passages() -> None:
-    request = {"messages": list(prompts.hallucination("Water is not wet.", ["Water is wet.", "Fire is hot."]).messages)}
+    from textgen_core.judge.metrics import hallucination
+
+    request = {"messages": list(hallucination.request("Water is not wet.", ["Water is wet.", "Fire is hot."]).messages)}
     assert [v["verdict"] for v in rule_reply(request)["verdicts"]] == ["contradicted", "not_contradicted"]

@@ -15,8 +15,8 @@ from typing import Any, Awaitable, Callable
 
 from .cache import embedding_key, logprobs_key
 from .client import JudgeClient, Unscored
-from .prompts import Request
-from .steps import Answer, StepFailed
+from .metric import Answer, StepFailed
+from .prompting import Request
 
 #: Characters per token for the estimate (a common rule of thumb for English text).
 CHARS_PER_TOKEN = 4
@@ -85,7 +85,8 @@ class ClientAsker:
         messages = [dict(m) for m in request.messages]
         try:
             reply = await self.gate.run(lambda: self.client.ask(
-                messages, request.schema, schema_name=request.step, prompt_version=request.version))
+                messages, request.schema, schema_name=request.step, prompt_version=request.version,
+                check=request.check))
         except Unscored as exc:
             raise _failure(exc, request.step, messages) from None
         return Answer(reply.value, reply.cache_key)

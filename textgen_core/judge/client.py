@@ -123,12 +123,15 @@ class JudgeClient:
         """Spend so far at the configured prices per million tokens; None when no price is set."""
         return self.settings.price(self.usage.prompt_tokens, self.usage.completion_tokens)
 
-    async def ask(self, messages: list[dict], schema: dict, *, schema_name: str, prompt_version: str) -> JudgeReply:
+    async def ask(self, messages: list[dict], schema: dict, *, schema_name: str, prompt_version: str,
+                  check: Callable[[Any], str | None] | None = None) -> JudgeReply:
         """Ask the judge; return its schema-valid reply or raise :class:`Unscored`.
 
         ``messages`` are chat messages (role, content); ``schema`` is the JSON
         Schema of the answer (the subset in :mod:`.schema_check`); a schema
-        outside that subset is a programming error (ValueError).
+        outside that subset is a programming error (ValueError). ``check`` looks
+        past the schema (every numbered item ruled on once): a reply it rejects
+        is re-asked once with the problem spelled out, then unscored with it.
         """
         schema_check.check_schema(schema)
         messages = copy_messages(messages)
@@ -144,7 +147,7 @@ class JudgeClient:
                     if hit is not None:
                         return hit
                 try:
-                    return await self._ask_fresh(state, key, messages, schema, schema_name, prompt_version)
+                    return await self._ask_fresh(state, key, messages, schema, schema_name, prompt_version, check)
                 except Unscored:
                     self._meter.bump(failed=1)
                     raise
@@ -237,10 +240,12 @@ class JudgeClient:
 
     # -- chat: modes, validation, re-asks --------------------------------------------
     async def _ask_fresh(self, state: LoopState, key: str, messages: list[dict], schema: dict,
-                         schema_name: str, prompt_version: str) -> JudgeReply:
+                         schema_name: str, prompt_version: str,
+                         check: Callable[[Any], str | None] | None = None) -> JudgeReply:
         started = time.monotonic()
         budget = Budget(self.settings.retries)
         reasks_left = self.settings.retries
+        key_reasks_left = 1
         scrub = self._transport.scrub
         convo = messages
         prompt_tokens = completion_tokens = replies = 0
@@ -257,6 +262,13 @@ class JudgeClient:
                 raise Unscored(scrub(reason), kind=kind, attempts=budget.attempts, text=scrub(text), messages=sent)
             try:
                 value = schema_check.parse_reply(text, schema)
+                problem_text = check(value) if check is not None else None
+                if problem_text is not None:
+                    if key_reasks_left <= 0:
+                        raise Unscored(scrub(problem_text), kind="invalid", attempts=budget.attempts,
+                                       text=scrub(text), messages=sent)
+                    key_reasks_left = 0
+                    raise schema_check.ReplyError(problem_text)
             except schema_check.ReplyError as err:
                 if reasks_left <= 0:
                     raise Unscored(scrub(f"invalid JSON after {replies} attempts: {err}"), kind="invalid",

@@ -29,11 +29,10 @@ from ..model import Cell, Datum
 from ..progress import Progress, ProgressCallback
 from ..store import Store
 from .asker import CacheLookup, ClientAsker, DryAsker, Gate, Stopped, Tally
-from .cells import Outcome
 from .client import JudgeClient, Usage
-from .metrics import BY_NAME, JudgePlan
+from .metric import JudgePlan, Outcome, StepFailed, empty_outcome
+from .metrics import BY_NAME
 from .settings import JudgeSettings
-from .steps import StepFailed
 from .writer import ResultWriter
 
 log = logging.getLogger(__name__)
@@ -78,6 +77,9 @@ def plan_groups(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
 async def score_cell(asker: Any, job: Job) -> Outcome:
     """One cell; a failed step or an unexpected error unscores this cell only."""
     row, name, plan, params = job
+    empty = empty_outcome(BY_NAME[name], row)
+    if empty is not None:
+        return empty
     try:
         outcome = await plan.score(asker, row, params)
     except StepFailed as exc:

@@ -113,9 +113,33 @@ def validate(value: Any, schema: Mapping[str, Any]) -> None:
 
 
 def parse_reply(text: str | None, schema: Mapping[str, Any]) -> Any:
-    """Extract and validate in one step."""
-    value = extract_json(text)
+    """Extract, normalise and validate in one step."""
+    value = normalize(extract_json(text), schema)
     validate(value, schema)
+    return value
+
+
+_INTEGER_TEXT = re.compile(r"^[+-]?\d+(?:\.0*)?$")
+
+
+def normalize(value: Any, schema: Mapping[str, Any]) -> Any:
+    """Read integer-valued numbers in any form (4, 4.0, "4") as integers where the schema wants an integer,
+    and labels in any case ("Yes") as the schema writes them, so a polite-enough reply is not re-asked."""
+    kinds = schema.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else list(kinds or [])
+    if isinstance(value, dict) and isinstance(schema.get("properties"), Mapping):
+        props = schema["properties"]
+        return {k: normalize(v, props[k]) if k in props else v for k, v in value.items()}
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        return [normalize(v, schema["items"]) for v in value]
+    if "integer" in kinds and not isinstance(value, bool):
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and _INTEGER_TEXT.match(value.strip()):
+            return int(float(value.strip()))
+    if isinstance(value, str) and schema.get("enum"):
+        options = {o.lower(): o for o in schema["enum"] if isinstance(o, str)}
+        return options.get(value.strip().lower(), value)
     return value
 
 

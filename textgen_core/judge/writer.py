@@ -6,7 +6,7 @@ import json
 
 from ..model import Datum
 from ..store import Store
-from .cells import Outcome
+from .metric import Outcome
 from .store_writer import CellWrite, StoreWriter, writer_for
 
 

@@ -14,12 +14,9 @@ def all_metrics() -> dict[str, MetricSpec]:
     """Every declared metric, lexical first, in a stable order."""
     from .lexical import SPECS as lexical_specs
 
-    specs: list[MetricSpec] = list(lexical_specs)
-    try:
-        from ..judge.metrics import SPECS as judge_specs
-    except ImportError:  # the judge package is optional at import time
-        judge_specs = ()
-    specs.extend(judge_specs)
+    from ..judge.metrics import SPECS as judge_specs  # a broken judge import fails loudly, never hides metrics
+
+    specs: list[MetricSpec] = [*lexical_specs, *judge_specs]
     by_name: dict[str, MetricSpec] = {}
     for spec in specs:
         if spec.name in by_name:

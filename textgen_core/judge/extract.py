@@ -1,0 +1,114 @@
+"""The shared extraction steps: statements, claims and opinions of a text.
+
+Each is one request per text, byte-identical wherever it is used, so the
+engine asks it once: a prediction's statements serve answer correctness and
+answer relevance; a reference's statements serve answer correctness and
+context recall (and the prediction's, when the texts are equal); the opinions
+serve bias and toxicity; the claims serve faithfulness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .metric import Asker, VerdictRow
+from .prompting import TOKENS_PER_EXTRACTED, Request, fence, guess_units, item_list, messages, strict_object
+
+STATEMENTS_VERSION = "statements/2"
+CLAIMS_VERSION = "claims/1"
+OPINIONS_VERSION = "opinions/1"
+
+_STATEMENTS = """\
+Break a text into statements for a grader who will check each one later. Reply with JSON only: \
+{"statements": [...]}.
+
+A statement is one distinct assertion of the text that can be read on its own:
+- Split a sentence that asserts several things into one statement per assertion.
+- Replace pronouns and vague references with what they stand for; keep numbers, names, dates and \
+qualifiers exactly.
+- Keep every assertion, including wrong, hedged, off-topic or filler ones (an offer of further help is a \
+statement too). Do not judge them and add nothing the text does not say.
+- A bare short answer (a name, a number, a phrase) is one statement, as written.
+Return an empty list when the text asserts nothing."""
+
+_CLAIMS = """\
+List the factual claims a text makes, for a fact-checker who will verify each one later. Reply with JSON \
+only: {"claims": [...]}.
+
+A claim is an assertion about the world that could in principle be checked as true or false. Write each \
+as a self-contained sentence (pronouns replaced, numbers, names and dates kept exactly). Include claims \
+that look wrong. Leave out what cannot be checked: greetings, offers of help, questions, and the author's \
+own opinions or feelings. Return an empty list when the text makes no claim."""
+
+_OPINIONS = """\
+List the opinions a text expresses. Reply with JSON only: {"opinions": [...]}.
+
+An opinion is the author's own subjective judgment, belief or evaluation ("this law is a disaster", "the \
+film is wonderful"). Not opinions: verifiable facts; factual claims that happen to be false; views the \
+text attributes to someone else (a reported or cited view). Quote each opinion or paraphrase it closely. \
+Return an empty list when there is none."""
+
+
+def _request(step: str, version: str, system: str, field: str, text: str) -> Request:
+    expected = max(1, guess_units(text))
+    return Request(step, version, messages(system, fence("Text", text)), strict_object({field: item_list()}),
+                   placeholder={field: [f"({field} {i})" for i in range(1, expected + 1)]},
+                   reply_tokens=8 + TOKENS_PER_EXTRACTED * expected)
+
+
+def statements_request(text: str) -> Request:
+    return _request("statements", STATEMENTS_VERSION, _STATEMENTS, "statements", text)
+
+
+def claims_request(text: str) -> Request:
+    return _request("claims", CLAIMS_VERSION, _CLAIMS, "claims", text)
+
+
+def opinions_request(text: str) -> Request:
+    return _request("opinions", OPINIONS_VERSION, _OPINIONS, "opinions", text)
+
+
+#: One sample request per extraction step (versions and prompt hashes).
+SAMPLES = (statements_request("Sample text."), claims_request("Sample text."), opinions_request("Sample text."))
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """Items a judge extracted from a text, and the exchange they came from."""
+
+    kind: str
+    items: tuple[str, ...]
+    cache_key: str | None
+
+    def rows(self, step: str) -> list[VerdictRow]:
+        """What was extracted; an empty extraction still leaves one row pointing at the exchange."""
+        if not self.items:
+            return [(step, 0, None, f"no {self.kind}s", None, self.cache_key)]
+        return [(step, i, item, self.kind, None, self.cache_key) for i, item in enumerate(self.items)]
+
+
+def _clean(items: object) -> tuple[str, ...]:
+    """Extracted strings, whitespace-normalised, empty ones dropped, exact duplicates kept once."""
+    seen: dict[str, None] = {}
+    for item in items if isinstance(items, list) else ():
+        text = " ".join(str(item).split())
+        if text:
+            seen.setdefault(text, None)
+    return tuple(seen)
+
+
+async def _extract(ask: Asker, request: Request, field: str, kind: str) -> Extracted:
+    answer = await ask.ask(request)
+    return Extracted(kind, _clean(answer.value.get(field)), answer.cache_key)
+
+
+async def statements(ask: Asker, text: str) -> Extracted:
+    return await _extract(ask, statements_request(text), "statements", "statement")
+
+
+async def claims(ask: Asker, text: str) -> Extracted:
+    return await _extract(ask, claims_request(text), "claims", "claim")
+
+
+async def opinions(ask: Asker, text: str) -> Extracted:
+    return await _extract(ask, opinions_request(text), "opinions", "opinion")

@@ -1,0 +1,33 @@
+"""The judge metrics: one module per metric, each defining ``SPEC`` (see :func:`..metric.declare`).
+
+To add a judge metric: write ``textgen_core/judge/metrics/<name>.py`` with its
+prompt (a ``Request`` builder using :mod:`..prompting`), its ``async def
+score(ask, row, params) -> Outcome`` and ``SPEC = declare(...)`` (inputs, notes,
+``JudgePlan(score, steps=(sample requests...), empty=...)``); then add the
+module to :data:`MODULES` below. Shared extraction steps are in :mod:`..extract`.
+"""
+
+from __future__ import annotations
+
+from ...metrics.spec import MetricSpec
+from . import (answer_correctness, answer_relevance, bias, coherence, context_precision, context_recall,
+               context_relevance, faithfulness, hallucination, perplexity, qa_grade, semantic_similarity,
+               summary_coherence, toxicity)
+
+MODULES = (answer_correctness, answer_relevance, bias, toxicity, context_precision, context_recall,
+           context_relevance, faithfulness, hallucination, summary_coherence, coherence, qa_grade,
+           semantic_similarity, perplexity)
+
+SPECS: tuple[MetricSpec, ...] = tuple(m.SPEC for m in MODULES)
+BY_NAME: dict[str, MetricSpec] = {spec.name: spec for spec in SPECS}
+
+
+def prompt_signature(metric: str) -> str:
+    """Prompt versions behind a judge metric, for its reproducibility signature ('' for none)."""
+    return BY_NAME[metric].plan.prompt_versions()
+
+
+def prompt_hashes(metrics: list[str] | None = None) -> dict[str, str]:
+    """{prompt version: hash of its text} of the steps behind ``metrics`` (all by default)."""
+    return {r.version: r.text_hash() for name in (metrics or list(BY_NAME))
+            for r in BY_NAME[name].plan.steps}

@@ -1,0 +1,54 @@
+"""Answer relevance: share of the answer's statements that are relevant to the query (seed definition)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ...model import Cell, Datum
+from .. import extract
+from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, declare, has_text, unscored
+from ..prompting import (TOKENS_PER_VERDICT, Request, fence, keyed_check, messages, numbered, placeholder_verdicts,
+                         strict_object, verdict_list)
+
+VERSION = "answer_relevance/2"
+
+SYSTEM = """\
+Decide, for each numbered statement of an answer, whether it is relevant to the question. Reply with JSON \
+only.
+
+- "yes": the statement itself answers the question, or part of it.
+- "no": anything else: statements about something else, filler (greetings, disclaimers, offers of further \
+help), and background or supporting detail that does not by itself answer the question.
+
+Judge relevance only: a wrong statement can still be relevant. Give one verdict per statement, naming it \
+by its number in "item", with a one-sentence reason."""
+
+
+def request(query: str, statements: Sequence[str]) -> Request:
+    n = len(statements)
+    return Request("answer_relevance", VERSION,
+                   messages(SYSTEM, fence("Question", query) + "\n\n" + numbered("Statements", statements)),
+                   strict_object({"verdicts": verdict_list("yes", "no")}),
+                   placeholder={"verdicts": placeholder_verdicts(n, "yes")},
+                   reply_tokens=6 + TOKENS_PER_VERDICT * n, check=keyed_check({"verdicts": n}, "statement"))
+
+
+async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
+    if not has_text(row.query):
+        return unscored("no query")
+    found = await extract.statements(ask, row.prediction or "")
+    rows = found.rows("statements.prediction")
+    if not found.items:
+        return Outcome(Cell.unscored("no statements in the prediction"), rows)
+    judged = await ask_verdicts(ask, request(row.query or "", found.items), found.items)
+    relevant, total = judged.count("yes"), len(found.items)
+    return Outcome(Cell(relevant / total, {"relevant": relevant, "statements": total}),
+                   rows + judged.rows("answer_relevance"))
+
+
+SPEC = declare(
+    "answer_relevance", "Answer relevance", "Share of the answer's statements that are relevant to the query.",
+    ("query", "prediction"), JudgePlan(score, (extract.SAMPLES[0], request("q", ["a"])), empty="unscored"),
+    "Only statements that answer the query count as relevant; supporting detail, filler and off-topic "
+    "statements count against. No statements extracted: unscored (a share of nothing is undefined). "
+    "No query: unscored.")

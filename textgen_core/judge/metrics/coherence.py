@@ -1,0 +1,41 @@
+"""Coherence: a 1-5 rating of how well the prediction's sentences form a whole (after the seed's G-Eval)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ...model import Datum
+from ..metric import Asker, JudgePlan, Outcome, declare
+from ..prompting import Request, fence
+from . import _rating
+
+VERSION = "coherence/2"
+
+SYSTEM = f"""\
+Rate the coherence of a text from 1 to 5. Coherence is the collective quality of its sentences: each \
+builds on what came before, the ideas follow a logical order, and together they form a well-structured \
+whole rather than a heap of loosely related sentences. Judge the text alone: not whether it is true, and \
+not how well it fits any task.
+
+5: clearly organized and easy to follow from start to end.
+4: well organized, with a minor jump or an awkward transition.
+3: understandable, but the order or the links between ideas get in the way.
+2: mostly disjointed; the reader has to reconstruct how the ideas connect.
+1: incoherent.
+
+{_rating.CLOSING}"""
+
+
+def request(prediction: str) -> Request:
+    return _rating.request("coherence", VERSION, SYSTEM, fence("Text", prediction))
+
+
+async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
+    return await _rating.rate(ask, request(row.prediction or ""), "prediction")
+
+
+SPEC = declare(
+    "coherence", "Coherence", "1-5 rating of how well the prediction's sentences form a logical, "
+    "well-structured whole; the query is not shown to the judge.", ("prediction",),
+    JudgePlan(score, (request("p"),), empty="unscored"),
+    "A rating written 4, 4.0 or \"4\" is read as 4; anything else outside 1-5 is re-asked.", value_range=(1.0, 5.0))

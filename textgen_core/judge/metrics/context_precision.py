@@ -1,0 +1,69 @@
+"""Context precision: are the passages useful for the reference answer ranked first? (seed definition)"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Mapping, Sequence
+
+from ...model import Cell, Datum
+from ..metric import (Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare, has_text, ref_step, references,
+                      unscored)
+from ..prompting import Request, fence
+from . import _passages
+
+VERSION = "context_precision/2"
+
+SYSTEM = f"""\
+Decide which retrieved passages were useful for arriving at a known correct answer to a question. Reply \
+with JSON only.
+
+- "yes": the passage holds information that helps produce the reference answer, all of it or part of it.
+- "no": it does not.
+
+{_passages.ONE_PER_PASSAGE}"""
+
+
+def request(query: str, reference: str, ctx: list[str]) -> Request:
+    head = fence("Question", query) + "\n\n" + fence("Reference answer", reference)
+    return _passages.request("context_precision", VERSION, SYSTEM, head, ctx, "yes", "no")
+
+
+def average_precision(relevant: Sequence[bool]) -> float:
+    """Mean of precision@k over the useful positions k; 0 when none is.
+
+    >>> average_precision([True, False, False, True])
+    0.75
+    >>> average_precision([False, True, False, True])
+    0.5
+    """
+    hits, total = 0, 0.0
+    for k, useful in enumerate(relevant, start=1):
+        if useful:
+            hits += 1
+            total += hits / k
+    return 0.0 if hits == 0 else total / hits
+
+
+async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
+    ctx, refs = contexts(row), references(row)
+    if not ctx:
+        return unscored("no contexts")
+    if not refs:
+        return unscored("no references")
+    if not has_text(row.query):
+        return unscored("no query")
+    judged = await asyncio.gather(*(ask_verdicts(ask, request(row.query or "", ref, ctx), ctx) for ref in refs))
+    rows = [r for i, j in enumerate(judged) for r in j.rows(ref_step("context_precision", i))]
+    useful = [any(j.labels[k] == "yes" for j in judged) for k in range(len(ctx))]
+    details = {"verdicts": ["yes" if u else "no" for u in useful], "relevant": sum(useful), "contexts": len(ctx)}
+    return Outcome(Cell(average_precision(useful), details), rows)
+
+
+SPEC = declare(
+    "context_precision", "Context precision",
+    "Are the contexts useful for the reference answer ranked first? Mean of precision@k over the useful "
+    "positions k.", ("query", "references", "contexts"),
+    JudgePlan(score, (request("q", "r", ["c"]),), empty="n/a"),
+    "One verdict per (context, reference); a context is useful if it is useful for any reference. 0 when no "
+    "context is useful. Order matters: [yes, no, no, yes] = 0.75, [no, yes, no, yes] = 0.5. No contexts, no "
+    "references or no query: unscored.")

@@ -1,0 +1,63 @@
+"""Context recall: share of the reference's statements the passages support, best reference (seed definition)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Mapping, Sequence
+
+from ...model import Datum
+from .. import extract
+from ..metric import (Asker, JudgePlan, Outcome, ask_verdicts, best_reference, contexts, declare, ref_step,
+                      references, unscored)
+from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, passages,
+                         placeholder_verdicts, strict_object, verdict_list)
+
+VERSION = "context_recall/2"
+
+SYSTEM = """\
+Check whether each numbered statement of a reference answer can be attributed to a set of retrieved \
+passages. Reply with JSON only.
+
+- "yes": the passages, alone or together, state the statement or directly imply it.
+- "no": they do not; a statement that needs knowledge from outside the passages is "no".
+
+Give one verdict per statement, naming it by its number in "item", with a one-sentence reason that names \
+the supporting passage when there is one."""
+
+
+def request(ctx: Sequence[str], statements: Sequence[str]) -> Request:
+    n = len(statements)
+    return Request("context_recall", VERSION,
+                   messages(SYSTEM, passages(ctx) + "\n\n" + numbered("Reference statements", statements)),
+                   strict_object({"verdicts": verdict_list("yes", "no")}),
+                   placeholder={"verdicts": placeholder_verdicts(n, "yes")},
+                   reply_tokens=6 + TOKENS_PER_VERDICT * n, check=keyed_check({"verdicts": n}, "statement"))
+
+
+async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
+    ctx, refs = contexts(row), references(row)
+    if not ctx:
+        return unscored("no contexts")
+    if not refs:
+        return unscored("no references")
+    extracted = await asyncio.gather(*(extract.statements(ask, ref) for ref in refs))
+    rows = [r for i, e in enumerate(extracted) for r in e.rows(ref_step("statements.reference", i))]
+
+    async def one(i: int, items: tuple[str, ...]) -> dict[str, Any] | None:
+        if not items:
+            return None
+        judged = await ask_verdicts(ask, request(ctx, items), items)
+        rows.extend(judged.rows(ref_step("context_recall", i)))
+        hits = judged.count("yes")
+        return {"attributed": hits, "statements": len(items), "value": hits / len(items)}
+
+    per_ref = await asyncio.gather(*(one(i, e.items) for i, e in enumerate(extracted)))
+    return best_reference(list(per_ref), ("attributed", "statements"), rows, "no statements in the reference")
+
+
+SPEC = declare(
+    "context_recall", "Context recall", "Share of the reference's statements that the contexts support.",
+    ("references", "contexts"), JudgePlan(score, (extract.SAMPLES[0], request(["c"], ["s"])), empty="n/a"),
+    "Several references: the best share counts. A reference with no statements is skipped; if none has "
+    "statements the cell is unscored. No contexts or no references: unscored. The reference statements are "
+    "the same request as answer correctness's.")

@@ -1,0 +1,41 @@
+"""Context relevance: share of the retrieved passages relevant to the query (seed definition)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ...model import Cell, Datum
+from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare, has_text, unscored
+from ..prompting import Request, fence
+from . import _passages
+
+VERSION = "context_relevance/2"
+
+SYSTEM = f"""\
+Decide whether each retrieved passage is relevant to a question. Reply with JSON only.
+
+- "yes": some part of the passage helps answer the question, even partly.
+- "no": nothing in the passage helps answer it.
+
+{_passages.ONE_PER_PASSAGE}"""
+
+
+def request(query: str, ctx: list[str]) -> Request:
+    return _passages.request("context_relevance", VERSION, SYSTEM, fence("Question", query), ctx, "yes", "no")
+
+
+async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
+    ctx = contexts(row)
+    if not ctx:
+        return unscored("no contexts")
+    if not has_text(row.query):
+        return unscored("no query")
+    judged = await ask_verdicts(ask, request(row.query or "", ctx), ctx)
+    hits = judged.count("yes")
+    return Outcome(Cell(hits / len(ctx), {"relevant": hits, "contexts": len(ctx)}), judged.rows("context_relevance"))
+
+
+SPEC = declare(
+    "context_relevance", "Context relevance", "Share of the contexts relevant to the query.",
+    ("query", "contexts"), JudgePlan(score, (request("q", ["c"]),), empty="n/a"),
+    "No contexts or no query: unscored.")

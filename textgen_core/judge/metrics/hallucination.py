@@ -1,0 +1,43 @@
+"""Hallucination: share of the retrieved passages the prediction contradicts (seed definition)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ...model import Cell, Datum
+from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare, unscored
+from ..prompting import Request, fence
+from . import _passages
+
+VERSION = "hallucination/2"
+
+SYSTEM = f"""\
+Decide whether an answer contradicts each retrieved passage. Reply with JSON only.
+
+- "contradicted": the answer states something that directly conflicts with what the passage says.
+- "not_contradicted": anything else, including when the answer adds information the passage does not \
+mention, or when the passage is unrelated to the answer.
+
+{_passages.ONE_PER_PASSAGE}"""
+
+
+def request(prediction: str, ctx: list[str]) -> Request:
+    return _passages.request("hallucination", VERSION, SYSTEM, fence("Answer", prediction), ctx,
+                             "contradicted", "not_contradicted")
+
+
+async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
+    ctx = contexts(row)
+    if not ctx:
+        return unscored("no contexts")
+    judged = await ask_verdicts(ask, request(row.prediction or "", ctx), ctx)
+    hits = judged.count("contradicted")
+    return Outcome(Cell(hits / len(ctx), {"contradicted": hits, "contexts": len(ctx)}), judged.rows("hallucination"))
+
+
+SPEC = declare(
+    "hallucination", "Hallucination", "Share of the contexts that the prediction contradicts.",
+    ("prediction", "contexts"), JudgePlan(score, (request("p", ["c"]),), empty="unscored"),
+    "Adding facts a context does not mention is not a contradiction. No contexts: unscored.", direction="lower",
+    departures="an empty prediction is unscored, where the seed system would give it 0 (it contradicts "
+               "nothing), the best value.")

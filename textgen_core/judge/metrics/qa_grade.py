@@ -1,0 +1,50 @@
+"""QA grade: CORRECT (1) or INCORRECT (0) against the reference answers, in one call."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ...model import Cell, Datum
+from ..metric import Asker, JudgePlan, Outcome, declare, has_text, references, unscored
+from ..prompting import STRING, TOKENS_PER_RATING, Request, fence, labels, messages, strict_object
+
+VERSION = "qa_grade/2"
+
+SYSTEM = """\
+Grade an answer to a question against one or more reference answers. Reply with JSON only: a short \
+reason first, then the grade.
+
+- "CORRECT": the answer gives what a reference answer gives for what the question asks. Wording, length \
+and extra detail do not matter as long as nothing in the answer contradicts that reference.
+- "INCORRECT": the answer gives something else, contradicts the reference, hedges between several \
+answers, or does not answer.
+
+With several references, the answer is CORRECT if it agrees with any one of them."""
+
+
+def request(query: str, refs: Sequence[str], prediction: str) -> Request:
+    shown = "\n\n".join(fence(f"Reference answer {i}", r) for i, r in enumerate(refs, start=1))
+    user = "\n\n".join([fence("Question", query), shown, fence("Answer", prediction)])
+    return Request("qa_grade", VERSION, messages(SYSTEM, user),
+                   strict_object({"reason": STRING, "grade": labels("CORRECT", "INCORRECT")}),
+                   placeholder={"reason": "", "grade": "CORRECT"}, reply_tokens=TOKENS_PER_RATING)
+
+
+async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
+    refs = references(row)
+    if not refs:
+        return unscored("no references")
+    if not has_text(row.query):
+        return unscored("no query")
+    req = request(row.query or "", refs, row.prediction or "")
+    answer = await ask.ask(req)
+    grade = str(answer.value["grade"])
+    return Outcome(Cell(1.0 if grade == "CORRECT" else 0.0, {"grade": grade}),
+                   [("qa_grade", 0, "answer", grade, str(answer.value.get("reason", "")), answer.cache_key)])
+
+
+SPEC = declare(
+    "qa_grade", "QA grade", "1 when the judge grades the answer CORRECT against the reference answer(s), 0 when "
+    "INCORRECT.", ("query", "prediction", "references"), JudgePlan(score, (request("q", ["r"], "a"),), empty=0.0),
+    "CORRECT if the answer agrees with any reference; extra detail is fine unless it contradicts. All "
+    "references are shown in one call. No references or no query: unscored.")

@@ -1,0 +1,47 @@
+"""Semantic similarity: cosine of the endpoint's embeddings of the prediction and each reference."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+from ...model import Cell, Datum
+from ..metric import Asker, JudgePlan, Outcome, declare, references, unscored
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Cosine similarity; None when a vector is empty, zero or the lengths differ."""
+    if not a or len(a) != len(b):
+        return None
+    dot = sum(x * y for x, y in zip(a, b))
+    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
+    if na == 0.0 or nb == 0.0:
+        return None
+    return max(-1.0, min(1.0, dot / (na * nb)))
+
+
+async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
+    refs = references(row)
+    if not refs:
+        return unscored("no references")
+    vectors = await ask.embed([row.prediction or "", *refs])
+    if len(vectors) != len(refs) + 1:
+        return unscored(f"the endpoint returned {len(vectors)} embeddings for {len(refs) + 1} texts")
+    sims = [cosine(vectors[0], v) for v in vectors[1:]]
+    scored = [(i, s) for i, s in enumerate(sims) if s is not None]
+    if not scored:
+        return unscored("zero or mismatched embedding vectors")
+    best_i, best = max(scored, key=lambda t: t[1])
+    details: dict[str, Any] = {"reference": best_i + 1}
+    if len(refs) > 1:
+        details["per_reference"] = sims
+    return Outcome(Cell(best, details))
+
+
+SPEC = declare(
+    "semantic_similarity", "Semantic similarity",
+    "Cosine similarity of the prediction's and each reference's embeddings from the endpoint's embeddings "
+    "API; the best reference counts.", ("prediction", "references"),
+    JudgePlan(score, api="embeddings", empty="unscored"),
+    "Uses the judge settings' embedding model (or the judge model). No references: unscored; a zero vector "
+    "is unscored. Values can be negative.", group="endpoint", value_range=(-1.0, 1.0))
