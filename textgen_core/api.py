@@ -1,0 +1,62 @@
+"""`score()`: metrics over a DataFrame, a list of dicts or a file, in one call, for notebooks and scripts.
+
+The rows go through the same loader, checks and runner as the CLI and the
+dashboard; only the database is optional (an in-memory one unless a store is
+given, so nothing is written to disk).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from .catalog import save_or_reuse
+from .datasets import ColumnMapping, load_dataset
+from .errors import ParameterError
+from .evaluate import evaluate
+from .metrics.registry import get_metric
+from .store import Store
+from .summary import long_scores, wide_scores
+
+#: What :func:`score` reads: a DataFrame, rows as dicts, or a CSV / JSON Lines / Parquet file.
+Data = pd.DataFrame | Sequence[Mapping[str, Any]] | str | os.PathLike
+
+
+def score(data: Data, metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]] | None = None, *,
+          judge: Any | None = None, mapping: ColumnMapping | Mapping[str, Any] | None = None,
+          store: Store | None = None, name: str | None = None, long: bool = False,
+          workers: int | None = None) -> pd.DataFrame:
+    """Score ``data`` with ``metrics``; one row per (datum, model) and one column per score.
+
+    ``params`` holds metric parameters (``{"rouge": {"use_stemmer": True}}``); ``judge``
+    a :class:`~textgen_core.judge.settings.JudgeSettings` for judge and endpoint
+    metrics; ``mapping`` overrides the guessed columns (``{"prediction": "answer"}``).
+    An unscored cell is NaN in the wide table; ``long=True`` returns one row per cell
+    with its ``reason`` and details instead. The run id is in ``frame.attrs["run_id"]``
+    (the run lives in ``store`` when one is given, else in memory only).
+    """
+    if isinstance(metrics, str):
+        raise ParameterError(f"metrics must be a list of names, e.g. [{metrics!r}]")
+    specs = [get_metric(m) for m in metrics]
+    required = {field: ", ".join(s.name for s in specs if field in s.needs) for spec in specs for field in spec.needs}
+    dataset = load_dataset(_as_source(data), mapping, name=name, required=required)
+    db = store if store is not None else Store(":memory:")
+    dataset_id, _, _ = save_or_reuse(db, dataset, name or dataset.name)
+    run_id = evaluate(db, dataset_id, [spec.name for spec in specs], params, judge=judge, workers=workers)
+    frame = long_scores(db, run_id) if long else wide_scores(db, run_id)
+    frame.attrs["run_id"] = run_id
+    return frame
+
+
+def _as_source(data: Data) -> Any:
+    """A DataFrame or a path as the loader takes them; rows as dicts become a DataFrame."""
+    if isinstance(data, (pd.DataFrame, str, os.PathLike)):
+        if not isinstance(data, pd.DataFrame) and not Path(data).is_file():
+            raise ParameterError(f"file not found: {data}")
+        return data
+    if isinstance(data, Sequence) and all(isinstance(row, Mapping) for row in data):
+        return pd.DataFrame(list(data))
+    raise ParameterError(f"score() reads a DataFrame, a list of dicts or a file path, not {type(data).__name__}")
