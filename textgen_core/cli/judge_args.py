@@ -10,7 +10,7 @@ import argparse
 import os
 
 from ..errors import ParameterError
-from ..judge.settings import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_API_KEY, JudgeSettings
+from ..judge.settings import DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_API_KEY, JudgeSettings
 
 #: flag destination -> JudgeSettings field
 _FIELDS = {
@@ -25,6 +25,14 @@ _FIELDS = {
     "retries": "retries",
     "price_prompt": "price_prompt_per_million",
     "price_completion": "price_completion_per_million",
+    "rpm": "rpm",
+    "tpm": "tpm",
+    "judge_api_version": "api_version",
+    "batch": "batch",
+    "batch_discount": "batch_discount",
+    "batch_poll": "batch_poll",
+    "max_cost": "max_cost",
+    "max_calls": "max_calls",
 }
 
 
@@ -56,6 +64,25 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
                        help="price per million prompt tokens, for cost estimates")
     group.add_argument("--price-completion", type=float, metavar="USD",
                        help="price per million completion tokens, for cost estimates")
+    group.add_argument("--judge-api-version", metavar="VERSION",
+                       help="Azure OpenAI: the api-version (e.g. 2024-10-21); --judge-base-url is then the resource "
+                            "endpoint (https://NAME.openai.azure.com) and --judge-model the deployment name")
+    group.add_argument("--rpm", type=int, metavar="N",
+                       help="requests per minute the endpoint allows (default: learned from its rate-limit headers)")
+    group.add_argument("--tpm", type=int, metavar="N",
+                       help="tokens per minute the endpoint allows (default: learned from its rate-limit headers)")
+    group.add_argument("--max-cost", type=float, metavar="USD",
+                       help="stop before the judge cost of the run exceeds USD (needs --price-prompt/--price-completion); "
+                            "the run is interrupted with 'budget reached' and 'resume' finishes it")
+    group.add_argument("--max-calls", type=int, metavar="N",
+                       help="stop before the run makes more than N judge calls ('resume' finishes it)")
+    group.add_argument("--batch", action="store_true", default=None,
+                       help="send judge requests through the OpenAI Batch API (half price; replies may take up to "
+                            "24 h; a killed run resumes its batches)")
+    group.add_argument("--batch-discount", type=float, metavar="FACTOR",
+                       help=f"batch price as a share of the direct price (default: {defaults.batch_discount:g})")
+    group.add_argument("--batch-poll", type=float, metavar="SECONDS",
+                       help=f"seconds before the first batch status check, growing to 60 (default: {defaults.batch_poll:g})")
 
 
 def judge_settings_from_args(args: argparse.Namespace) -> JudgeSettings | None:
@@ -68,4 +95,8 @@ def judge_settings_from_args(args: argparse.Namespace) -> JudgeSettings | None:
         if key_var not in os.environ:
             raise ParameterError(f"--judge-api-key-env: the environment variable {key_var} is not set")
         overrides["api_key"] = os.environ[key_var]
-    return JudgeSettings.from_env(**overrides)
+    settings = JudgeSettings.from_env(**overrides)
+    if settings is not None and settings.api_version and settings.endpoint == DEFAULT_BASE_URL:
+        raise ParameterError("--judge-api-version is for Azure OpenAI: give the resource endpoint with "
+                             "--judge-base-url (https://NAME.openai.azure.com)")
+    return settings
