@@ -22,6 +22,7 @@ from ..model import Dataset, Datum
 from .batch_sql import BATCH_DDL, BatchTablesMixin
 from .judge_sql import JudgeTablesMixin
 from .score_reads import ScoreReadsMixin
+from .stream_sql import StreamTablesMixin
 from .schema import DDL, SCHEMA_VERSION
 
 #: One score cell as written: (datum_id, model, metric, score, value, details, reason).
@@ -49,7 +50,7 @@ def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
 
 
-class Store(JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin):
+class Store(JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, StreamTablesMixin):
     """A DuckDB file holding datasets, runs, scores, verdicts and the judge cache."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:

@@ -1,0 +1,127 @@
+"""Store methods for a dataset written in chunks while it is read (streamed runs, the Ray engine).
+
+A streamed dataset is registered first, filled chunk by chunk, then finished
+with its row count and models. When its rows turn out identical to a stored
+dataset's, its runs move there and the copy is deleted, as a whole-file load
+would have reused that dataset.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Sequence
+
+import duckdb
+import pyarrow as pa
+
+from ..errors import StoreError
+from ..model import Datum
+
+DATA_SCHEMA = pa.schema([
+    ("dataset_id", pa.int32()), ("row_index", pa.int32()), ("datum_id", pa.string()),
+    ("model", pa.string()), ("query", pa.string()), ("prediction", pa.string()),
+    ("refs", pa.list_(pa.string())), ("contexts", pa.list_(pa.string())), ("metadata", pa.string()),
+])
+
+
+class DuplicateRow(StoreError):
+    """A (datum id, model) pair already stored in this dataset, at ``existing_index``."""
+
+    def __init__(self, datum_id: str, model: str, existing_index: int, new_index: int) -> None:
+        self.datum_id, self.model = datum_id, model
+        self.existing_index, self.new_index = existing_index, new_index
+        super().__init__(f"datum id {datum_id!r} with model {model!r} is stored twice")
+
+
+def data_table(dataset_id: int, first_index: int, rows: Sequence[Datum]) -> pa.Table:
+    """Rows of the ``data`` table as Arrow, numbered from ``first_index``."""
+    return pa.Table.from_pydict({
+        "dataset_id": [dataset_id] * len(rows),
+        "row_index": list(range(first_index, first_index + len(rows))),
+        "datum_id": [r.datum_id for r in rows],
+        "model": [r.model for r in rows],
+        "query": [r.query for r in rows],
+        "prediction": [r.prediction for r in rows],
+        "refs": [list(r.references) for r in rows],
+        "contexts": [list(r.contexts) for r in rows],
+        "metadata": [json.dumps(dict(r.metadata), ensure_ascii=False, default=str) if r.metadata else None
+                     for r in rows],
+    }, schema=DATA_SCHEMA)
+
+
+class StreamTablesMixin:
+    """Mixed into :class:`~textgen_core.store.Store`; uses its ``transaction`` and ``_cur``."""
+
+    def free_dataset_names(self, name: str) -> tuple[str, list[str]]:
+        """(the first free name among ``name``, ``name (2)``..., the taken ones before it)."""
+        taken = {n for (n,) in self._cur().execute("SELECT name FROM datasets").fetchall()}  # type: ignore[attr-defined]
+        before = []
+        for candidate in [name] + [f"{name} ({i})" for i in range(2, len(taken) + 3)]:
+            if candidate not in taken:
+                return candidate, before
+            before.append(candidate)
+        raise AssertionError("unreachable: there is always a free name")  # pragma: no cover
+
+    def start_dataset(self, name: str, source: str, mapping: Mapping[str, Any]) -> int:
+        """Register an empty dataset (no row count yet) to fill with :meth:`append_data`."""
+        with self.transaction() as cur:  # type: ignore[attr-defined]
+            return int(cur.execute(
+                "INSERT INTO datasets (name, source, n_rows, models, mapping, metadata_columns) "
+                "VALUES (?, ?, NULL, [], ?, []) RETURNING dataset_id",
+                [name, source, json.dumps(dict(mapping), ensure_ascii=False, default=str)]).fetchone()[0])
+
+    def append_data(self, dataset_id: int, first_index: int, rows: Sequence[Datum]) -> None:
+        """Add rows; a (datum id, model) already stored raises :class:`DuplicateRow` and adds nothing."""
+        table = data_table(dataset_id, first_index, rows)
+        try:
+            with self.transaction() as cur:  # type: ignore[attr-defined]
+                cur.from_arrow(table).insert_into("data")
+        except duckdb.ConstraintException:
+            raise self._duplicate(dataset_id, table) from None
+
+    def _duplicate(self, dataset_id: int, table: pa.Table) -> DuplicateRow:
+        cur = self._cur()  # type: ignore[attr-defined]
+        cur.register("incoming_rows", table)
+        try:
+            found = cur.execute(
+                "SELECT i.datum_id, i.model, coalesce(d.row_index, (SELECT min(j.row_index) FROM incoming_rows j "
+                "WHERE j.datum_id = i.datum_id AND j.model = i.model)), i.row_index FROM incoming_rows i "
+                "LEFT JOIN data d ON d.dataset_id = ? AND d.datum_id = i.datum_id AND d.model = i.model "
+                "WHERE d.row_index IS NOT NULL OR i.row_index > (SELECT min(j.row_index) FROM incoming_rows j "
+                "WHERE j.datum_id = i.datum_id AND j.model = i.model) ORDER BY i.row_index LIMIT 1",
+                [dataset_id]).fetchone()
+        finally:
+            cur.unregister("incoming_rows")
+        if found is None:  # pragma: no cover - the constraint named a key we cannot find
+            raise StoreError("a (datum id, model) pair is stored twice")
+        return DuplicateRow(found[0], found[1], int(found[2]), int(found[3]))
+
+    def finish_dataset(self, dataset_id: int, n_rows: int, models: Sequence[str],
+                       metadata_columns: Sequence[str]) -> None:
+        with self.transaction() as cur:  # type: ignore[attr-defined]
+            cur.execute("UPDATE datasets SET n_rows = ?, models = ?, metadata_columns = ? WHERE dataset_id = ?",
+                        [n_rows, list(models), list(metadata_columns), dataset_id])
+
+    def same_rows(self, first: int, second: int) -> bool:
+        """True when two datasets hold the same rows in the same order (compared in SQL)."""
+        columns = "row_index, datum_id, model, query, prediction, refs, contexts, CAST(metadata AS VARCHAR)"
+        counts = self._cur().execute(  # type: ignore[attr-defined]
+            "SELECT count(*) FILTER (WHERE dataset_id = ?), count(*) FILTER (WHERE dataset_id = ?) FROM data "
+            "WHERE dataset_id IN (?, ?)", [first, second, first, second]).fetchone()
+        if counts[0] != counts[1]:
+            return False
+        differ = self._cur().execute(  # type: ignore[attr-defined]
+            f"SELECT count(*) FROM (SELECT {columns} FROM data WHERE dataset_id = ? "  # columns: a constant
+            f"EXCEPT ALL SELECT {columns} FROM data WHERE dataset_id = ?)", [first, second]).fetchone()[0]
+        return differ == 0
+
+    def move_runs(self, from_dataset: int, to_dataset: int) -> None:
+        """Give ``from_dataset``'s runs to ``to_dataset`` (same rows), then delete ``from_dataset``."""
+        with self.transaction() as cur:  # type: ignore[attr-defined]
+            cur.execute("UPDATE runs SET dataset_id = ? WHERE dataset_id = ?", [to_dataset, from_dataset])
+            cur.execute("DELETE FROM data WHERE dataset_id = ?", [from_dataset])
+            cur.execute("DELETE FROM datasets WHERE dataset_id = ?", [from_dataset])
+
+    def set_run_models(self, run_id: int, models: Sequence[str]) -> None:
+        with self.transaction() as cur:  # type: ignore[attr-defined]
+            cur.execute("UPDATE runs SET models = ? WHERE run_id = ?", [list(models), run_id])

@@ -1,0 +1,226 @@
+"""A data file to a stored dataset (and, with metrics, a stored run) in bounded chunks.
+
+Reading, normalizing, storing and scoring go chunk by chunk: the file is never
+held whole, and cells are written as they are scored. A problem anywhere in the
+file leaves nothing behind (the half-stored dataset and its run are deleted) and
+names the file, row and column as the whole-file loader does. When the rows turn
+out identical to a stored dataset of the same name, the run moves to it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from ..datasets.formats import RawTable
+from ..datasets.loader import _check_filled, _check_mapping, _check_required, _duplicate, _needs, _normalize
+from ..datasets.mapping import ColumnMapping, guess_mapping
+from ..errors import ParameterError, TextgenError
+from ..metrics.registry import get_metric, resolve_params
+from ..model import TEXT_FIELDS, Datum
+from ..progress import Progress, ProgressCallback
+from ..store import Store
+from ..store.stream_sql import DuplicateRow
+from .read import ChunkReader, NotStreamable
+from .score import StreamTotals, corpus_aggregates, score_stream
+
+#: Rows per chunk: large enough that per-chunk costs vanish, small enough that a few chunks in flight stay small.
+CHUNK_ROWS = 5000
+
+MappingSource = ColumnMapping | Mapping[str, Any] | Callable[[list[str]], ColumnMapping] | None
+
+
+@dataclass
+class StreamedRun:
+    """What a streamed load (and run) stored."""
+
+    dataset_id: int
+    dataset_name: str
+    rows: int
+    reused: bool
+    run_id: int | None = None
+
+
+def streamable_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]] | None) -> bool:
+    """True when every metric is lexical and scores rows independently (pass@k by problem is not)."""
+    resolved = resolve_params([get_metric(m).name for m in metrics], params)
+    return all(get_metric(m).group == "lexical" and not get_metric(m).whole_dataset(p) for m, p in resolved.items())
+
+
+def _mapping(source: MappingSource, columns: list[str]) -> ColumnMapping:
+    if source is None:
+        return guess_mapping(columns)
+    if isinstance(source, ColumnMapping):
+        return source
+    if callable(source):
+        return source(columns)
+    return ColumnMapping.from_dict(source)
+
+
+class _Loader:
+    """Normalizes raw chunks and stores them; remembers what the dataset-level checks need."""
+
+    def __init__(self, store: Store, dataset_id: int, mapping: ColumnMapping, header: RawTable) -> None:
+        self.store, self.dataset_id, self.mapping, self.header = store, dataset_id, mapping, header
+        self.row_numbers = array("l")  # file row number of each stored row, for duplicate messages
+        self.models: dict[str, None] = {}
+        self.filled: set[str] = set()
+        self.metadata_columns: tuple[str, ...] = ()
+
+    def rows(self, raw: RawTable) -> list[Datum]:
+        rows, self.metadata_columns = _normalize(raw, self.mapping)
+        for row in rows:
+            self.models.setdefault(row.model, None)
+        for name in TEXT_FIELDS:
+            if name not in self.filled and any(getattr(r, name) for r in rows):
+                self.filled.add(name)
+        first = len(self.row_numbers)
+        per_raw_row = len(rows) // len(raw.rows)  # wide format: one row per model
+        for number in raw.row_numbers:
+            self.row_numbers.extend([number] * per_raw_row)
+        try:
+            self.store.append_data(self.dataset_id, first, rows)
+        except DuplicateRow as exc:
+            raise _duplicate(raw, self.mapping, (exc.datum_id, exc.model), self.row_numbers[exc.existing_index],
+                             self.row_numbers[exc.new_index]) from None
+        return rows
+
+
+def stream_file(store: Store, path: str | Path, metrics: Sequence[str] = (),
+                params: Mapping[str, Mapping[str, Any]] | None = None, *, mapping: MappingSource = None,
+                name: str | None = None, file_name: str | None = None, required: Sequence[str] = (),
+                models: Sequence[str] | None = None, progress: ProgressCallback | None = None,
+                cancel: threading.Event | None = None, workers: int | None = None,
+                chunk_rows: int = CHUNK_ROWS, on_start: Callable[[int], None] | None = None) -> StreamedRun:
+    """Store a CSV/TSV/Parquet file in chunks and, when ``metrics`` are given, score it as it goes.
+
+    Raises :class:`NotStreamable` before touching the store when the file or the metrics
+    need the whole-file path (JSON, pass@k, judge metrics).
+    """
+    from ..evaluate import _signature, check_metrics
+
+    if metrics and not streamable_metrics(metrics, params):
+        raise NotStreamable("judge metrics and pass@k are scored on the whole dataset")
+    names = [get_metric(m).name for m in dict.fromkeys(metrics)]
+    resolved = resolve_params(names, params)
+    reader = ChunkReader(path, file_name or str(path))
+    header = RawTable(columns=reader.columns, rows=[], row_numbers=[], label=reader.label)
+    try:
+        chosen = _mapping(mapping, reader.columns)
+        needs = _needs({**{f: "" for f in required}, **{f: m for m in names for f in get_metric(m).needs}})
+        _check_mapping(header, chosen)
+        _check_required(header, chosen, needs)
+        used = set(chosen.columns_used())
+        fields = {f for f in TEXT_FIELDS if _mapped(chosen, f)} | {c for c in reader.columns if c not in used}
+        problems = check_metrics(names, resolved, fields, None)
+        if problems:
+            raise ParameterError("cannot run these metrics on this dataset:\n  " + "\n  ".join(problems))
+    except BaseException:
+        reader.close()
+        raise
+    dataset_name, earlier = store.free_dataset_names(name or Path(path).stem)
+    dataset_id = store.start_dataset(dataset_name, str(path), chosen.to_dict())
+    run_id = None
+    try:
+        if names:
+            signatures = {m: _signature(get_metric(m), resolved[m], None) for m in names}
+            run_id = store.create_run(dataset_id, names, resolved, signatures, list(models or []), None)
+            if on_start is not None:
+                on_start(run_id)
+        loader = _Loader(store, dataset_id, chosen, header)
+        started = time.monotonic()
+        totals = _load_and_score(store, reader, loader, run_id, resolved, models, progress, cancel,
+                                 workers or os.cpu_count() or 1, chunk_rows)
+        _check_filled([], header, chosen, {f: why for f, why in needs.items() if f not in loader.filled})
+        unknown = sorted(set(models or ()) - set(loader.models))
+        if unknown:
+            raise ParameterError(f"models not in the dataset: {', '.join(unknown)}")
+        n_rows = len(loader.row_numbers)
+        store.finish_dataset(dataset_id, n_rows, list(loader.models), loader.metadata_columns)
+        if cancel is not None and cancel.is_set():
+            raise _Cancelled()
+        if run_id is not None:
+            store.set_run_models(run_id, [m for m in loader.models if not models or m in models])
+            store.write_aggregates(run_id, corpus_aggregates(resolved, totals.stats))
+            store.set_run_status(run_id, "finished", duration_s=time.monotonic() - started)
+    except BaseException:
+        store.delete_dataset(dataset_id)  # with its run: nothing half-written stays behind
+        raise
+    reused = _reuse(store, dataset_id, earlier)
+    if progress:
+        progress(Progress("done", totals.rows, totals.rows, totals.unscored))
+    return StreamedRun(reused or dataset_id, _name_of(store, reused) if reused else dataset_name, n_rows,
+                       reused is not None, run_id)
+
+
+class _Cancelled(TextgenError):
+    """Cancelled while reading: the partial dataset is not kept."""
+
+    def __init__(self) -> None:
+        super().__init__("cancelled while reading the file: nothing was stored")
+
+
+def _mapped(mapping: ColumnMapping, field: str) -> bool:
+    if field == "prediction" and mapping.format == "wide":
+        return bool(mapping.wide_predictions)
+    return bool(getattr(mapping, field))
+
+
+def _load_and_score(store: Store, reader: ChunkReader, loader: _Loader, run_id: int | None,
+                    metrics: Mapping[str, Mapping[str, Any]], models: Sequence[str] | None,
+                    progress: ProgressCallback | None, cancel: threading.Event | None, workers: int,
+                    chunk_rows: int) -> StreamTotals:
+    wanted = set(models) if models else None
+    read = [0]
+
+    def estimate(done: int) -> int:
+        """Rows in the whole file, from the share of bytes read so far (exact at the end)."""
+        if reader.bytes_read >= reader.size:
+            return max(done, read[0])
+        return max(done, read[0], round(read[0] * reader.size / max(1, reader.bytes_read)))
+
+    def chunks() -> Iterator[list[Datum]]:
+        for raw in reader.chunks(chunk_rows):
+            rows = loader.rows(raw)
+            read[0] += len(rows)
+            if progress and run_id is None:
+                progress(Progress("reading", estimate(read[0]), read[0]))
+            elif progress and read[0] == len(rows):
+                progress(Progress("reading", estimate(0), 0))  # first chunk: something shows at once
+            if cancel is not None and cancel.is_set():
+                return
+            yield [r for r in rows if r.model in wanted] if wanted else rows
+
+    if run_id is None:
+        for _ in chunks():
+            pass
+        return StreamTotals(rows=read[0])
+
+    def after(totals: StreamTotals) -> None:
+        if progress:
+            progress(Progress("lexical", estimate(totals.rows), totals.rows, totals.unscored))
+
+    return score_stream(store, run_id, chunks(), metrics, workers=workers, after_chunk=after, cancel=cancel)
+
+
+def _reuse(store: Store, dataset_id: int, earlier: Sequence[str]) -> int | None:
+    """The id of a stored dataset (of the same name) with the same rows, which now holds the run."""
+    for candidate in earlier:
+        other = store.dataset_id(candidate)
+        if store.same_rows(other, dataset_id):
+            store.move_runs(dataset_id, other)
+            return other
+    return None
+
+
+def _name_of(store: Store, dataset_id: int) -> str:
+    datasets = store.list_datasets()
+    return str(datasets.loc[datasets["dataset_id"] == dataset_id, "name"].iloc[0])
+
+
+__all__ = ["CHUNK_ROWS", "NotStreamable", "StreamedRun", "stream_file", "streamable_metrics"]
