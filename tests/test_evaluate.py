@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
 import threading
 
 import pytest
 
-import textgen_core.evaluate as runner
 from textgen_core.errors import ParameterError
 from textgen_core.evaluate import evaluate, resume
 from textgen_core.model import Dataset, Datum
 from textgen_core.progress import Progress
 from textgen_core.store import Store
+
+# The module, not the function textgen_core exports under the same name.
+runner = importlib.import_module("textgen_core.evaluate")
 
 
 def _code_samples() -> Dataset:
@@ -138,7 +141,8 @@ def test_a_script_without_a_main_guard_still_finishes_in_process(tmp_path):
 
     script = tmp_path / "unguarded.py"
     script.write_text(
-        "import textgen_core.evaluate as runner\n"
+        "import importlib\n"
+        "runner = importlib.import_module('textgen_core.evaluate')\n"
         "from textgen_core.model import Dataset, Datum\n"
         "from textgen_core.store import Store\n"
         "runner.POOL_THRESHOLD, runner.CHUNK_SIZE = 10, 10\n"
