@@ -1,12 +1,17 @@
 """The DuckDB store: the one place that holds a connection and runs SQL.
 
 Every value reaches SQL as a parameter or through a registered Arrow table;
-nothing is formatted into a statement. Each thread gets its own cursor, as
-Streamlit serves each browser session on its own thread.
+nothing is formatted into a statement. Every public method is one operation:
+the file is opened for it (or joins an operation already running in this
+process) and closed when the last operation ends, so the dashboard and the
+command line can share one file (see :mod:`.connection`). Each thread gets its
+own cursor, as Streamlit serves each browser session on its own thread.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import threading
 from contextlib import contextmanager
@@ -18,6 +23,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import StoreError
+from .connection import WaitHook, file_connection, lock_timeout
 from ..model import Dataset, Datum
 from .batch_sql import BATCH_DDL, BatchTablesMixin
 from .judge_sql import JudgeTablesMixin
@@ -53,34 +59,64 @@ def _json(value: Any) -> str | None:
 class Store(JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, StreamTablesMixin):
     """A DuckDB file holding datasets, runs, scores, verdicts and the judge cache."""
 
-    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False, timeout: float | None = None,
+                 on_wait: WaitHook | None = None) -> None:
+        """Nothing is opened (or created) here: the first operation opens the file.
+
+        ``read_only`` stores share the file with other readers; ``timeout`` is how long an
+        operation waits for a file another program holds (default: :func:`lock_timeout`);
+        ``on_wait`` hears one message when an operation starts waiting.
+        """
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._con = duckdb.connect(self.path, read_only=read_only)
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot open the database {self.path}: {exc}") from None
+        self.read_only = read_only
+        self.timeout = lock_timeout() if timeout is None else timeout
+        self.on_wait = on_wait
+        self._file = file_connection(self.path, read_only, _create_schema)
+        self._keep = self.path == ":memory:"  # an in-memory database lives as long as its connection
         self._local = threading.local()
         self._write_lock = threading.RLock()
-        if not read_only:
-            with self.transaction() as cur:
-                for statement in DDL + BATCH_DDL:
-                    cur.execute(statement)
-                cur.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
 
     # -- connection plumbing -------------------------------------------------
+    @contextmanager
+    def session(self) -> Iterator[Store]:
+        """Keep the file open across several operations of this thread (one open instead of many)."""
+        if getattr(self._local, "depth", 0):
+            self._local.depth += 1
+            try:
+                yield self
+            finally:
+                self._local.depth -= 1
+            return
+        con = self._file.acquire(self.timeout, self.on_wait)
+        self._local.cur, self._local.depth = con.cursor(), 1
+        try:
+            yield self
+        finally:
+            cur, self._local.cur, self._local.depth = self._local.cur, None, 0
+            cur.close()
+            self._file.release(keep=self._keep)
+
+    def check(self) -> None:
+        """Open the file once: a StoreError when it is unreadable or stays busy."""
+        with self.session():
+            pass
+
+    @property
+    def connections_opened(self) -> int:
+        """How many times this process opened the file (for tests and benchmarks)."""
+        return self._file.opened
+
     def _cur(self) -> duckdb.DuckDBPyConnection:
         cur = getattr(self._local, "cur", None)
         if cur is None:
-            cur = self._con.cursor()
-            self._local.cur = cur
+            raise RuntimeError("Store._cur() outside an operation: call it from a public Store method "
+                               "or inside `with store.session():`")
         return cur
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """All-or-nothing writes; one writer at a time within this process."""
-        with self._write_lock:
+        with self.session(), self._write_lock:
             cur = self._cur()
             cur.execute("BEGIN TRANSACTION")
             try:
@@ -97,7 +133,8 @@ class Store(JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, StreamTablesMix
         return self._cur().execute(sql, list(params)).fetchone()
 
     def close(self) -> None:
-        self._con.close()
+        """Close the file if no operation is using it (it is closed after each operation anyway)."""
+        self._file.close()
 
     # -- datasets ------------------------------------------------------------
     def save_dataset(self, dataset: Dataset, name: str | None = None, *, replace: bool = False) -> int:
@@ -409,3 +446,30 @@ class Store(JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, StreamTablesMix
             "SELECT datum_id FROM data WHERE dataset_id = ? GROUP BY datum_id ORDER BY min(row_index)",
             [dataset_id]).fetchall()
         return [r[0] for r in rows]
+
+
+def _create_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Tables of a new file (a no-op on an existing one); a read-only connection only reads."""
+    config = con.execute("SELECT current_setting('access_mode')").fetchone()
+    if config and str(config[0]).lower() == "read_only":
+        return
+    con.execute("BEGIN TRANSACTION")
+    for statement in DDL + BATCH_DDL:
+        con.execute(statement)
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+    con.execute("COMMIT")
+
+
+def _one_operation(method: Any) -> Any:
+    @functools.wraps(method)
+    def operation(self: Store, *args: Any, **kwargs: Any) -> Any:
+        with self.session():
+            return method(self, *args, **kwargs)
+    return operation
+
+
+# Every public method (the mixins' too) runs as one operation: the file is open only while it runs.
+for _name in dir(Store):
+    _value = inspect.getattr_static(Store, _name)
+    if not _name.startswith("_") and inspect.isfunction(_value) and _name not in {"session", "transaction", "check", "close"}:
+        setattr(Store, _name, _one_operation(_value))

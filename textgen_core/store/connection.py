@@ -1,0 +1,136 @@
+"""One database file, two programs: the file is open only while an operation uses it.
+
+DuckDB lets one process hold a file for writing, and a process that holds it
+(even idle) locks every other process out. So a :class:`FileConnection`, one
+per file and mode in a process, opens the file when the first operation starts
+and closes it when the last one ends: the dashboard can stay open while the
+command line lists, exports or scores on the same file. When another program
+holds the file, opening is retried with backoff up to a timeout, then reported
+as a :class:`StoreError` naming the holder; an unreadable file is a StoreError
+too, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+
+from ..errors import StoreError
+
+#: Environment variable: seconds to wait for a file another program holds (default DEFAULT_LOCK_TIMEOUT).
+LOCK_TIMEOUT_ENV = "TEXTGEN_EVAL_LOCK_TIMEOUT"
+DEFAULT_LOCK_TIMEOUT = 30.0
+#: Words of DuckDB's messages when another process (or this one, in another mode) holds the file.
+_BUSY = ("could not set lock", "conflicting lock", "different configuration", "unique file handle conflict")
+
+WaitHook = Callable[[str], None]
+
+
+def lock_timeout() -> float:
+    """Seconds to wait for a busy file: $TEXTGEN_EVAL_LOCK_TIMEOUT, else DEFAULT_LOCK_TIMEOUT."""
+    try:
+        return max(0.0, float(os.environ.get(LOCK_TIMEOUT_ENV, DEFAULT_LOCK_TIMEOUT)))
+    except ValueError:
+        return DEFAULT_LOCK_TIMEOUT
+
+
+def _holder(message: str) -> str:
+    """'PID 123' (and the program) from DuckDB's lock message, or a plain description."""
+    text = message.split("Conflicting lock is held in", 1)
+    if len(text) == 2:
+        return text[1].split("See also", 1)[0].strip().rstrip(".")
+    return "another program"
+
+
+class FileConnection:
+    """The process's connection to one file in one mode, open while at least one operation runs."""
+
+    def __init__(self, path: str, read_only: bool, setup: Callable[[duckdb.DuckDBPyConnection], None]) -> None:
+        self.path, self.read_only, self._setup = path, read_only, setup
+        self._lock = threading.Lock()
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._users = 0
+        self._ready = False  # setup ran once for this file in this process
+        #: Connections opened so far (tests and benchmarks read it).
+        self.opened = 0
+
+    def acquire(self, timeout: float, on_wait: WaitHook | None = None) -> duckdb.DuckDBPyConnection:
+        """The open connection (opening the file if needed); pair every call with :meth:`release`."""
+        with self._lock:
+            if self._con is None:
+                self._con = self._open(timeout, on_wait)
+            self._users += 1
+            return self._con
+
+    def release(self, keep: bool = False) -> None:
+        """One operation ended; the file is closed when none is left (unless ``keep``)."""
+        with self._lock:
+            self._users -= 1
+            if self._users == 0 and not keep and self._con is not None:
+                con, self._con = self._con, None
+                con.close()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._con is not None and self._users == 0:
+                con, self._con = self._con, None
+                con.close()
+
+    def _open(self, timeout: float, on_wait: WaitHook | None) -> duckdb.DuckDBPyConnection:
+        if self.read_only and not Path(self.path).exists():
+            raise StoreError(f"no database at {self.path}: nothing has been stored there yet")
+        if not self.read_only:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        deadline, delay, told = time.monotonic() + timeout, 0.02, False
+        while True:
+            try:
+                con = duckdb.connect(self.path, read_only=self.read_only)
+                break
+            except duckdb.Error as exc:
+                message = str(exc)
+                if not any(word in message.lower() for word in _BUSY):
+                    raise StoreError(f"cannot open the database {self.path}: it is not a readable DuckDB file "
+                                     f"(truncated, corrupt or another kind of file?). DuckDB said: "
+                                     f"{message.splitlines()[0]}") from None
+                if time.monotonic() >= deadline:
+                    raise StoreError(f"the database {self.path} is in use by {_holder(message)} and stayed busy "
+                                     f"for {timeout:g} s; try again when it is done, or raise "
+                                     f"${LOCK_TIMEOUT_ENV}") from None
+                if not told and on_wait is not None:
+                    on_wait(f"the database {self.path} is busy ({_holder(message)} is using it); "
+                            f"waiting up to {timeout:g} s...")
+                    told = True
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 1.6, 0.5)
+        self.opened += 1
+        if not self._ready:
+            try:
+                self._setup(con)
+            except BaseException:
+                con.close()
+                raise
+            self._ready = True
+        return con
+
+
+_FILES: dict[tuple[str, bool], FileConnection] = {}
+_FILES_LOCK = threading.Lock()
+
+
+def file_connection(path: str, read_only: bool,
+                    setup: Callable[[duckdb.DuckDBPyConnection], None]) -> FileConnection:
+    """The process-wide FileConnection of ``path`` in this mode (so two Store objects share one)."""
+    key = (path if path == ":memory:" else str(Path(path).resolve()), read_only)
+    with _FILES_LOCK:
+        found = _FILES.get(key)
+        if found is None or path == ":memory:":
+            found = FileConnection(key[0], read_only, setup)
+            if path != ":memory:":
+                _FILES[key] = found
+        return found
