@@ -110,7 +110,9 @@ def test_numbered_reference_columns() -> None:
 @pytest.mark.parametrize(
     ("list_format", "cell", "expected"),
     [
-        ("auto", "a || b ||  || c", ("a", "b", "c")),
+        ("auto", "a || b ||  || c", ("a || b ||  || c",)),  # plain text is never split
+        ("auto", "return x || y;", ("return x || y;",)),
+        ("delimiter", "a || b ||  || c", ("a", "b", "c")),
         ("auto", '["x", "y || z"]', ("x", "y || z")),
         ("auto", "[1] Smith et al.", ("[1] Smith et al.",)),
         ("auto", "[1, 2]", ("[1, 2]",)),
@@ -141,7 +143,7 @@ def test_explicit_mapping_overrides_the_guess() -> None:
                             default_model="solo")
     dataset = load_dataset(data, mapping, file_name="v.csv", name="custom")
     assert dataset.name == "custom"
-    assert dataset.rows[0] == Datum("1", "solo", "Q?", "new", ("r1", "r2"), (), {"answer": "old"})
+    assert dataset.rows[0] == Datum("1", "solo", "Q?", "new", ("r1 || r2",), (), {"answer": "old"})
     assert dataset.metadata_columns == ("answer",)
 
 

@@ -31,6 +31,8 @@ class Dataset:
     source: str = ""
     mapping: Mapping[str, Any] = field(default_factory=dict)
     metadata_columns: tuple[str, ...] = ()
+    #: Problems that did not stop the load (e.g. references that read 'NaN'), one message each.
+    warnings: tuple[str, ...] = ()
 
     @property
     def models(self) -> list[str]:

@@ -10,7 +10,15 @@ import json
 import math
 from typing import Any, Sequence
 
-from .formats import describe_kind
+from .formats import MAX_DEPTH, describe_kind, surrogate_message, too_deep, unpaired_surrogate
+
+#: Texts that spreadsheets and pandas write for a missing value; as a reference they are flagged.
+NULL_MARKERS = frozenset({"nan", "none", "null"})
+
+
+def is_null_marker(text: str) -> bool:
+    """True for the text 'NaN', 'None' or 'null' (any case, surrounding spaces ignored)."""
+    return text.strip().lower() in NULL_MARKERS
 
 
 class CellProblem(ValueError):
@@ -39,9 +47,13 @@ def plain(value: Any) -> Any:
 
 
 def check_size(text: str, limit: int) -> str:
+    """``text`` when it is at most ``limit`` characters of valid Unicode (no lone surrogate)."""
     if len(text) > limit:
         raise CellProblem(f"the cell holds {len(text):,} characters, more than the limit of {limit:,} "
                           "(max_cell_chars); shorten it or raise the limit in the column mapping")
+    bad = unpaired_surrogate(text)
+    if bad is not None:
+        raise CellProblem(surrogate_message(text, bad))
     return text
 
 
@@ -65,7 +77,7 @@ def key_cell(value: Any, what: str) -> str:
         value = str(value)
     if value is None or not str(value).strip():
         raise CellProblem(f"the {what} is empty; every row needs one")
-    return str(value).strip()
+    return check_size(str(value).strip(), 10_000)
 
 
 def meta_cell(value: Any, limit: int) -> str | None:
@@ -99,9 +111,9 @@ def list_cell(value: Any, list_format: str, delimiter: str, limit: int, *, one_i
     A real list (JSON Lines, Parquet) is always a list. A text cell is read by
     ``list_format``: ``json`` (a JSON list of strings when it starts with ``[``,
     otherwise one item), ``delimiter`` (split on ``delimiter``), ``single`` (one
-    item), or ``auto`` (a JSON list of strings when it parses as one, else split
-    on the delimiter when present, else one item). ``one_item`` reads text as a
-    single item, as for numbered columns like ``reference_1``.
+    item), or ``auto`` (a JSON list of strings when it parses as one, else one
+    item: plain text is never split, so ``return x || y;`` stays whole).
+    ``one_item`` reads text as a single item, as for numbered columns like ``reference_1``.
     """
     if value is None:
         return []
@@ -115,14 +127,28 @@ def list_cell(value: Any, list_format: str, delimiter: str, limit: int, *, one_i
     return [item for item in items if item.strip()]
 
 
+def _json_list(text: str) -> Any:
+    """json.loads of a cell; nesting deeper than MAX_DEPTH is a CellProblem, never a RecursionError."""
+    try:
+        parsed = json.loads(text)
+    except RecursionError:
+        parsed = None
+    if parsed is None or too_deep(parsed):
+        raise CellProblem(f"the cell nests lists more than {MAX_DEPTH} levels deep; "
+                          "a references or contexts cell holds a flat list of texts")
+    return parsed
+
+
 def _text_items(text: str, list_format: str, delimiter: str, limit: int) -> list[str]:
     stripped = text.strip()
     if list_format == "single" or not stripped:
         return [text]
+    if list_format == "delimiter":
+        return [part.strip() for part in text.split(delimiter)] if delimiter else [text]
     looks_json = stripped.startswith("[")
     if list_format == "json" and looks_json:
         try:
-            parsed = json.loads(stripped)
+            parsed = _json_list(stripped)
         except json.JSONDecodeError as exc:
             raise CellProblem(f"the cell starts with '[' but is not valid JSON ({exc.msg} at character {exc.pos + 1}); "
                               'write a JSON list like ["first", "second"], or set list_format to "single"') from None
@@ -131,11 +157,9 @@ def _text_items(text: str, list_format: str, delimiter: str, limit: int) -> list
         return _items(parsed, limit)
     if list_format == "auto" and looks_json and stripped.endswith("]"):
         try:
-            parsed = json.loads(stripped)
+            parsed = _json_list(stripped)
         except json.JSONDecodeError:
             parsed = None  # text that merely starts with "[", like "[1] Smith et al."
         if isinstance(parsed, list) and all(isinstance(x, str) or x is None for x in parsed):
             return _items(parsed, limit)
-    if list_format in {"auto", "delimiter"} and delimiter and delimiter in text:
-        return [part.strip() for part in text.split(delimiter)]
     return [text]

@@ -40,9 +40,40 @@ class RawTable:
         return f"line {line}: " if line is not None else ""
 
 
+#: Invisible characters spreadsheets and editors leave in header names (BOM, zero-width space/joiners,
+#: word joiner, Mongolian vowel separator); a name like "\ufeffmodel" must still be "model".
+_INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060\u180e"))
+#: Deepest list/object nesting accepted in one cell; deeper values are refused, not recursed into.
+MAX_DEPTH = 64
+
+
+def clean_name(name: str) -> str:
+    """A header name without invisible characters or surrounding white space."""
+    return str(name).translate(_INVISIBLE).strip()
+
+
+def unpaired_surrogate(text: str) -> int | None:
+    """0-based index of the first lone surrogate in ``text`` (not valid Unicode), else None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def surrogate_message(text: str, index: int) -> str:
+    return (f"character {index + 1} is a lone surrogate (\\u{ord(text[index]):04x}), which is not valid Unicode "
+            "text; a \\uD800-\\uDFFF escape must be part of a pair. Fix or remove it")
+
+
 def check_header(columns: list[str], label: str | None) -> list[str]:
-    """Blank header cells get a name; repeated names are an error."""
-    named = [c.strip() if c.strip() else f"column_{i}" for i, c in enumerate(columns, 1)]
+    """Blank header cells get a name; invisible characters are dropped; repeated names are an error."""
+    for name in columns:
+        bad = unpaired_surrogate(str(name))
+        if bad is not None:
+            raise InputError(f"a column name is not valid text: {surrogate_message(str(name), bad)}",
+                             file=label, column=str(name).encode("utf-8", "backslashreplace").decode())
+    named = [clean_name(c) or f"column_{i}" for i, c in enumerate(columns, 1)]
     seen: dict[str, int] = {}
     for position, name in enumerate(named, 1):
         if name in seen:
@@ -142,20 +173,104 @@ def parse_jsonl(text: str, label: str | None) -> RawTable:
         if not line.strip():
             continue
         record += 1
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"line {line_no} is not valid JSON: {exc.msg} (character {exc.colno})",
-                             file=label, row=record) from None
+        value = _loads(line, label, record, f"line {line_no}")
         if not isinstance(value, dict):
             raise InputError(f"line {line_no} holds {describe_kind(value)}, but each line must be one JSON object "
                              '(like {"question": "...", "answer": "..."})', file=label, row=record)
+        if not value:
+            continue  # {} holds no value: skipped like a blank line
         objects.append(value)
         table.row_numbers.append(record)
         table.lines.append(line_no)
     if not objects:
-        raise InputError("the file has no JSON objects (only blank lines)", file=label)
+        raise InputError("the file has no data: every line is blank or an empty object {}", file=label)
     return _from_objects(objects, table)
+
+
+class _JsonProblem(ValueError):
+    """Raised from inside json.loads hooks; turned into a located InputError."""
+
+    def __init__(self, message: str, column: str | None = None) -> None:
+        super().__init__(message)
+        self.column = column
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _JsonProblem(f"the key {key!r} appears twice in one object; JSON readers keep only one of "
+                               "the values, so remove or rename the other", column=key)
+        obj[key] = value
+    return obj
+
+
+def _constant(name: str) -> Any:
+    if name == "NaN":
+        return None  # what pandas and numpy write for a missing number: read as null
+    raise _JsonProblem(f"{name} is not a JSON value; write a number or null")
+
+
+def too_deep(value: Any) -> bool:
+    """True when lists/objects in ``value`` nest more than MAX_DEPTH levels (checked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            if depth > MAX_DEPTH:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+def _loads(text: str, label: str | None, row: int | None, where: str | None = None) -> Any:
+    """Strict JSON: duplicate keys, Infinity and nesting deeper than MAX_DEPTH are InputErrors; NaN is null.
+
+    ``where`` names the text in messages ("line 3"); without it the decoder's line number is used.
+    """
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where or f'line {exc.lineno}'} is not valid JSON: {exc.msg} (character {exc.colno})",
+                         file=label, row=row) from None
+    except _JsonProblem as exc:
+        raise InputError(f"{where or 'the file'}: {exc}", file=label, row=row, column=exc.column) from None
+    except RecursionError:
+        raise _deep_error(text, label, row, where) from None
+    if too_deep(value):
+        raise _deep_error(text, label, row, where)
+    return value
+
+
+def _deep_error(text: str, label: str | None, row: int | None, where: str | None) -> InputError:
+    return InputError(f"{where or 'the file'} nests lists or objects more than {MAX_DEPTH} levels deep; "
+                      "flatten the value (a cell holds text or a list of texts)", file=label, row=row,
+                      column=_deep_column(text))
+
+
+def _deep_column(text: str) -> str | None:
+    """The key of a one-object text whose value nests too deep (None when it cannot be told)."""
+    decoder, text = json.JSONDecoder(), text.strip()
+    if not text.startswith("{"):
+        return None
+    position = 1
+    try:
+        while position < len(text):
+            while text[position] in " \t\r\n,":
+                position += 1
+            key, position = decoder.raw_decode(text, position)
+            position = text.index(":", position) + 1
+            while text[position] in " \t\r\n":
+                position += 1
+            try:
+                value, position = decoder.raw_decode(text, position)
+            except RecursionError:
+                return str(key)
+            if too_deep(value):
+                return str(key)
+    except (ValueError, IndexError):
+        return None
+    return None
 
 
 def parse_json(text: str, label: str | None) -> RawTable:
@@ -163,19 +278,19 @@ def parse_json(text: str, label: str | None) -> RawTable:
     stripped = text.lstrip()
     if not stripped.startswith("["):
         return parse_jsonl(text, label)
-    try:
-        values = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"line {exc.lineno} is not valid JSON: {exc.msg} (character {exc.colno})", file=label) from None
+    values = _loads(text, label, None)
     table = RawTable(columns=[], rows=[], row_numbers=[], label=label)
+    kept = []
     for position, value in enumerate(values, 1):
         if not isinstance(value, dict):
             raise InputError(f"item {position} of the array holds {describe_kind(value)}, but each item must be a JSON object",
                              file=label, row=position)
-        table.row_numbers.append(position)
-    if not values:
-        raise InputError("the file holds an empty JSON array: no data rows", file=label)
-    return _from_objects(values, table)
+        if value:
+            kept.append(value)
+            table.row_numbers.append(position)
+    if not kept:
+        raise InputError("the file holds no data: the JSON array is empty or holds only empty objects {}", file=label)
+    return _from_objects(kept, table)
 
 
 def _from_objects(objects: list[dict[str, Any]], table: RawTable) -> RawTable:
@@ -183,8 +298,9 @@ def _from_objects(objects: list[dict[str, Any]], table: RawTable) -> RawTable:
     for obj in objects:
         for key in obj:
             columns.setdefault(str(key), None)
-    table.columns = list(columns)
-    table.rows = [[obj.get(c) for c in table.columns] for obj in objects]
+    keys = list(columns)
+    table.columns = check_header(keys, table.label)  # the same name rules as a CSV header
+    table.rows = [[obj.get(k) for k in keys] for obj in objects]
     return table
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 from ..errors import InputError
 from ..model import TEXT_FIELDS, Dataset, Datum
 from . import mapping as names
-from .cells import CellProblem, key_cell, list_cell, meta_cell, plain, text_cell
+from .cells import CellProblem, is_null_marker, key_cell, list_cell, meta_cell, plain, text_cell
 from .formats import RawTable, check_header
 from .mapping import ColumnMapping, guess_mapping
 from .reader import ATTRS_KEY, ROW_INDEX_NAME, Source, read_raw, unpack_ints
@@ -141,13 +141,13 @@ class _Row:
             raise InputError(f"{self.raw.where(self.index)}{exc}", file=self.raw.label,
                              row=self.number, column=column) from None
 
-    def items(self, columns: tuple[str, ...], mapping: ColumnMapping) -> tuple[str, ...]:
+    def items(self, columns: tuple[str, ...], mapping: ColumnMapping, *, drop_nulls: bool = False) -> tuple[str, ...]:
         one_item = len(columns) > 1
         out: list[str] = []
         for column in columns:
             out.extend(self.get(column, lambda v: list_cell(v, mapping.list_format, mapping.delimiter,
                                                            mapping.max_cell_chars, one_item=one_item)))
-        return tuple(out)
+        return tuple(item for item in out if not is_null_marker(item)) if drop_nulls else tuple(out)
 
 
 def _normalize(raw: RawTable, mapping: ColumnMapping) -> tuple[list[Datum], tuple[str, ...]]:
@@ -163,7 +163,7 @@ def _normalize(raw: RawTable, mapping: ColumnMapping) -> tuple[list[Datum], tupl
         datum_id = row.get(mapping.id, lambda v: key_cell(v, "datum id")) if mapping.id else str(row.number)
         shared = dict(
             query=row.get(mapping.query, text) if mapping.query else None,
-            references=row.items(mapping.references, mapping),
+            references=row.items(mapping.references, mapping, drop_nulls=mapping.null_references == "missing"),
             contexts=row.items(mapping.contexts, mapping),
             metadata={c: row.get(c, lambda v: meta_cell(v, limit)) for c in meta_columns},
         )
@@ -180,6 +180,39 @@ def _normalize(raw: RawTable, mapping: ColumnMapping) -> tuple[list[Datum], tupl
             rows.append(Datum(datum_id=datum_id, model=model, prediction=prediction,
                               **{**shared, "metadata": dict(shared["metadata"])}))
     return rows, meta_columns
+
+
+#: Row numbers a warning lists before "and N more".
+_ROWS_SHOWN = 10
+
+
+def null_reference_warnings(raw: RawTable, mapping: ColumnMapping) -> tuple[str, ...]:
+    """One warning per references column with items that read 'NaN', 'None' or 'null', naming the rows."""
+    warnings = []
+    positions = {c: i for i, c in enumerate(raw.columns)}
+    one_item = len(mapping.references) > 1
+    for column in mapping.references:
+        rows = []
+        for index, values in enumerate(raw.rows):
+            try:
+                items = list_cell(plain(values[positions[column]]), mapping.list_format, mapping.delimiter,
+                                  mapping.max_cell_chars, one_item=one_item)
+            except CellProblem:
+                continue  # reported by the load itself
+            if any(is_null_marker(item) for item in items):
+                rows.append(raw.row_numbers[index])
+        if not rows:
+            continue
+        shown = ", ".join(map(str, rows[:_ROWS_SHOWN])) + (f" and {len(rows) - _ROWS_SHOWN} more" if len(rows) > _ROWS_SHOWN else "")
+        where = f"file {raw.label!r}, column {column!r}" if raw.label else f"column {column!r}"
+        if mapping.null_references == "missing":
+            warnings.append(f"{where}: rows {shown} hold a reference that reads NaN, None or null; "
+                            "it is treated as missing (those rows have no such reference)")
+        else:
+            warnings.append(f"{where}: rows {shown} hold a reference that reads NaN, None or null, which is "
+                            "scored as that text; if it means 'no reference', treat such references as missing "
+                            "(CLI: --null-references missing; Upload page: 'Treat NaN/None/null references as missing')")
+    return tuple(warnings)
 
 
 def _duplicate(raw: RawTable, mapping: ColumnMapping, key: tuple[str, str], first: int, second: int) -> InputError:
@@ -223,4 +256,4 @@ def load_dataset(
     rows, meta_columns = _normalize(raw, mapping)
     _check_filled(rows, raw, mapping, needs)
     return Dataset(name=name or default_name, rows=rows, source=origin, mapping=mapping.to_dict(),
-                   metadata_columns=meta_columns)
+                   metadata_columns=meta_columns, warnings=null_reference_warnings(raw, mapping))

@@ -11,9 +11,12 @@ from ..errors import InputError
 
 Format = Literal["long", "wide"]
 ListFormat = Literal["auto", "json", "delimiter", "single"]
+NullReferences = Literal["keep", "missing"]
 
 FORMATS = ("long", "wide")
 LIST_FORMATS = ("auto", "json", "delimiter", "single")
+#: What a reference that reads 'NaN', 'None' or 'null' becomes: kept as text (and warned about) or missing.
+NULL_REFERENCES = ("keep", "missing")
 
 # Candidate column names per field, best first; compared after _norm().
 ID_NAMES = ("id", "datum_id", "qid", "question_id")
@@ -60,6 +63,7 @@ class ColumnMapping:
     delimiter: str = "||"
     default_model: str = "model"
     max_cell_chars: int = 200_000
+    null_references: NullReferences = "keep"
 
     def __post_init__(self) -> None:
         # Accept a bare string or a list where a tuple of columns is expected.
@@ -75,6 +79,9 @@ class ColumnMapping:
             raise InputError(f"mapping format must be one of {', '.join(FORMATS)}, got {self.format!r}")
         if self.list_format not in LIST_FORMATS:
             raise InputError(f"mapping list_format must be one of {', '.join(LIST_FORMATS)}, got {self.list_format!r}")
+        if self.null_references not in NULL_REFERENCES:
+            raise InputError(f"mapping null_references must be one of {', '.join(NULL_REFERENCES)}, "
+                             f"got {self.null_references!r}")
         if self.list_format == "delimiter" and not self.delimiter:
             raise InputError("mapping delimiter cannot be empty when list_format is 'delimiter'")
         if not str(self.default_model).strip():
