@@ -45,7 +45,7 @@ def test_compare_prints_the_table(run_db: tuple[Path, int], capsys: pytest.Captu
     out = capsys.readouterr().out
     assert "baseline base; 1 candidate(s), 2 score(s); 300 resamples, seed 0" in out
     assert "95% CI" in out and "W/T/L" in out and "24/0/0" in out
-    assert "paired permutation test" in out
+    assert "paired sign-flip permutation test" in out and "verdict" in out
     assert "2 comparisons are made; p_adjusted is Holm-adjusted" in out
 
 

@@ -93,8 +93,10 @@ def test_pairs_by_datum_id_and_reports_what_is_missing(db_path: Path) -> None:
         ("b", "s"): [0.2, 0.2, 0.5, None, 0.9, 0.1],
     }, 6, rows_missing={"b": {0}})
     row = compare_models(store, run_id, "a", "b", resamples=100).iloc[0]
-    # Pairs: d1 (0.2, 0.2), d2 (0.3, 0.5), d4 (0.5, 0.9); a lacks d5; b lacks d0 (no row) and d3 (unscored).
-    assert row["n"] == 3 and row["missing_baseline"] == 1 and row["missing_candidate"] == 2
+    # Pairs: d1 (0.2, 0.2), d2 (0.3, 0.5), d4 (0.5, 0.9); a lacks d5 (unscored); b lacks d0 (no row), d3 (unscored).
+    assert row["n"] == 3
+    assert [row[f"{k}_baseline"] for k in ("scored", "unscored", "empty", "missing")] == [5, 1, 0, 0]
+    assert [row[f"{k}_candidate"] for k in ("scored", "unscored", "empty", "missing")] == [4, 1, 0, 1]
     assert row["delta"] == pytest.approx((0.0 + 0.2 + 0.4) / 3)
     assert row["baseline_mean"] == pytest.approx(1.0 / 3) and row["candidate_mean"] == pytest.approx(1.6 / 3)
     assert (row["wins"], row["ties"], row["losses"]) == (2, 1, 0)
@@ -102,7 +104,7 @@ def test_pairs_by_datum_id_and_reports_what_is_missing(db_path: Path) -> None:
     diffs = paired_differences(store, run_id, "a", "b", "s")
     assert diffs["datum_id"].tolist() == ["d1", "d2", "d4"]
     assert diffs["diff"].to_numpy() == pytest.approx([0.0, 0.2, 0.4])
-    assert diffs.attrs["missing_baseline"] == 1 and diffs.attrs["missing_candidate"] == 2
+    assert diffs.attrs["missing_baseline"] == 1 and diffs.attrs["missing_candidate"] == 2  # without a score
 
 
 def test_lower_is_better_counts_wins_in_its_direction(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -138,7 +140,7 @@ def several_models(db_path: Path) -> tuple[Store, int]:
 
 def test_every_model_against_the_baseline_with_holm(db_path: Path) -> None:
     store, run_id = several_models(db_path)
-    frame = compare_models(store, run_id, "base", resamples=500)
+    frame = compare_models(store, run_id, "base", resamples=2000)
     assert list(frame.columns) == ["baseline", "candidate", *ComparisonRow.__dataclass_fields__]
     assert list(zip(frame["candidate"], frame["score"])) == [("small", "s1"), ("small", "s2"), ("big", "s1"),
                                                              ("big", "s2")]
@@ -146,7 +148,8 @@ def test_every_model_against_the_baseline_with_holm(db_path: Path) -> None:
     assert frame.attrs["note"].startswith("4 comparisons") and "Holm" in frame.attrs["note"]
     big = frame[frame["candidate"] == "big"]
     assert (big["p_adjusted"] < 0.01).all() and (big["ci_low"] > 0.15).all()
-    plain = compare_models(store, run_id, "base", resamples=500, holm=False)
+    # 2000 draws resolve both a family of 4 and a single test, so the unadjusted p are the same.
+    plain = compare_models(store, run_id, "base", resamples=2000, holm=False)
     assert plain["p_adjusted"].isna().all() and "not adjusted" in plain.attrs["note"]
     pd.testing.assert_series_equal(plain["p_value"], frame["p_value"])
 
@@ -168,7 +171,8 @@ def test_empty_pairs_give_a_row_without_statistics(db_path: Path) -> None:
     store, run_id = value_store(db_path, {("a", "s"): [0.1, None], ("b", "s"): [None, 0.4]}, 2)
     row = compare_models(store, run_id, "a", "b", resamples=100).iloc[0]
     assert row["n"] == 0 and math.isnan(row["delta"]) and math.isnan(row["p_value"])
-    assert (row["missing_baseline"], row["missing_candidate"]) == (1, 1)
+    assert (row["unscored_baseline"], row["unscored_candidate"]) == (1, 1)
+    assert row["verdict"] == "inconclusive" and "too few pairs" in row["why"]
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

@@ -1,4 +1,4 @@
-"""Run summaries: SQL aggregates plus a 95% confidence interval of each mean."""
+"""Run summaries: SQL aggregates, what is missing, and an interval of each mean that stays in range."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from .compare.intervals import TOO_FEW, mean_interval
+from .compare.stats import rng_for
 from .metrics.registry import get_metric
 from .store import Store
 
@@ -39,35 +40,53 @@ def wide_scores(store: Store, run_id: int) -> pd.DataFrame:
 
 def run_summary(store: Store, run_id: int, models: Sequence[str] | None = None,
                 confidence: float = 0.95) -> pd.DataFrame:
-    """Per (model, metric, score): n scored/unscored, mean, median, std, min, max and a t-interval of the mean."""
+    """Per (model, metric, score): counts, mean, median, std, min, max and an interval of the mean.
+
+    Counts: ``n_scored`` + ``n_unscored`` + ``n_missing`` (datums without a cell)
+    is the dataset's datums; ``n_empty`` counts the model's empty predictions.
+    The interval (``ci_method``) stays inside the score's range: Wilson for 0/1
+    scores, else a bootstrap percentile interval (see :mod:`.compare.intervals`);
+    below two scored values it is NaN ('too few').
+    """
     frame = store.summary(run_id, models)
-    n = frame["n_scored"].to_numpy(dtype=float)
-    std = frame["std"].to_numpy(dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = stats.t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1))
-        half = np.where(n >= 2, t * std / np.sqrt(n), np.nan)
-    frame["ci_low"] = frame["mean"] - half
-    frame["ci_high"] = frame["mean"] + half
+    counts = store.score_counts(run_id)[["model", "score", "n_empty", "n_missing"]]
+    frame = frame.merge(counts, on=["model", "score"], how="left")
+    frame[["n_empty", "n_missing"]] = frame[["n_empty", "n_missing"]].fillna(0).astype(int)
+    values = store.score_values(run_id, models=models)
+    groups = {key: part["value"].to_numpy(dtype=float) for key, part in values.groupby(["model", "score"])}
+    bounds = {}
+    intervals = []
+    for model, score in zip(frame["model"], frame["score"]):
+        if score not in bounds:
+            bounds[score] = _range(score)
+        intervals.append(mean_interval(groups.get((model, score), np.empty(0)), confidence=confidence,
+                                       rng=rng_for(0, model, score), bounds=bounds[score]))
+    frame["ci_low"] = [i[0] for i in intervals]
+    frame["ci_high"] = [i[1] for i in intervals]
+    frame["ci_method"] = [i[2] for i in intervals]
     return frame
 
 
+def _range(score: str) -> tuple[float | None, float | None]:
+    try:
+        return get_metric(score).value_range
+    except Exception:  # a score no metric declares any more still has its stored values
+        return None, None
+
+
 def summary_table(store: Store, run_id: int) -> pd.DataFrame:
-    """Scores as rows, models as columns: 'mean [ci_low, ci_high] (n scored, k unscored)'."""
+    """Scores as rows, models as columns: 'mean [ci_low, ci_high] scored/unscored/empty/missing'."""
     frame = run_summary(store, run_id)
     if frame.empty:
         return pd.DataFrame()
     aggregates = store.aggregates(run_id)
 
     def cell(row: pd.Series) -> str:
+        counts = f"{row['n_scored']}/{row['n_unscored']}/{row['n_empty']}/{row['n_missing']}"
         if row["n_scored"] == 0:
-            return f"unscored ({row['n_unscored']})"
-        text = f"{row['mean']:.4f}"
-        if not np.isnan(row["ci_low"]):
-            text += f" [{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
-        text += f" n={row['n_scored']}"
-        if row["n_unscored"]:
-            text += f" unscored={row['n_unscored']}"
-        return text
+            return f"no mean {counts}"
+        interval = TOO_FEW if np.isnan(row["ci_low"]) else f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
+        return f"{row['mean']:.4f} {interval} {counts}"
 
     frame["cell"] = frame.apply(cell, axis=1)
     table = frame.pivot(index="score", columns="model", values="cell")

@@ -8,6 +8,7 @@ import math
 import pandas as pd
 
 from ..compare import compare_models, judge_human_agreement
+from ..compare.verdicts import APART, GATES, INCONCLUSIVE, WORSE, fails
 from ..errors import ParameterError
 from ..export import write_table
 from ..store import Store
@@ -15,8 +16,12 @@ from .main import add_db_argument
 
 #: Column order of `compare --out`: the documented columns first, then the context.
 OUT_COLUMNS = ["metric", "n", "baseline_mean", "candidate_mean", "delta", "ci_low", "ci_high", "p_value",
-               "wins", "ties", "losses", "p_adjusted", "direction", "baseline", "candidate",
-               "missing_baseline", "missing_candidate", "test"]
+               "wins", "ties", "losses", "p_adjusted", "verdict", "why", "mde", "direction", "family", "baseline",
+               "candidate", "scored_baseline", "unscored_baseline", "empty_baseline", "missing_baseline",
+               "scored_candidate", "unscored_candidate", "empty_candidate", "missing_candidate", "missingness_p",
+               "worst", "sensitivity_delta", "sensitivity_ci_low", "sensitivity_ci_high", "sensitivity_p", "test"]
+#: Exit code of `compare --fail-if` when a row fails the gate (2 is a usage or data error).
+GATE_FAILED = 3
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,6 +40,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     compare.add_argument("--direction", action="append", default=[], metavar="SCORE=higher|lower|none",
                          help="which way a score is better, for scores the metric registry does not declare")
     compare.add_argument("--no-holm", action="store_true", help="do not Holm-adjust the p-values")
+    compare.add_argument("--holm-undirected", action="store_true",
+                         help="put scores without a better direction (lengths) in the Holm family too")
+    compare.add_argument("--plan", type=float, metavar="DIFF",
+                         help="a difference you care about: adds n_needed, the datums that detect it at 80%% power")
+    compare.add_argument("--fail-if", choices=[WORSE, INCONCLUSIVE], metavar="worse|inconclusive",
+                         help=f"exit {GATE_FAILED} when a score is significantly worse after Holm (worse), or also "
+                              "when a comparison is inconclusive (inconclusive); for CI")
     compare.add_argument("--out", metavar="FILE", help="write the table (.csv, .jsonl, .parquet)")
     add_db_argument(compare)
     compare.set_defaults(handler=_compare)
@@ -81,28 +93,78 @@ def _compare(args: argparse.Namespace) -> int:
     frame = compare_models(Store(args.db), args.run_id, args.baseline, args.candidate, scores=_scores(args.scores),
                            resamples=args.resamples, seed=args.seed, tie_tolerance=args.tie_tolerance,
                            holm=not args.no_holm, confidence=args.confidence,
-                           directions=_directions(args.direction))
+                           directions=_directions(args.direction), holm_undirected=args.holm_undirected,
+                           plan=args.plan)
     attrs = frame.attrs
     print(f"run {args.run_id}: baseline {args.baseline}; {len(attrs['candidates'])} candidate(s), "
           f"{len(attrs['scores'])} score(s); {attrs['resamples']} resamples, seed {attrs['seed']}")
-    print(_table(frame, attrs["confidence"], attrs["holm"]).to_string(index=False))
-    print(f"delta = candidate - baseline; {attrs['confidence']:.0%} CI: {attrs['ci_method']}.")
-    print("p: two-sided paired permutation test of the mean difference (sign flips), exact when at most 20 "
-          "datums differ, else Monte Carlo (see the test column of --out).")
+    family = frame[frame["family"] != APART]
+    apart = frame[frame["family"] == APART]
+    if not family.empty:
+        print(_table(family, attrs["confidence"], attrs["holm"]).to_string(index=False))
+    if not apart.empty:
+        print("\nScores without a better direction, listed apart (not in the Holm family; unadjusted p):")
+        print(_table(apart, attrs["confidence"], False).to_string(index=False))
+    _sensitivity(frame)
+    _legend(frame, attrs)
+    if args.out:
+        out = frame.rename(columns={"score": "metric"})
+        out = out[[c for c in OUT_COLUMNS if c in out.columns] + (["n_needed"] if "n_needed" in out else [])]
+        print(f"wrote {write_table(out, args.out)} ({len(out)} rows)")
+    return _gate(frame, args.fail_if)
+
+
+def _legend(frame: pd.DataFrame, attrs: dict) -> None:
+    alpha = attrs["alpha"]
+    p_used = "p (Holm), Holm-adjusted over the family" if attrs["holm"] else "p, unadjusted"
+    print(f"verdict: better / worse when {p_used} < {alpha:g}, in the score's direction; no difference otherwise; "
+          "inconclusive when fewer than 2 datums pair up, when the models were scored on different datums "
+          f"(exact McNemar p < {alpha:g} on 'has a score'), or a directionless score differs.")
+    print(f"delta = candidate - baseline over datums scored for both; {attrs['confidence']:.0%} CI (unadjusted, "
+          f"'too few' below 2 pairs): {attrs['ci_method']}.")
+    print("p: two-sided paired sign-flip permutation test: exact when at most 20 datums differ, else Monte Carlo "
+          "with enough draws to resolve the family, or its normal approximation for large samples (test column "
+          "of --out).")
+    print(f"mde: the difference detected with 80% power at alpha {alpha:g} for the observed spread of the paired "
+          "differences (paired t power).")
     lower = sorted(frame.loc[frame["direction"] == "lower", "score"].unique())
     print("W/T/L: datums where the candidate is better / tied / worse in each score's direction"
           + (f" (lower is better: {', '.join(lower)})." if lower else "."))
-    print("Only datums scored for both models are compared; 'missing' counts the dataset's datums without a "
-          "score (baseline/candidate).")
+    print("base / cand.: scored/unscored/empty/missing datums of each model (empty: empty predictions; "
+          "missing: no cell).")
+    if attrs.get("plan") is not None:
+        print(f"n needed: datums that detect a difference of {attrs['plan']:g} with 80% power at alpha {alpha:g}, "
+              "for each row's observed spread.")
     if attrs["undeclared"]:
         print(f"Direction not declared for {', '.join(attrs['undeclared'])}: counted as higher is better "
               "(set it with --direction SCORE=lower).")
     if attrs["note"]:
         print(attrs["note"])
-    if args.out:
-        out = frame.rename(columns={"score": "metric"})[OUT_COLUMNS]
-        print(f"wrote {write_table(out, args.out)} ({len(out)} rows)")
-    return 0
+    for warning in attrs.get("warnings", []):
+        print(f"warning: {warning}")
+
+
+def _sensitivity(frame: pd.DataFrame) -> None:
+    """One line per row whose verdict missingness made inconclusive: the comparison with worst values filled in."""
+    for row in frame.itertuples():
+        if not (row.verdict == INCONCLUSIVE and "different datums" in row.why):
+            continue
+        print(f"sensitivity {row.candidate} / {row.score}: counting missing and unscored cells as {_num(row.worst)}, "
+              f"delta {_num(row.sensitivity_delta, signed=True)} [{_num(row.sensitivity_ci_low, signed=True)}, "
+              f"{_num(row.sensitivity_ci_high, signed=True)}], p {_p(row.sensitivity_p)} over "
+              f"{row.scored_baseline + row.unscored_baseline + row.missing_baseline} datums ({row.why}).")
+
+
+def _gate(frame: pd.DataFrame, fail_if: str | None) -> int:
+    if fail_if is None:
+        return 0
+    failing = [f"{r.candidate} / {r.score}: {r.verdict}" for r in frame.itertuples()
+               if fails(r.verdict, r.family, fail_if)]
+    if not failing:
+        print(f"gate --fail-if {fail_if}: passed")
+        return 0
+    print(f"gate --fail-if {fail_if}: FAILED, {GATES[fail_if]} ({'; '.join(failing)})")
+    return GATE_FAILED
 
 
 def _table(frame: pd.DataFrame, confidence: float, holm: bool) -> pd.DataFrame:
@@ -110,15 +172,27 @@ def _table(frame: pd.DataFrame, confidence: float, holm: bool) -> pd.DataFrame:
         "candidate": frame["candidate"], "score": frame["score"], "dir": frame["direction"], "n": frame["n"],
         "baseline": frame["baseline_mean"].map(_num), "cand.": frame["candidate_mean"].map(_num),
         "delta": frame["delta"].map(lambda v: _num(v, signed=True)),
-        f"{confidence:.0%} CI": [f"[{_num(lo, signed=True)}, {_num(hi, signed=True)}]"
-                                 for lo, hi in zip(frame["ci_low"], frame["ci_high"])],
+        f"{confidence:.0%} CI": [_interval(lo, hi) for lo, hi in zip(frame["ci_low"], frame["ci_high"])],
         "p": frame["p_value"].map(_p),
     })
     if holm:
         shown["p (Holm)"] = frame["p_adjusted"].map(_p)
+    shown["verdict"] = frame["verdict"]
+    shown["mde"] = frame["mde"].map(_num)
+    if "n_needed" in frame:
+        shown["n needed"] = frame["n_needed"].map(lambda v: "-" if math.isnan(v) else "more than 1e8"
+                                                  if math.isinf(v) else f"{int(v)}")
     shown["W/T/L"] = [f"{w}/{t}/{l}" for w, t, l in zip(frame["wins"], frame["ties"], frame["losses"])]
-    shown["missing"] = [f"{b}/{c}" for b, c in zip(frame["missing_baseline"], frame["missing_candidate"])]
+    for role, title in (("baseline", "base s/u/e/m"), ("candidate", "cand. s/u/e/m")):
+        shown[title] = [f"{s}/{u}/{e}/{m}" for s, u, e, m in zip(
+            frame[f"scored_{role}"], frame[f"unscored_{role}"], frame[f"empty_{role}"], frame[f"missing_{role}"])]
     return shown
+
+
+def _interval(low: float, high: float) -> str:
+    if low is None or math.isnan(low) or high is None or math.isnan(high):
+        return "too few"
+    return f"[{_num(low, signed=True)}, {_num(high, signed=True)}]"
 
 
 def _num(value: float, signed: bool = False) -> str:

@@ -17,7 +17,7 @@ from ..store import Store
 from ..summary import wide_scores
 from .main import add_db_argument
 from .progress_bar import ProgressBar
-from .tables import print_summary
+from .tables import UNSCORED_GATE_FAILED, print_summary, unscored_gate
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--name", help="name to store the dataset under (default: the file name)")
     run.add_argument("--models", help="comma-separated models to score (default: all)")
     run.add_argument("--out", help="write one row per (datum, model) with one column per score (.csv/.jsonl/.parquet)")
+    run.add_argument("--fail-if-unscored-above", type=float, default=None, metavar="FRACTION",
+                     help=f"exit {UNSCORED_GATE_FAILED} when a model lacks a score (unscored or missing) on more than "
+                          "this fraction of the datums of any score; for CI")
     run.add_argument("--dry-run", action="store_true", help="print the judge call estimate and stop")
     run.add_argument("--workers", type=int, default=None, help="processes for lexical metrics (default: all cores)")
     _add_judge_arguments(run)
@@ -131,7 +134,7 @@ def _run(args: argparse.Namespace) -> int:
     with ProgressBar(sys.stderr) as bar:
         run_id = evaluate(store, dataset_id, metrics, params, models=models, judge=judge,
                           progress=bar.update, cancel=threading.Event(), workers=args.workers)
-    return _report(store, run_id, args.out)
+    return _report(store, run_id, args.out, args.fail_if_unscored_above)
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -141,7 +144,7 @@ def _resume(args: argparse.Namespace) -> int:
     return _report(store, run_id, None)
 
 
-def _report(store: Store, run_id: int, out: str | None) -> int:
+def _report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None) -> int:
     run = store.get_run(run_id)
     print(f"run {run_id} on dataset {run['dataset']!r}: {run['status']} in {run['duration_s'] or 0:.1f} s")
     if run["judge_calls"]:
@@ -152,7 +155,9 @@ def _report(store: Store, run_id: int, out: str | None) -> int:
     if out:
         path = write_table(wide_scores(store, run_id), out)
         print(f"wrote {path}")
-    return 0 if run["status"] == "finished" else 1
+    if run["status"] != "finished":
+        return 1
+    return unscored_gate(store, run_id, unscored_above) if unscored_above is not None else 0
 
 
 def _dry_run(store: Store, dataset_id: int, metrics: list[str], params: dict, judge: Any, models: list[str] | None) -> int:

@@ -2,8 +2,30 @@
 
 from __future__ import annotations
 
+from ..errors import ParameterError
 from ..store import Store
 from ..summary import summary_table
+
+
+#: Exit code of `run --fail-if-unscored-above` when the gate fails (as `compare --fail-if`).
+UNSCORED_GATE_FAILED = 3
+
+
+def unscored_gate(store: Store, run_id: int, fraction: float) -> int:
+    """0, or :data:`UNSCORED_GATE_FAILED` when any (model, score) lacks a score on more than ``fraction`` of datums."""
+    if not 0.0 <= fraction <= 1.0:
+        raise ParameterError(f"--fail-if-unscored-above takes a fraction between 0 and 1, got {fraction!r}")
+    counts = store.score_counts(run_id)
+    counts["share"] = (counts["n_unscored"] + counts["n_missing"]) / counts["n_datums"].where(counts["n_datums"] > 0)
+    over = counts[counts["share"].fillna(0) > fraction]
+    if over.empty:
+        print(f"gate --fail-if-unscored-above {fraction:g}: passed")
+        return 0
+    worst = over.sort_values("share", ascending=False, kind="stable").head(5)
+    listed = "; ".join(f"{r.model} / {r.score}: {r.share:.1%} ({r.n_unscored} unscored, {r.n_missing} missing)"
+                       for r in worst.itertuples())
+    print(f"gate --fail-if-unscored-above {fraction:g}: FAILED, {len(over)} score(s) over the limit: {listed}")
+    return UNSCORED_GATE_FAILED
 
 
 def print_summary(store: Store, run_id: int) -> None:
@@ -12,3 +34,6 @@ def print_summary(store: Store, run_id: int) -> None:
         print("no scores")
         return
     print(table.to_string())
+    print("Each cell: mean [95% interval of the mean] scored/unscored/empty/missing datums. Intervals stay in the "
+          "score's range (Wilson for 0/1 scores, else bootstrap percentile); 'too few' below two scored values. "
+          "Unscored and missing cells are not in the mean.")

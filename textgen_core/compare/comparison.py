@@ -1,9 +1,9 @@
-"""Model against model, per score: means, paired delta with a bootstrap interval, a test, wins."""
+"""Model against model, per score: means, paired delta with an interval, a test, a verdict, missingness."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -12,10 +12,13 @@ import pandas as pd
 from ..errors import ParameterError
 from ..store import Store
 from .pairing import Pairs, RunScores, load_run_scores, pair
-from .stats import bootstrap_ci, holm_adjust, permutation_test, rng_for, win_tie_loss
+from .power import datums_needed, mde
+from .stats import bootstrap_ci, holm_adjust, permutation_test, rng_for, smallest_p, win_tie_loss
+from .verdicts import APART, HOLM, decide, mcnemar_exact, worst_value
 
 DIRECTIONS = ("higher", "lower", "none")
 CI_METHOD = "paired bootstrap, expanded percentile (Hesterberg 2015); datums resampled with replacement"
+COUNTS = ("scored", "unscored", "empty", "missing")
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,8 @@ class ComparisonRow:
 
     score: str
     direction: str
+    #: 'holm': in the Holm family; 'apart': a score without a better direction, tested on its own.
+    family: str
     n: int
     baseline_mean: float
     candidate_mean: float
@@ -33,54 +38,105 @@ class ComparisonRow:
     ci_high: float
     p_value: float
     p_adjusted: float | None
+    #: better / worse / no difference / inconclusive, and why when it is not plain.
+    verdict: str
+    why: str
+    #: Minimum detectable difference at 80% power and the run's alpha, for the observed paired spread.
+    mde: float
     #: Counted in the score's direction: a win is a datum where the candidate is better.
     wins: int
     ties: int
     losses: int
+    #: Per model, over the dataset's datums: scored + unscored + missing (no cell) = datums;
+    #: empty counts rows with an empty prediction, whatever the metric made of them.
+    scored_baseline: int
+    unscored_baseline: int
+    empty_baseline: int
     missing_baseline: int
+    scored_candidate: int
+    unscored_candidate: int
+    empty_candidate: int
     missing_candidate: int
-    #: Which test gave p_value, and whether it was exact or Monte Carlo.
+    #: Exact McNemar p of "has a score" (baseline against candidate, paired by datum).
+    missingness_p: float
+    #: The comparison over every datum with missing and unscored cells counted as the worst value.
+    worst: float
+    sensitivity_delta: float
+    sensitivity_ci_low: float
+    sensitivity_ci_high: float
+    sensitivity_p: float
+    #: Which test gave p_value: exact, Monte Carlo (with its draws) or normal approximation.
     test: str
 
 
 COLUMNS = ["baseline", "candidate", *(f.name for f in fields(ComparisonRow))]
+NAN = float("nan")
 
 
 def compare_pairs(pairs: Pairs, *, score: str, direction: str, rng: np.random.Generator,
-                  resamples: int = 2000, tie_tolerance: float = 1e-9,
-                  confidence: float = 0.95) -> ComparisonRow:
-    """The statistics of one paired sample; p_adjusted is left to the caller."""
+                  resamples: int = 2000, tie_tolerance: float = 1e-9, confidence: float = 0.95,
+                  family: int = 1, worst: float = NAN) -> ComparisonRow:
+    """The statistics of one paired sample; p_adjusted, the verdict and the counts are left to the caller.
+
+    ``family`` is the number of comparisons the p-value must resolve (see
+    :func:`.stats.permutation_test`). With a finite ``worst`` and datums that
+    lack a score, the sensitivity fields repeat the comparison over every datum
+    with the missing values counted as ``worst``.
+    """
     diffs = pairs.diffs
     n = int(diffs.size)
-    boot_rng, test_rng = rng.spawn(2)
-    ci_low, ci_high = bootstrap_ci(diffs, resamples=resamples, confidence=confidence, rng=boot_rng)
-    p_value, test = permutation_test(diffs, resamples=resamples, rng=test_rng, zero_tolerance=tie_tolerance)
+    alpha = 1.0 - confidence
+    boot_rng, test_rng, sens_boot, sens_test = rng.spawn(4)
+    ci_low, ci_high = (bootstrap_ci(diffs, resamples=resamples, confidence=confidence, rng=boot_rng)
+                       if n >= 2 else (NAN, NAN))
+    p_value, test = permutation_test(diffs, resamples=resamples, rng=test_rng, zero_tolerance=tie_tolerance,
+                                     family=family, alpha=alpha)
     wins, ties, losses = win_tie_loss(diffs, direction, tie_tolerance)
-    nan = float("nan")
+    lacking = pairs.baseline_all.size > n and math.isfinite(worst)
+    sens = NAN, NAN, NAN, NAN
+    if lacking:
+        filled = pairs.filled(worst)
+        low, high = bootstrap_ci(filled, resamples=resamples, confidence=confidence, rng=sens_boot)
+        p, _ = permutation_test(filled, resamples=resamples, rng=sens_test, zero_tolerance=tie_tolerance,
+                                family=family, alpha=alpha)
+        sens = float(filled.mean()), low, high, p
+    base_only, cand_only = pairs.scored_only_by()
     return ComparisonRow(
-        score=score, direction=direction, n=n,
-        baseline_mean=float(pairs.baseline.mean()) if n else nan,
-        candidate_mean=float(pairs.candidate.mean()) if n else nan,
-        delta=float(diffs.mean()) if n else nan,
-        ci_low=ci_low, ci_high=ci_high, p_value=p_value, p_adjusted=None,
+        score=score, direction=direction, family=HOLM if direction != "none" else APART, n=n,
+        baseline_mean=float(pairs.baseline.mean()) if n else NAN,
+        candidate_mean=float(pairs.candidate.mean()) if n else NAN,
+        delta=float(diffs.mean()) if n else NAN, ci_low=ci_low, ci_high=ci_high, p_value=p_value,
+        p_adjusted=None, verdict="", why="",
+        mde=mde(float(diffs.std(ddof=1)), n, alpha) if n >= 2 else NAN,
         wins=wins, ties=ties, losses=losses,
-        missing_baseline=pairs.missing_baseline, missing_candidate=pairs.missing_candidate, test=test,
+        scored_baseline=int(np.count_nonzero(~np.isnan(pairs.baseline_all))), unscored_baseline=0,
+        empty_baseline=0, missing_baseline=pairs.missing_baseline,
+        scored_candidate=int(np.count_nonzero(~np.isnan(pairs.candidate_all))), unscored_candidate=0,
+        empty_candidate=0, missing_candidate=pairs.missing_candidate,
+        missingness_p=mcnemar_exact(base_only, cand_only), worst=worst if lacking else NAN,
+        sensitivity_delta=sens[0], sensitivity_ci_low=sens[1], sensitivity_ci_high=sens[2], sensitivity_p=sens[3],
+        test=test,
     )
 
 
 def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Sequence[str] | None = None, *,
                    scores: Sequence[str] | None = None, resamples: int = 2000, seed: int = 0,
                    tie_tolerance: float = 1e-9, holm: bool = True, confidence: float = 0.95,
-                   directions: Mapping[str, str] | None = None) -> pd.DataFrame:
+                   directions: Mapping[str, str] | None = None, holm_undirected: bool = False,
+                   plan: float | None = None) -> pd.DataFrame:
     """One row per (candidate, score): ``baseline``, ``candidate`` and the :class:`ComparisonRow` fields.
 
-    Datums are paired by id; only datums scored for both models are compared.
-    ``candidate`` defaults to every other model of the run. With ``holm``,
-    ``p_adjusted`` is Holm-adjusted over all rows of the table. ``directions``
-    overrides the registry's direction of a score. Each (candidate, score) draws
-    from its own seeded stream, so adding a score does not change the others.
-    Settings, a note on multiple comparisons and the scores whose direction
-    nobody declared (``undeclared``, counted as higher is better) are in ``frame.attrs``.
+    Datums are paired by id; the delta, interval and test use the datums scored
+    for both models, and the counts say what the others are. ``candidate``
+    defaults to every other model of the run. With ``holm``, ``p_adjusted`` is
+    Holm-adjusted over the rows of scores with a better direction (the family);
+    scores without one are listed after them, tested alone, unless
+    ``holm_undirected``. The verdict uses ``p_adjusted`` (``p_value`` without
+    Holm) at alpha = 1 - ``confidence``. ``directions`` overrides the registry's
+    direction of a score. With ``plan`` (a difference you care about), the
+    ``n_needed`` column says how many datums would detect it at 80% power.
+    Each (candidate, score) draws from its own seeded stream, so adding a score
+    does not change the others. Settings, notes and warnings are in ``frame.attrs``.
     """
     _check_settings(resamples, seed, tie_tolerance, confidence)
     data = load_run_scores(store, run_id, scores=scores)
@@ -89,23 +145,95 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
     names = list(scores) if scores is not None else _scores_of(data, [baseline, *candidates])
     data.check_scores(names)
     direction = {name: _direction(name, directions) for name in names}
+    in_family = [name for name in names if holm_undirected or direction[name] != "none"]
+    family = len(candidates) * len(in_family) if holm else 1
+    alpha = 1.0 - confidence
+    counts = _counts(store, run_id)
     rows: list[dict] = []
+    warnings: list[str] = []
+    spreads: dict[tuple[str, str], float] = {}
     for other in candidates:
         for name in names:
-            row = compare_pairs(pair(data, baseline, other, name), score=name, direction=direction[name],
-                                rng=rng_for(seed, baseline, other, name), resamples=resamples,
-                                tie_tolerance=tie_tolerance, confidence=confidence)
+            pairs = pair(data, baseline, other, name)
+            spreads[other, name] = float(pairs.diffs.std(ddof=1)) if pairs.diffs.size >= 2 else NAN
+            row = compare_pairs(pairs, score=name, direction=direction[name],
+                                rng=rng_for(seed, baseline, other, name), resamples=resamples, tie_tolerance=tie_tolerance, confidence=confidence,
+                                family=family if name in in_family else 1,
+                                worst=_worst(data, name, direction[name]))
+            row = replace(row, family=HOLM if name in in_family else APART,
+                          **_count_fields(counts, baseline, other, name))
+            limit = smallest_p(int(np.count_nonzero(np.abs(pairs.diffs) > tie_tolerance)), resamples=resamples,
+                               family=family, alpha=alpha)
+            if name in in_family and row.n >= 2 and limit * family >= alpha:
+                warnings.append(f"{other} / {name}: with {row.n} pairs the test cannot reach p < {alpha:g} "
+                                f"across {family} comparisons (smallest possible p {limit:.2g}); more datums needed.")
             rows.append({"baseline": baseline, "candidate": other, **asdict(row)})
     frame = pd.DataFrame(rows, columns=COLUMNS)
-    frame["p_adjusted"] = holm_adjust(frame["p_value"].tolist()) if holm else np.nan
-    frame["p_adjusted"] = frame["p_adjusted"].astype(float)
+    frame = pd.concat([frame[frame["family"] == HOLM], frame[frame["family"] == APART]], ignore_index=True)
+    _adjust_and_decide(frame, holm, alpha)
+    if plan is not None:
+        frame["n_needed"] = [_needed(plan, spreads[c, s], alpha) for c, s in zip(frame["candidate"], frame["score"])]
     frame.attrs.update(
         run_id=run_id, baseline=baseline, candidates=candidates, scores=names, seed=seed, resamples=resamples,
-        confidence=confidence, tie_tolerance=tie_tolerance, ci_method=CI_METHOD,
-        holm=holm, note=_multiplicity_note(int(frame["p_value"].notna().sum()), holm),
-        undeclared=_undeclared(names, directions),
+        confidence=confidence, alpha=alpha, tie_tolerance=tie_tolerance, ci_method=CI_METHOD, holm=holm,
+        family=family, plan=plan,
+        note=_multiplicity_note(int(frame.loc[frame["family"] == HOLM, "p_value"].notna().sum()), holm),
+        apart=[n for n in names if n not in in_family], undeclared=_undeclared(names, directions),
+        warnings=warnings,
     )
     return frame
+
+
+def _adjust_and_decide(frame: pd.DataFrame, holm: bool, alpha: float) -> None:
+    """Holm over the family rows, then every row's verdict."""
+    family = frame["family"] == HOLM
+    frame["p_adjusted"] = np.nan
+    if holm and family.any():
+        frame.loc[family, "p_adjusted"] = holm_adjust(frame.loc[family, "p_value"].tolist())
+    frame["p_adjusted"] = frame["p_adjusted"].astype(float)
+    decided = [decide(direction=r.direction, family=r.family, n=r.n, delta=r.delta, p_value=r.p_value,
+                      p_used=r.p_adjusted if holm else r.p_value, missingness_p=r.missingness_p, alpha=alpha)
+               for r in frame.itertuples()]
+    frame["verdict"] = [v for v, _ in decided]
+    frame["why"] = [w for _, w in decided]
+
+
+def _counts(store: Store, run_id: int) -> dict[tuple[str, str], dict[str, int]]:
+    table = store.score_counts(run_id)
+    return {(r.model, r.score): {"scored": int(r.n_scored), "unscored": int(r.n_unscored),
+                                 "empty": int(r.n_empty), "missing": int(r.n_missing)}
+            for r in table.itertuples()}
+
+
+def _count_fields(counts: Mapping[tuple[str, str], Mapping[str, int]], baseline: str, candidate: str,
+                  score: str) -> dict[str, int]:
+    out = {}
+    for role, model in (("baseline", baseline), ("candidate", candidate)):
+        found = counts.get((model, score))
+        if found is not None:
+            out.update({f"{kind}_{role}": found[kind] for kind in COUNTS})
+    return out
+
+
+def _worst(data: RunScores, score: str, direction: str) -> float:
+    """The worst value of a score for the sensitivity line; NaN for scores without a direction."""
+    if direction == "none":
+        return NAN
+    values = data.wide(score).to_numpy(dtype=float)
+    if np.isnan(values).all():
+        return NAN
+    return worst_value(direction, _value_range(score), (float(np.nanmin(values)), float(np.nanmax(values))))
+
+
+def _needed(difference: float, spread: float, alpha: float) -> float:
+    if not math.isfinite(spread):
+        return NAN
+    try:
+        return float(datums_needed(difference, spread, alpha))
+    except ParameterError:
+        if difference == 0 or not math.isfinite(difference):
+            raise
+        return math.inf
 
 
 def paired_differences(store: Store, run_id: int, baseline: str, candidate: str, score: str) -> pd.DataFrame:
@@ -172,6 +300,16 @@ def _direction(score: str, overrides: Mapping[str, str] | None) -> str:
     except Exception:  # the registry is optional here: a broken declaration must not stop a comparison
         return "higher"
     return value if value in DIRECTIONS else "higher"
+
+
+def _value_range(score: str) -> tuple[float | None, float | None]:
+    """The declared range of a score; open on both sides when no metric declares it."""
+    try:
+        from ..metrics.registry import get_metric
+
+        return get_metric(score).value_range
+    except Exception:  # unknown to the registry, or the registry cannot load
+        return None, None
 
 
 def _undeclared(scores: Sequence[str], overrides: Mapping[str, str] | None) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -20,6 +20,16 @@ class RunScores:
     models: list[str]
     datum_ids: list[str]
     values: pd.DataFrame  # datum_id, model, score, value (scored cells only)
+    #: One datum x model table per score, built on first use.
+    _wide: dict[str, pd.DataFrame] = field(default_factory=dict, compare=False, repr=False)
+
+    def wide(self, score: str) -> pd.DataFrame:
+        """The score's values, a row per datum id (dataset order), a column per model; NaN where unscored."""
+        if score not in self._wide:
+            rows = self.values[self.values["score"] == score]
+            table = rows.pivot(index="datum_id", columns="model", values="value")
+            self._wide[score] = table.reindex(index=self.datum_ids, columns=self.models)
+        return self._wide[score]
 
     @property
     def score_names(self) -> list[str]:
@@ -44,13 +54,25 @@ class Pairs:
     datum_ids: list[str]
     baseline: np.ndarray
     candidate: np.ndarray
-    #: Datums of the dataset without a scored value for that model.
+    #: Datums of the dataset without a scored value for that model (unscored or no cell).
     missing_baseline: int
     missing_candidate: int
+    #: Both models' values over every datum of the dataset, NaN where a model has no score.
+    baseline_all: np.ndarray = field(default_factory=lambda: np.empty(0))
+    candidate_all: np.ndarray = field(default_factory=lambda: np.empty(0))
 
     @property
     def diffs(self) -> np.ndarray:
         return self.candidate - self.baseline
+
+    def scored_only_by(self) -> tuple[int, int]:
+        """(datums scored for the baseline only, datums scored for the candidate only): McNemar's discordant pairs."""
+        has_base, has_cand = ~np.isnan(self.baseline_all), ~np.isnan(self.candidate_all)
+        return int(np.count_nonzero(has_base & ~has_cand)), int(np.count_nonzero(has_cand & ~has_base))
+
+    def filled(self, worst: float) -> np.ndarray:
+        """candidate - baseline over every datum, a missing or unscored value counted as ``worst``."""
+        return np.nan_to_num(self.candidate_all, nan=worst) - np.nan_to_num(self.baseline_all, nan=worst)
 
 
 def load_run_scores(store: Store, run_id: int, models: Sequence[str] | None = None,
@@ -67,20 +89,17 @@ def load_run_scores(store: Store, run_id: int, models: Sequence[str] | None = No
 
 def pair(run_scores: RunScores, baseline: str, candidate: str, score: str) -> Pairs:
     """Pair two models' values of one score by datum id; count the datums each one lacks."""
-    frame = run_scores.values
-    rows = frame[(frame["score"] == score) & frame["model"].isin([baseline, candidate])]
-    wide = rows.pivot(index="datum_id", columns="model", values="value")
-    for model in (baseline, candidate):
-        if model not in wide.columns:
-            wide[model] = np.nan
-    order = [d for d in run_scores.datum_ids if d in wide.index]
-    wide = wide.reindex(order)
-    both = wide[[baseline, candidate]].dropna()
+    everything = run_scores.wide(score)[[baseline, candidate]]
+    both = everything.dropna()
     universe = len(run_scores.datum_ids)
+    baseline_all = everything[baseline].to_numpy(dtype=float)
+    candidate_all = everything[candidate].to_numpy(dtype=float)
     return Pairs(
         datum_ids=both.index.tolist(),
         baseline=both[baseline].to_numpy(dtype=float),
         candidate=both[candidate].to_numpy(dtype=float),
-        missing_baseline=universe - int(wide[baseline].notna().sum()),
-        missing_candidate=universe - int(wide[candidate].notna().sum()),
+        missing_baseline=universe - int(np.count_nonzero(~np.isnan(baseline_all))),
+        missing_candidate=universe - int(np.count_nonzero(~np.isnan(candidate_all))),
+        baseline_all=baseline_all,
+        candidate_all=candidate_all,
     )

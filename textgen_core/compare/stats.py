@@ -20,6 +20,10 @@ from ..errors import ParameterError
 EXACT_MAX = 20
 #: Upper bound on the cells of one random matrix, to keep memory flat for large n.
 _CHUNK_CELLS = 2_000_000
+#: The smallest Monte Carlo p is alpha / family / RESOLUTION, so sampling noise cannot decide a verdict.
+RESOLUTION = 10
+#: Sign flips x differences beyond which the normal approximation replaces Monte Carlo (about 0.05 s).
+MONTE_CARLO_CELLS = 10_000_000
 
 
 def rng_for(seed: int, *keys: str) -> np.random.Generator:
@@ -76,14 +80,19 @@ def bootstrap_ci(diffs: np.ndarray, *, resamples: int, confidence: float,
 
 
 def permutation_test(diffs: np.ndarray, *, resamples: int, rng: np.random.Generator,
-                     zero_tolerance: float = 0.0, exact_max: int = EXACT_MAX) -> tuple[float, str]:
+                     zero_tolerance: float = 0.0, exact_max: int = EXACT_MAX, family: int = 1,
+                     alpha: float = 0.05) -> tuple[float, str]:
     """Two-sided paired permutation test of a zero mean difference; returns (p, method).
 
     Under the null each difference is as likely to have either sign, so the test
     flips signs. Differences within ``zero_tolerance`` of zero are ties and do
     not move the statistic. With at most ``exact_max`` non-zero differences all
-    2^k flips are enumerated (exact p); otherwise ``resamples`` random flips are
-    drawn and p = (1 + hits) / (1 + resamples), which is never zero.
+    2^k flips are enumerated (exact p). Otherwise random flips are drawn, as many
+    as it takes for the smallest possible p, 1 / (1 + draws), to sit well below
+    ``alpha / family`` (the first Holm threshold of a family of that size); and
+    when that many draws over k differences would cost too much, the sign-flip
+    distribution (symmetric, variance the sum of squares) is read from its normal
+    approximation, whose error shrinks as 1/k.
     """
     diffs = np.asarray(diffs, dtype=float)
     if diffs.size == 0:
@@ -104,11 +113,31 @@ def permutation_test(diffs: np.ndarray, *, resamples: int, rng: np.random.Genera
         return hits / 2.0 ** k, "paired permutation (exact)"
     if resamples < 1:
         raise ParameterError(f"resamples must be at least 1, got {resamples}")
+    draws = max(resamples, draws_for(family, alpha))
+    if draws * k > MONTE_CARLO_CELLS:
+        z = observed / math.sqrt(float(np.square(nonzero).sum()))
+        return float(min(1.0, 2.0 * stats.norm.sf(z))), "paired permutation (normal approximation)"
     hits = 0
-    for rows in _chunks(resamples, k):
+    for rows in _chunks(draws, k):
         signs = 1.0 - 2.0 * rng.integers(0, 2, size=(rows, k), dtype=np.int8)
         hits += int(np.count_nonzero(np.abs(signs @ nonzero) >= floor))
-    return (1 + hits) / (1 + resamples), f"paired permutation (Monte Carlo, {resamples} draws)"
+    return (1 + hits) / (1 + draws), f"paired permutation (Monte Carlo, {draws} draws)"
+
+
+def draws_for(family: int, alpha: float) -> int:
+    """Random sign flips so that the smallest Monte Carlo p is a tenth of alpha / family."""
+    return int(math.ceil(RESOLUTION * max(family, 1) / alpha)) - 1
+
+
+def smallest_p(k: int, *, resamples: int, family: int = 1, alpha: float = 0.05,
+               exact_max: int = EXACT_MAX) -> float:
+    """The smallest p :func:`permutation_test` can give for ``k`` non-zero differences (its resolution)."""
+    if k == 0:
+        return 1.0
+    if k <= exact_max:
+        return 2.0 / 2.0 ** k
+    draws = max(resamples, draws_for(family, alpha))
+    return 0.0 if draws * k > MONTE_CARLO_CELLS else 1.0 / (1 + draws)
 
 
 def _exact_blocks(k: int) -> list[tuple[int, int]]:

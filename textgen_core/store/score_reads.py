@@ -73,6 +73,29 @@ class ScoreReadsMixin:
             "SELECT model, bin, avg(chars) AS chars, min(chars) AS min_chars, max(chars) AS max_chars, "
             "avg(value) AS mean, count(*) AS n FROM b GROUP BY model, bin ORDER BY model, bin", params).df()
 
+    def score_counts(self, run_id: int) -> pd.DataFrame:
+        """Per (model, score) of a run: n_scored, n_unscored, n_missing (no cell), n_empty, n_datums.
+
+        Every model of the run gets a row for every score the run has, so a model
+        without a single cell of a score shows all its datums as missing. The datums
+        are the dataset's distinct datum ids; n_empty counts the model's rows whose
+        prediction is empty or blank (whatever the metric made of them).
+        """
+        return self._cur().execute(
+            "WITH r AS (SELECT dataset_id, models FROM runs WHERE run_id = $run), "
+            "u AS (SELECT count(DISTINCT d.datum_id) AS n FROM data d, r WHERE d.dataset_id = r.dataset_id), "
+            "m AS (SELECT unnest(r.models) AS model FROM r UNION SELECT DISTINCT model FROM scores WHERE run_id = $run), "
+            "k AS (SELECT DISTINCT score FROM scores WHERE run_id = $run), "
+            "c AS (SELECT model, score, count(value) AS n_scored, count(*) - count(value) AS n_unscored "
+            "FROM scores WHERE run_id = $run GROUP BY model, score), "
+            "e AS (SELECT d.model, count(*) FILTER (WHERE trim(coalesce(d.prediction, '')) = '') AS n_empty "
+            "FROM data d, r WHERE d.dataset_id = r.dataset_id GROUP BY d.model) "
+            "SELECT m.model, k.score, coalesce(c.n_scored, 0) AS n_scored, coalesce(c.n_unscored, 0) AS n_unscored, "
+            "greatest(u.n - coalesce(c.n_scored, 0) - coalesce(c.n_unscored, 0), 0) AS n_missing, "
+            "coalesce(e.n_empty, 0) AS n_empty, u.n AS n_datums "
+            "FROM m CROSS JOIN k CROSS JOIN u LEFT JOIN c ON c.model = m.model AND c.score = k.score "
+            "LEFT JOIN e ON e.model = m.model ORDER BY k.score, m.model", {"run": run_id}).df()
+
     def find_rows(self, run_id: int, *, score: str | None = None, models: Sequence[str] | None = None,
                   low: float | None = None, high: float | None = None, unscored: bool = False, text: str = "",
                   order: str = "row", limit: int = 200, snippet: int = 160) -> pd.DataFrame:
