@@ -149,7 +149,7 @@ def test_public_settings_and_repr_hide_the_key() -> None:
                                       "concurrency", "retries", "price_prompt_per_million",
                                       "price_completion_per_million", "embedding_model", "rpm", "tpm",
                                       "api_version", "batch", "batch_discount", "batch_poll", "max_cost",
-                                      "max_calls"}
+                                      "max_calls", "response_mode"}
 
 
 @pytest.mark.parametrize("change, name", [

@@ -54,14 +54,22 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
              params: Mapping[str, Mapping[str, Any]] | None = None, *, models: Sequence[str] | None = None,
              judge: Any | None = None, progress: ProgressCallback | None = None,
              cancel: threading.Event | None = None, workers: int | None = None,
-             on_start: Callable[[int], None] | None = None) -> int:
+             on_start: Callable[[int], None] | None = None, engine: str = "local",
+             ray_address: str | None = None) -> int:
     """Score ``metrics`` on a stored dataset; returns the run id. ``judge`` is a JudgeSettings or None.
 
-    ``on_start`` hears the run id as soon as the run is registered, before any scoring.
+    ``on_start`` hears the run id as soon as the run is registered, before any scoring. ``engine="ray"``
+    scores lexical metrics on the Ray cluster at ``ray_address`` (default: a local one).
     """
     if not metrics:
         raise ParameterError("choose at least one metric")
     metrics = list(dict.fromkeys(get_metric(m).name for m in metrics))
+    if engine not in ("local", "ray"):
+        raise ParameterError(f"engine must be 'local' or 'ray', got {engine!r}")
+    if engine == "ray":
+        from .engines.ray_engine import check_ray_metrics
+
+        check_ray_metrics(metrics)
     resolved = resolve_params(metrics, params)
     dataset = store.load_dataset(dataset_id)
     chosen = list(models) if models else dataset.models
@@ -73,10 +81,15 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
     if problems:
         raise ParameterError("cannot run these metrics on this dataset:\n  " + "\n  ".join(problems))
     signatures = {m: _signature(get_metric(m), resolved[m], judge) for m in metrics}
-    run_id = store.create_run(dataset_id, metrics, resolved, signatures, chosen,
-                              judge.public() if judge is not None else None)
+    run_id = store.create_run(dataset_id, metrics, resolved, signatures, chosen, _judge_record(judge, metrics))
     if on_start is not None:
         on_start(run_id)
+    if engine == "ray":
+        from .engines.ray_engine import evaluate_stored
+
+        evaluate_stored(store, dataset_id, run_id, resolved, models=chosen, address=ray_address,
+                        progress=progress, cancel=cancel)
+        return run_id
     rows = [r for r in dataset.rows if r.model in set(chosen)]
     _execute(store, run_id, rows, metrics, resolved, judge, progress, cancel, workers)
     return run_id
@@ -85,14 +98,20 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
 def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: ProgressCallback | None = None,
            cancel: threading.Event | None = None, workers: int | None = None) -> int:
     """Finish an interrupted run: finished cells are kept, the rest are computed."""
+    if store.block_run(run_id) is not None:  # scored by the Ray engine: Ray resumes it, skipping finished blocks
+        from .engines.ray_engine import resume_ray
+
+        return resume_ray(store, run_id, progress=progress, cancel=cancel)
     run = store.get_run(run_id)
     metrics, resolved = run["metrics"], run["params"]
     if judge is None and any(get_metric(m).group != "lexical" for m in metrics):
         raise ParameterError(f"run {run_id} has judge metrics: give the judge endpoint to resume it")
+    _check_same_judge(run_id, run.get("judge"), judge, metrics)
     dataset = store.load_dataset(run["dataset_id"])
     rows = [r for r in dataset.rows if r.model in set(run["models"])]
     store.set_run_status(run_id, "running")
-    _execute(store, run_id, rows, metrics, resolved, judge, progress, cancel, workers)
+    _execute(store, run_id, rows, metrics, resolved, judge, progress, cancel, workers,
+             already=run.get("duration_s") or 0.0)
     return run_id
 
 
@@ -102,15 +121,43 @@ def _signature(spec: MetricSpec, params: Mapping[str, Any], judge: Any | None) -
         from .judge.metrics import prompt_signature
 
         prompts = prompt_signature(spec.name)
-        signature += f"|judge:{judge.model}|temperature:{judge.temperature}|seed:{judge.seed}"
+        signature += (f"|judge:{judge.model}|base_url:{judge.endpoint}|temperature:{judge.temperature}"
+                      f"|seed:{judge.seed}|embedding:{judge.embedding_model or judge.model}"
+                      f"|response:{judge.response_mode}")
         signature += f"|prompts:{prompts}" if prompts else ""
     return signature
 
 
+def _judge_record(judge: Any | None, metrics: Sequence[str]) -> dict[str, Any] | None:
+    """What a run stores about its judge: public settings (never the key) and the judge's fingerprint."""
+    if judge is None:
+        return None
+    from .judge.metrics import fingerprint
+
+    return judge.public() | {"fingerprint": fingerprint(judge, list(metrics))}
+
+
+def _check_same_judge(run_id: int, stored: Mapping[str, Any] | None, judge: Any | None,
+                      metrics: Sequence[str]) -> None:
+    """Refuse to resume a run with a judge that would rule differently (model, endpoint, prompts...)."""
+    before = (stored or {}).get("fingerprint")
+    if judge is None or not before:
+        return
+    from .judge.metrics import fingerprint, fingerprint_changes
+
+    changes = fingerprint_changes(before, fingerprint(judge, list(metrics)))
+    if changes:
+        raise ParameterError(f"run {run_id} was scored by another judge; resuming it would mix two judges' "
+                             f"verdicts. What differs: {'; '.join(changes)}. Resume with the run's judge settings "
+                             "(the key, timeout, concurrency and retries may change), or start a new run.")
+
+
 def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str],
              resolved: Mapping[str, Mapping[str, Any]], judge: Any | None,
-             progress: ProgressCallback | None, cancel: threading.Event | None, workers: int | None) -> None:
-    started = time.monotonic()
+             progress: ProgressCallback | None, cancel: threading.Event | None, workers: int | None,
+             *, already: float = 0.0) -> None:
+    """Score what is not finished yet; the run's duration is ``already`` (earlier sessions) plus this one."""
+    started = time.monotonic() - already
     lexical = {m: resolved[m] for m in metrics if get_metric(m).group == "lexical"}
     judged = {m: resolved[m] for m in metrics if get_metric(m).group != "lexical"}
     try:

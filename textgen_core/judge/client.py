@@ -70,7 +70,7 @@ class JudgeClient:
         self.policy = retry_policy or RetryPolicy()
         self._meter = Meter(settings.endpoint, on_change)
         self._transport = Transport(settings, self.policy, self._meter)
-        self._modes = Modes()
+        self._modes = Modes(settings.response_mode)
         self._cache: ReplyCache = StoreCache(store) if store is not None else MemoryCache()
         self._lock = threading.Lock()
         self._active = 0  # client calls under way; the cache is flushed when this drops to 0
@@ -259,26 +259,30 @@ class JudgeClient:
             text, problem = read_choice(body, self.settings.max_tokens)
             if problem is not None:
                 kind, reason = problem
-                raise Unscored(scrub(reason), kind=kind, attempts=budget.attempts, text=scrub(text), messages=sent)
+                raise Unscored(scrub(reason), kind=kind, attempts=budget.attempts, text=scrub(text),
+                               messages=self.scrubbed(sent))
             try:
                 value = schema_check.parse_reply(text, schema)
                 problem_text = check(value) if check is not None else None
                 if problem_text is not None:
                     if key_reasks_left <= 0:
                         raise Unscored(scrub(problem_text), kind="invalid", attempts=budget.attempts,
-                                       text=scrub(text), messages=sent)
+                                       text=scrub(text), messages=self.scrubbed(sent))
                     key_reasks_left = 0
                     raise schema_check.ReplyError(problem_text)
             except schema_check.ReplyError as err:
                 if reasks_left <= 0:
                     raise Unscored(scrub(f"invalid JSON after {replies} attempts: {err}"), kind="invalid",
-                                   attempts=budget.attempts, text=scrub(text), messages=sent) from None
+                                   attempts=budget.attempts, text=scrub(text), messages=self.scrubbed(sent)) from None
                 reasks_left -= 1
                 self._meter.bump(retries=1)
                 log.info("judge reply invalid (%s); asking again", scrub(str(err)))
                 convo = convo + [{"role": "assistant", "content": text or "(empty reply)"},
                                  {"role": "user", "content": CORRECTION.format(error=err)}]
                 continue
+            # Whatever the endpoint sent back (a reply that repeats the key, in text or in a verdict's
+            # reason) is scrubbed before it is cached, returned, stored or shown.
+            value, text, sent = self.scrubbed(value), scrub(text), self.scrubbed(sent)
             request = {"model": self.settings.model, "messages": sent, "mode": mode, "schema_name": schema_name,
                        "temperature": self.settings.temperature, "seed": self.settings.seed,
                        "max_tokens": self.settings.max_tokens}
@@ -320,6 +324,11 @@ class JudgeClient:
                     reply = await self._transport.post(state, "chat", "/chat/completions", budget, body,
                                                        field_name="choices", mode=lambda: used.get("mode"))
                 except FormatRejected as rejected:
+                    if self._modes.pinned:
+                        raise Unscored(self._transport.scrub(
+                            f"{rejected.failure.message} (response_mode {used['mode']} is set; use auto to fall "
+                            "back)"), kind="format_rejected", status=rejected.failure.status,
+                            messages=self.scrubbed(used.get("sent"))) from None
                     following = self._modes.downgrade(used["mode"])
                     if following is not None:
                         log.warning("judge endpoint %s rejected response_format %s for model %s (%s); using %s "
@@ -329,7 +338,7 @@ class JudgeClient:
                     continue
                 except Unscored as exc:
                     if exc.messages is None:
-                        exc.messages = used.get("sent")
+                        exc.messages = self.scrubbed(used.get("sent"))
                     if self._modes.switch_tokens_param(exc):
                         log.info("judge model %s wants max_completion_tokens; using it from now on",
                                  self.settings.model)
@@ -339,6 +348,16 @@ class JudgeClient:
                     raise
                 self._modes.confirm(used["mode"])
                 return reply, used["sent"], used["mode"]
+
+    def scrubbed(self, value: Any) -> Any:
+        """A copy of a JSON value with the API key removed from every string in it."""
+        if isinstance(value, str):
+            return self._transport.scrub(value)
+        if isinstance(value, list):
+            return [self.scrubbed(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.scrubbed(v) for k, v in value.items()}
+        return value
 
     # -- cache plumbing ---------------------------------------------------------------
     async def _cached_reply(self, state: LoopState, key: str) -> JudgeReply | None:

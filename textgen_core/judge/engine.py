@@ -207,6 +207,7 @@ class _Tracker:
         self.total, self.client, self.callback, self.interval = total, client, callback, interval
         self.done = self.failed = 0
         self.start = replace(client.usage)
+        self.committed = replace(client.usage)  # usage already handed to the writer with a cell
         self._last = 0.0
 
     def add(self, outcome: Outcome) -> None:
@@ -218,6 +219,13 @@ class _Tracker:
         """Usage of this run only (the client may be shared)."""
         now = self.client.usage
         return Usage(*(getattr(now, f.name) - getattr(self.start, f.name) for f in fields(Usage)))
+
+    def take_usage(self) -> Usage:
+        """Usage since the last call: it is committed with the next cell, so a crash loses one batch of it."""
+        now = replace(self.client.usage)
+        delta = Usage(*(getattr(now, f.name) - getattr(self.committed, f.name) for f in fields(Usage)))
+        self.committed = now
+        return delta
 
     def report(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -259,10 +267,11 @@ async def _run(store: Store, run_id: int, groups: list[list[Job]], client: Judge
         for task in workers:
             task.cancel()
         writer.flush()
-        used = tracker.spent()
-        store.add_run_usage(run_id, calls=used.calls, prompt_tokens=used.prompt_tokens,
-                            completion_tokens=used.completion_tokens,
-                            cost=settings.price(used.prompt_tokens, used.completion_tokens))
+        used = tracker.take_usage()  # calls behind cells dropped by a stop: not in any written batch
+        if used.calls or used.prompt_tokens or used.completion_tokens:
+            store.add_run_usage(run_id, calls=used.calls, prompt_tokens=used.prompt_tokens,
+                                completion_tokens=used.completion_tokens,
+                                cost=settings.price(used.prompt_tokens, used.completion_tokens))
         await client.aclose()
         tracker.report(force=True)
 
@@ -284,8 +293,11 @@ async def _score_group(asker: ClientAsker, group: list[Job], writer: ResultWrite
             outcome = await score_cell(asker, job)
         except Stopped:
             return  # the run is stopping: this cell is left for the resume, not written half-done
-        writer.add(job[0], job[1], outcome)
         tracker.add(outcome)
+        used = tracker.take_usage()
+        writer.add(job[0], job[1], outcome, usage=(used.calls, used.prompt_tokens, used.completion_tokens,
+                                                   tracker.client.settings.price(used.prompt_tokens,
+                                                                                 used.completion_tokens)))
 
     try:
         await asyncio.gather(*(one(job) for job in group))

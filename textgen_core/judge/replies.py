@@ -84,9 +84,11 @@ class JudgeReply:
 class Modes:
     """The response mode and token-limit parameter learned for one client's endpoint and model."""
 
-    def __init__(self) -> None:
+    def __init__(self, pinned: str = "auto") -> None:
         self._lock = threading.Lock()
-        self.mode, self.confirmed = "json_schema", False
+        #: A mode the settings pin is used as is, never probed or left.
+        self.pinned = pinned != "auto"
+        self.mode, self.confirmed = (pinned, True) if self.pinned else ("json_schema", False)
         self.tokens_param = "max_tokens"
 
     def now(self) -> tuple[str, bool]:

@@ -44,7 +44,12 @@ SETTING_HELP: Mapping[str, str] = {
     "batch_poll": "seconds before the first batch status check (grows to 60 s)",
     "max_cost": "stop the run before its judge cost exceeds this many dollars (needs the prices)",
     "max_calls": "stop the run before it makes more judge calls than this",
+    "response_mode": "structured output: auto (json_schema, falling back to json_object, then text), or one "
+                     "of json_schema, json_object, text, used without fallback",
 }
+
+#: Accepted values of ``response_mode``.
+RESPONSE_MODES = ("auto", "json_schema", "json_object", "text")
 
 
 @dataclass(frozen=True)
@@ -71,8 +76,12 @@ class JudgeSettings:
     batch_poll: float = 5.0
     max_cost: float | None = None
     max_calls: int | None = None
+    response_mode: str = "auto"
 
     def __post_init__(self) -> None:
+        if self.response_mode not in RESPONSE_MODES:
+            raise ParameterError(f"judge setting response_mode={self.response_mode!r} must be one of "
+                                 f"{', '.join(RESPONSE_MODES)}")
         if not str(self.base_url).strip():
             raise ParameterError("judge base_url is empty")
         if not str(self.model).strip():
@@ -109,6 +118,14 @@ class JudgeSettings:
     def public(self) -> dict[str, Any]:
         """Every setting except the API key: what runs store and dashboards show."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "api_key"}
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What decides the judge's verdicts (a run keeps it; resume refuses another). The key, timeout,
+        concurrency, retries, rate limits, prices and caps may change without changing a verdict."""
+        return {"base_url": self.endpoint, "model": self.model, "temperature": float(self.temperature),
+                "seed": self.seed, "embedding_model": self.embedding_model or self.model,
+                "response_mode": self.response_mode, "max_tokens": self.max_tokens,
+                "api_version": self.api_version}
 
     def price(self, prompt_tokens: int, completion_tokens: int, *, batch: bool | None = None) -> float | None:
         """Cost of the given tokens at the configured prices (batch prices in batch mode); None when no price is set.

@@ -49,6 +49,8 @@ class CellWrite:
     verdicts: Sequence[tuple]
     exchanges: Sequence[dict[str, Any]]
     rewritten: bool
+    #: Usage spent since the previous cell of the run: (calls, prompt tokens, completion tokens, cost or None).
+    usage: tuple[int, int, int, float | None] = (0, 0, 0, None)
 
 
 class StoreWriter:

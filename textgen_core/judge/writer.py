@@ -26,8 +26,10 @@ class ResultWriter:
         self.sink = sink or writer_for(store)
         self.count = 0
 
-    def add(self, row: Datum, metric: str, outcome: Outcome) -> None:
-        """Queue one finished cell; raises if an earlier batch of results could not be written."""
+    def add(self, row: Datum, metric: str, outcome: Outcome,
+            usage: tuple[int, int, int, float | None] = (0, 0, 0, None)) -> None:
+        """Queue one finished cell with the usage (calls, prompt and completion tokens, cost) spent since
+        the previous cell: both land in one transaction. Raises if an earlier batch could not be written."""
         self.sink.check()
         cell = outcome.cell
         record = (row.datum_id, row.model, metric, metric, cell.value,
@@ -44,7 +46,8 @@ class ResultWriter:
                 "reply": failed.get("reply"), "prompt_tokens": 0, "completion_tokens": 0,
                 "attempts": failed.get("attempts"), "latency_s": None,
             })
-        self.sink.put_cell(CellWrite(self.run_id, record, verdicts, exchanges, record[:3] in self.written))
+        self.sink.put_cell(CellWrite(self.run_id, record, verdicts, exchanges, record[:3] in self.written,
+                                     usage))
         self.count += 1
 
     def flush(self) -> None:

@@ -327,6 +327,16 @@ class JudgeTablesMixin:
             for run_id, writes in runs.items():
                 _write_results(cur, run_id, [w.cell for w in writes], [v for w in writes for v in w.verdicts],
                                [e for w in writes for e in w.exchanges], [w.cell[:3] for w in writes if w.rewritten])
+                _add_usage(cur, run_id, [w.usage for w in writes])
+
+    def empty_predictions(self, run_id: int) -> dict[str, int]:
+        """Per model of a run, how many of its predictions are empty or whitespace only (for summaries)."""
+        rows = self._cur().execute(
+            "SELECT d.model, count(*) FILTER (WHERE d.prediction IS NULL OR regexp_matches(d.prediction, '^\\s*$')) "
+            "FROM data d JOIN runs r ON d.dataset_id = r.dataset_id "
+            "WHERE r.run_id = ? AND list_contains(r.models, d.model) GROUP BY d.model ORDER BY d.model",
+            [run_id]).fetchall()
+        return {model: int(n) for model, n in rows}
 
     def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:
         """(datum_id, model, metric) of the run's unscored cells: the ones a resume scores again."""
@@ -378,6 +388,18 @@ def _cache_table(entries: Sequence["CacheEntry"]) -> pa.Table:
         "prompt_tokens": [int(e.prompt_tokens) for e in entries],
         "completion_tokens": [int(e.completion_tokens) for e in entries],
     }, schema=_CACHE_SCHEMA)
+
+
+def _add_usage(cur: "duckdb.DuckDBPyConnection", run_id: int, usage: Sequence[tuple]) -> None:
+    """Add the judge usage behind a batch of cells to its run, in the batch's transaction."""
+    calls, prompt, completion = (sum(int(u[i]) for u in usage) for i in range(3))
+    costs = [u[3] for u in usage if u[3] is not None]
+    if not (calls or prompt or completion):
+        return
+    cost = sum(costs) if costs else None
+    cur.execute("UPDATE runs SET judge_calls = judge_calls + ?, prompt_tokens = prompt_tokens + ?, "
+                "completion_tokens = completion_tokens + ?, cost = CASE WHEN ? IS NULL THEN cost "
+                "ELSE coalesce(cost, 0) + ? END WHERE run_id = ?", [calls, prompt, completion, cost, cost, run_id])
 
 
 _STALE_SCHEMA = pa.schema([("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string())])

@@ -9,7 +9,10 @@ module to :data:`MODULES` below. Shared extraction steps are in :mod:`..extract`
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from ...metrics.spec import MetricSpec
+from ..settings import JudgeSettings
 from . import (answer_correctness, answer_relevance, bias, coherence, context_precision, context_recall,
                context_relevance, faithfulness, hallucination, perplexity, qa_grade, semantic_similarity,
                summary_coherence, toxicity)
@@ -31,3 +34,17 @@ def prompt_hashes(metrics: list[str] | None = None) -> dict[str, str]:
     """{prompt version: hash of its text} of the steps behind ``metrics`` (all by default)."""
     return {r.version: r.text_hash() for name in (metrics or list(BY_NAME))
             for r in BY_NAME[name].plan.steps}
+
+
+def fingerprint(settings: JudgeSettings, metrics: list[str]) -> dict[str, Any]:
+    """The judge a run is scored by: the settings that decide verdicts and a hash of every prompt it uses."""
+    return settings.fingerprint() | {"prompts": prompt_hashes([m for m in metrics if m in BY_NAME])}
+
+
+def fingerprint_changes(stored: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """Human-readable differences between two fingerprints ("model: 'judge-a' -> 'judge-b'")."""
+    changes = [f"{name}: {stored.get(name)!r} -> {now.get(name)!r}" for name in sorted(set(stored) | set(now))
+               if name != "prompts" and stored.get(name) != now.get(name)]
+    old, new = stored.get("prompts") or {}, now.get("prompts") or {}
+    changes += [f"prompt {v} changed" for v in sorted(set(old) | set(new)) if old.get(v) != new.get(v)]
+    return changes
