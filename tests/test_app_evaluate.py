@@ -29,7 +29,7 @@ def test_every_declared_metric_is_offered_in_its_group(sample_run):
     for name, spec in all_metrics().items():
         assert f"{spec.label} (`{name}`)" in labels
     headers = [h.value for h in at.subheader]
-    assert headers[0].startswith("Lexical") and any(h.startswith("LLM-guided") for h in headers)
+    assert headers[0].startswith("Lexical") and any(h.startswith("Judge") for h in headers)
     assert at.multiselect(key=state.EVAL_MODELS).value == ["model-a", "model-b"]
 
 
@@ -101,6 +101,47 @@ def test_judge_metric_needs_judge_settings(sample_run, monkeypatch):
     assert at.text_input(key=state.judge_key("evaluate", "api_key")).proto.type == 1  # password
     assert "set the judge model" in all_text(at)
     assert _run_button(at).disabled
+
+
+def test_pass_at_k_without_its_columns_is_refused_before_the_run(sample_run):
+    """The sample has no n/c columns: the column inputs fall back to (none), and the run is refused with the reason."""
+    at = page("views/evaluate.py").run()
+    at.checkbox(key=state.eval_metric("pass_at_k")).check().run()
+    no_exception(at)
+    assert at.selectbox(key=state.eval_param("pass_at_k", "n_column")).value == ""  # shown as (none)
+    text = all_text(at)
+    assert "pass_at_k: parameter n_column names no column" in text
+    assert "pass_at_k: parameter c_column names no column" in text
+    assert _run_button(at).disabled
+
+
+def test_pass_at_k_runs_once_its_columns_are_chosen(app_db):
+    rows = b"id,model,prediction,tries,ok\nq1,a,x,5,2\nq2,a,y,4,0\n"
+    store().save_dataset(load_dataset(rows, file_name="p.csv", name="samples"))
+    at = page("views/evaluate.py").run()
+    at.checkbox(key=state.eval_metric("pass_at_k")).check().run()
+    at.selectbox(key=state.eval_param("pass_at_k", "n_column")).set_value("tries")
+    at.selectbox(key=state.eval_param("pass_at_k", "c_column")).set_value("ok").run()
+    no_exception(at)
+    assert not _run_button(at).disabled
+    _run_button(at).click().run()
+    wait_for_jobs()
+    scores = store().scores(int(store().list_runs()["run_id"].max()))
+    assert sorted(scores["value"]) == pytest.approx([0.0, 0.4], abs=1e-12)  # pass@1 = c / n
+
+
+def test_unavailable_captions_sit_under_their_own_checkbox(app_db):
+    """Each grid row is its own st.columns: one checkbox per cell, its caption right below it."""
+    store().save_dataset(load_dataset(NO_CONTEXTS, file_name="nc.csv", name="no contexts"))
+    at = page("views/evaluate.py").run()
+    no_exception(at)
+    cells = [c for c in at.columns if c.checkbox]
+    assert cells
+    for cell in cells:
+        boxes = list(cell.checkbox)
+        assert len(boxes) == 1
+        captions = [c.value for c in cell.caption if c.value.startswith("Unavailable")]
+        assert bool(captions) == boxes[0].disabled, boxes[0].label
 
 
 def test_nothing_chosen_disables_run(sample_run):

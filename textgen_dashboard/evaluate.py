@@ -20,7 +20,7 @@ from . import data, state
 from .jobs import start_evaluation
 from .widgets import describe_reasons, job_panel, judge_form, link, param_form, plain
 
-GROUPS = {"lexical": "Lexical (computed locally)", "llm": "LLM-guided (judge model)",
+GROUPS = {"lexical": "Lexical (computed locally)", "llm": "Judge (an LLM judge model scores each row)",
           "endpoint": "Endpoint-based (embeddings, log-probabilities)"}
 
 
@@ -79,8 +79,10 @@ def _metric_picker(fields: set[str]) -> tuple[list[str], dict[str, dict[str, Any
         if not members:
             continue
         st.subheader(title)
-        grid = st.columns(3)
-        picked = [spec for i, spec in enumerate(members) if _metric_row(spec, fields, grid[i % 3])]
+        picked = []
+        for start in range(0, len(members), 3):  # one st.columns per row: a caption stays under its checkbox
+            row = members[start:start + 3]
+            picked += [spec for spec, cell in zip(row, st.columns(3)) if _metric_row(spec, fields, cell)]
         for spec in picked:
             chosen.append(spec.name)
             params[spec.name], problems = _params(spec, columns)

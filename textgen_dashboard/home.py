@@ -23,7 +23,8 @@ def render() -> None:
     """The whole Home page."""
     st.title("textgen-eval")
     st.write("Evaluate LLM text generation: upload model outputs, score them with lexical and "
-             "LLM-judge metrics, and compare models, with every score and verdict kept in one DuckDB file.")
+             "judge metrics (an LLM judge model), and compare models, with every score and verdict kept in one "
+             "DuckDB file.")
     n_datasets, n_runs = data.counts()
     left, middle, right = st.columns([1, 1, 3])
     left.metric("Datasets", n_datasets)

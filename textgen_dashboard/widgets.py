@@ -197,7 +197,7 @@ def judge_form(page: str, defaults: Mapping[str, Any] | None = None) -> tuple[Ju
                                            value=_float(given.get("price_completion_per_million")),
                                            help=tip["price_completion_per_million"])
     if not model.strip():
-        return None, "set the judge model (and base URL) to run LLM-guided or endpoint metrics"
+        return None, "set the judge model (and base URL) to run judge or endpoint metrics"
     try:
         settings = JudgeSettings(
             base_url=base_url.strip(), model=model.strip(), api_key=(typed or stored).strip(),

@@ -11,7 +11,7 @@ from typing import Sequence
 from ..errors import TextgenError
 
 #: Modules under textgen_core.cli that define `register(subparsers)`.
-SUBCOMMAND_MODULES = ("run", "runs", "compare", "metrics", "dashboard")
+SUBCOMMAND_MODULES = ("sample", "run", "runs", "compare", "metrics", "dashboard")
 DEFAULT_DB = os.environ.get("TEXTGEN_EVAL_DB", "textgen_eval.duckdb")
 
 
@@ -21,7 +21,14 @@ def add_db_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="textgen-eval", description="Evaluate LLM text generation.")
+    parser = argparse.ArgumentParser(
+        prog="textgen-eval", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Evaluate LLM text generation: lexical and judge metrics, runs kept in a DuckDB file.",
+        epilog="first steps:\n"
+               "  textgen-eval sample --out outputs.csv          write the bundled sample to a file\n"
+               "  textgen-eval run outputs.csv --metrics rouge   score it (run 1); 'textgen-eval metrics' lists metrics\n"
+               "  textgen-eval dashboard                         serve the dashboard on 127.0.0.1:8501 (Ctrl-C stops it)\n"
+               "'textgen-eval COMMAND --help' describes each command.")
     parser.add_argument("--db", default=DEFAULT_DB, help="DuckDB file (default: %(default)s, or $TEXTGEN_EVAL_DB)")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in SUBCOMMAND_MODULES:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..metrics.registry import all_metrics, get_metric
-from ..metrics.spec import MetricSpec
+from ..metrics.spec import GROUP_WORDS, MetricSpec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def describe(spec: MetricSpec) -> str:
     """A plain-text page for one metric: what it needs, its parameters with defaults, its rules."""
     low, high = spec.value_range
-    lines = [f"{spec.name} - {spec.label} ({spec.group})", f"  {spec.description}",
+    lines = [f"{spec.name} - {spec.label} ({GROUP_WORDS[spec.group]})", f"  {spec.description}",
              f"  needs: {', '.join(spec.needs) or 'nothing beyond the row'}",
              f"  scores: {', '.join(spec.outputs(spec.resolve()))}; range {low} to {'inf' if high is None else high}; "
              f"{'higher is better' if spec.direction == 'higher' else 'lower is better' if spec.direction == 'lower' else 'no direction'}"]
@@ -36,5 +36,5 @@ def _metrics(args: argparse.Namespace) -> int:
         print(describe(get_metric(args.name)))
         return 0
     for spec in all_metrics().values():
-        print(f"{spec.name:<22} {spec.group:<9} {spec.direction:<7} {spec.description}")
+        print(f"{spec.name:<22} {GROUP_WORDS[spec.group]:<9} {spec.direction:<7} {spec.description}")
     return 0

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import save_or_reuse
-from ..errors import ParameterError
+from ..errors import InputError, ParameterError, StoreError
 from ..evaluate import evaluate, resume
 from ..export import write_table
+from ..formatting import duration_text
 from ..metrics.registry import all_metrics, get_metric
 from ..store import Store
 from ..summary import wide_scores
@@ -102,6 +103,15 @@ def _mapping(args: argparse.Namespace, columns: list[str]) -> Any:
     return ColumnMapping.from_dict(guessed)
 
 
+def _stored_dataset(store: Store, name: str) -> int:
+    """The stored dataset called ``name``; when there is none, say the file is not found either."""
+    try:
+        return store.dataset_id(name)
+    except StoreError:
+        raise InputError(f"file not found: {name} (and no stored dataset has that name; "
+                         "`textgen-eval datasets` lists them, 'sample' is the bundled sample)") from None
+
+
 def _load_into_store(args: argparse.Namespace, store: Store, required: set[str]) -> int:
     from ..datasets import load_dataset, load_sample, read_table
 
@@ -114,7 +124,7 @@ def _load_into_store(args: argparse.Namespace, store: Store, required: set[str])
                                file_name=path.name, required=required)
         dataset.source = str(path)
     else:
-        return store.dataset_id(args.data)
+        return _stored_dataset(store, args.data)
     dataset_id, name, reused = save_or_reuse(store, dataset, args.name or dataset.name)
     print(f"{'using stored' if reused else 'stored'} dataset {name!r} ({len(dataset.rows)} rows)")
     return dataset_id
@@ -146,7 +156,7 @@ def _resume(args: argparse.Namespace) -> int:
 
 def _report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None) -> int:
     run = store.get_run(run_id)
-    print(f"run {run_id} on dataset {run['dataset']!r}: {run['status']} in {run['duration_s'] or 0:.1f} s")
+    print(f"run {run_id} on dataset {run['dataset']!r}: {run['status']} in {duration_text(run['duration_s'])}")
     if run["judge_calls"]:
         cost = f", cost {run['cost']:.4f}" if run["cost"] is not None else ""
         print(f"judge: {run['judge_calls']} calls, {run['prompt_tokens']} prompt + "

@@ -7,6 +7,7 @@ import argparse
 import pandas as pd
 
 from ..export import write_table
+from ..formatting import duration_text, text_table
 from ..store import Store
 from ..summary import long_scores, wide_scores
 from .main import add_db_argument
@@ -37,9 +38,11 @@ def _runs(args: argparse.Namespace) -> int:
         return 0
     shown = frame[["run_id", "dataset", "created_at", "status", "metrics", "models", "judge_model",
                    "duration_s", "judge_calls", "cost"]].copy()
-    for column in ("metrics", "models"):
-        shown[column] = shown[column].map(lambda v: ",".join(v) if v is not None else "")
-    print(shown.to_string(index=False))
+    shown["duration_s"] = shown["duration_s"].map(duration_text)
+    shown["cost"] = shown["cost"].map(lambda c: "" if pd.isna(c) else f"{c:.4f}")
+    shown = shown.rename(columns={"run_id": "run", "created_at": "created", "judge_model": "judge",
+                                  "duration_s": "duration", "judge_calls": "judge calls"})
+    print(text_table(shown))
     return 0
 
 
@@ -48,8 +51,9 @@ def _datasets(args: argparse.Namespace) -> int:
     if frame.empty:
         print("no datasets yet")
         return 0
-    frame["models"] = frame["models"].map(lambda v: ",".join(v) if v is not None else "")
-    print(frame[["dataset_id", "name", "n_rows", "models", "n_runs", "source"]].to_string(index=False))
+    shown = frame[["dataset_id", "name", "n_rows", "models", "n_runs", "source"]]
+    shown = shown.rename(columns={"dataset_id": "dataset", "n_rows": "rows", "n_runs": "runs"})
+    print(text_table(shown))
     return 0
 
 

@@ -18,6 +18,8 @@ from ..model import Cell, Datum
 ParamKind = Literal["bool", "int", "float", "str", "choice", "choices", "floats"]
 Direction = Literal["higher", "lower", "none"]
 Group = Literal["lexical", "llm", "endpoint"]
+#: The word users read for each group, everywhere (CLI, dashboard, README): "llm" metrics are "judge" metrics.
+GROUP_WORDS: dict[str, str] = {"lexical": "lexical", "llm": "judge", "endpoint": "endpoint"}
 
 #: A lexical scorer: rows in, one {score name: Cell} mapping per row out.
 RowScorer = Callable[[Sequence[Datum], Mapping[str, Any]], list[dict[str, Cell]]]

@@ -59,8 +59,11 @@ class LexicalSpec(MetricSpec):
         if self.used_columns is None:
             return super().missing(available_fields, params)
         used = set(self.used_columns(params))
+        # A used column parameter given as None (a form left at "(none)") would leave every row unscored.
+        unset = [f"parameter {name} names no column: choose the column that holds it"
+                 for name in sorted(used) if name in params and not params[name]]
         unused = {p.name: None for p in self.params if p.is_column and p.name not in used}
-        return super().missing(available_fields, {**params, **unused})
+        return unset + super().missing(available_fields, {**params, **unused})
 
 
 @dataclass(frozen=True)
