@@ -100,8 +100,9 @@ def tokenizer_param(default: str = "regex") -> Param:
         "tokenizer",
         "choice",
         default,
-        "How texts are split into words. regex: case-sensitive \\w+|\\$[\\d]+|[^\\s\\.]+ tokens "
-        "(valor-lite's BLEU tokenizer); regex-lower: the same on lowercased text; 13a: rules of "
+        "How texts are split into words. regex: case-sensitive \\w+|\\$[\\d]+|[^\\s\\.]+ tokens, equal to "
+        "nltk's RegexpTokenizer (regex engine, Unicode \\w) in every script; regex-lower: the same on "
+        "text.lower(); 13a: rules of "
         "WMT's mteval-v13a script, case-sensitive; whitespace: str.split().",
         choices=tuple(WORD_TOKENIZERS),
     )

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Hashable
 
+import regex
+
 #: ROUGE tokens: what rouge-score keeps after lowercasing and replacing every
 #: character outside [a-z0-9] by a space, i.e. the runs of [a-z0-9] of the
 #: lowercased text; for ASCII text one byte translation table does both steps.
@@ -18,12 +20,22 @@ _ROUGE_ASCII = bytes(
     c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122) else 32 for c in range(256)
 )
 
-#: Word tokens of the reference system (valor-lite's BLEU tokenizer):
-#: words, dollar amounts, and runs of other non-space characters except dots.
-_REGEX_TOKEN = re.compile(r"\w+|\$[\d]+|[^\s\.]+")
-#: Bytes of plain ASCII text for the regex tokenizer's shortcut (letters, digits, space, newline,
-#: period, comma) map to 1, all others to 0.
-_PLAIN_ASCII = bytes(int(chr(c).isalnum() or chr(c) in " \n.,") for c in range(128)) + bytes(128)
+#: Word tokens of the reference system: nltk's RegexpTokenizer(REGEX_PATTERN), i.e. words, dollar
+#: amounts, and runs of other non-space characters except dots. nltk (3.10 on) compiles the pattern
+#: with the ``regex`` engine and these flags, whose \w, \d and \s follow Unicode properties: \w takes
+#: combining marks (Devanagari vowel signs, Arabic harakat, NFD accents) and the zero-width joiner,
+#: but not superscript digits; \s leaves out U+001C..U+001F. So must we.
+REGEX_PATTERN = r"\w+|\$[\d]+|[^\s\.]+"
+REGEX_FLAGS = regex.UNICODE | regex.MULTILINE | regex.DOTALL
+_REGEX_TOKEN = regex.compile(REGEX_PATTERN, REGEX_FLAGS)
+#: The same pattern in ``re``: on ASCII text its \w, \d and \s agree with the ``regex`` engine's on
+#: every character except U+001C..U+001F (whitespace to ``re`` only), and it is faster.
+_ASCII_REGEX_TOKEN = re.compile(REGEX_PATTERN)
+#: Bytes of ASCII text, mapped to 1 for what the split shortcut handles (letters, digits, space,
+#: newline, period, comma), 2 for U+001C..U+001F (where ``re`` and ``regex`` disagree), 0 otherwise.
+_ASCII_KIND = bytes(
+    1 if chr(c).isalnum() or chr(c) in " \n.," else 2 if 0x1C <= c <= 0x1F else 0 for c in range(128)
+) + bytes(128)
 #: A comma that the regex would glue to what follows (anything but a space, a newline, a period, the end).
 _GLUED_COMMA = re.compile(rb",(?:[^ \n.]|\Z)")
 
@@ -81,42 +93,30 @@ def _porter_stem(token: str) -> str | None:
 
 
 def regex_tokens(text: str) -> list[str]:
-    """Case-sensitive word tokens: ``\\w+|\\$[\\d]+|[^\\s\\.]+`` (valor-lite's BLEU tokenizer)."""
+    """Case-sensitive word tokens, equal to nltk's ``RegexpTokenizer(REGEX_PATTERN).tokenize(text)``."""
     # No token can hold a period, so periods split like spaces. A comma followed by a space, a
     # period or a newline ends a token and is a token of its own. So when a text is ASCII letters
     # and digits, spaces, newlines, periods and such commas only, splitting on whitespace after
-    # padding commas gives exactly the regex's tokens; any other text takes the regex.
+    # padding commas gives exactly the regex's tokens. Other ASCII text takes ``re``, unless it has
+    # one of the four characters where ``re`` differs; everything else takes the ``regex`` engine.
     try:
         raw = text.encode("ascii")
     except UnicodeEncodeError:
-        return _unicode_regex_tokens(text)
-    if b"\0" in raw.translate(_PLAIN_ASCII):
         return _REGEX_TOKEN.findall(text)
+    kinds = raw.translate(_ASCII_KIND)
+    if b"\2" in kinds:
+        return _REGEX_TOKEN.findall(text)
+    if b"\0" in kinds:
+        return _ASCII_REGEX_TOKEN.findall(text)
     if b"," not in raw:
         return text.replace(".", " ").split()
     if _GLUED_COMMA.search(raw) is None:
         return text.replace(".", " ").replace(",", " , ").split()
-    return _REGEX_TOKEN.findall(text)
-
-
-def _unicode_regex_tokens(text: str) -> list[str]:
-    """:func:`regex_tokens` of a non-ASCII text: the same shortcut with Unicode word characters."""
-    # str.isalnum() holds for exactly the characters \w matches, except the underscore.
-    spaced = text.replace(".", " ")
-    if "," in spaced:
-        if ",," in spaced:
-            return _REGEX_TOKEN.findall(text)
-        spaced = spaced.replace(", ", " , ")
-        if spaced.count(",") != spaced.count(" , "):
-            return _REGEX_TOKEN.findall(text)
-    rest = spaced.replace(",", "").replace(" ", "").replace("\n", "")
-    if rest.isalnum() or not rest:
-        return spaced.split()
-    return _REGEX_TOKEN.findall(text)
+    return _ASCII_REGEX_TOKEN.findall(text)
 
 
 def regex_lower_tokens(text: str) -> list[str]:
-    """The regex tokens of the lowercased text."""
+    """The regex tokens of ``text.lower()`` (so 'İstanbul' gives one token, 'i̇stanbul', with its combining dot)."""
     return regex_tokens(text.lower())
 
 
