@@ -31,6 +31,7 @@ from typing import Any, AsyncIterator, Callable
 import openai
 
 from .accounting import Meter
+from .endpoint import async_openai
 from .replies import Unscored, shape_problem
 from .retry import Failure, RetryPolicy, classify
 from .settings import JudgeSettings
@@ -39,7 +40,6 @@ log = logging.getLogger("textgen_core.judge")
 
 #: Requests in a row that fail for good on connection errors before the endpoint is deemed down.
 UNREACHABLE_AFTER = 3
-_PLACEHOLDER_KEY = "no-key"  # local servers need none; the openai client insists on a value
 
 try:  # the SDK's aiohttp transport, when its extra is installed
     import aiohttp  # noqa: F401
@@ -105,6 +105,10 @@ class Transport:
         self._fatal: dict[str, Unscored] = {}
         self._pause_until = 0.0
         self._unreachable = 0  # requests in a row that failed for good on connection errors
+        #: Batch mode (:class:`~textgen_core.judge.batch.Batcher`): chat requests go into batch rounds instead.
+        self.batcher: Any = None
+        #: A spending cap (:class:`~textgen_core.judge.budget.SpendingCap`) that admits every billed request.
+        self.spending: Any = None
 
     def fatal_reasons(self) -> list[str]:
         """Why requests stopped for good (bad key, unknown model, quota...); empty while all is well."""
@@ -118,10 +122,7 @@ class Transport:
             state = self._states.get(loop)
             if state is None:
                 self._forget_closed_loops()
-                api = openai.AsyncOpenAI(base_url=self.settings.base_url,
-                                         api_key=self.settings.api_key or _PLACEHOLDER_KEY,
-                                         max_retries=0, timeout=self.settings.timeout,
-                                         http_client=_http_client(self.settings.concurrency))
+                api = async_openai(self.settings, http_client=_http_client(self.settings.concurrency))
                 state = LoopState(api, asyncio.Semaphore(self.settings.concurrency), asyncio.Lock())
                 self._states[loop] = state
             return state
@@ -152,6 +153,16 @@ class Transport:
         Raises :class:`Unscored` when final, :class:`FormatRejected` for a
         rejected response_format.
         """
+        if self.batcher is not None and op == "chat":  # batch mode: no HTTP request from here
+            payload = body()
+            hold = self.spending.admit(payload) if self.spending is not None else None
+            result: Any = None
+            try:
+                result = await self.batcher.post(payload, budget, mode=mode() if mode is not None else None)
+                return result
+            finally:
+                if hold is not None:
+                    hold.release(result)
         guard_timeout = self.settings.timeout * 2 + 1.0
         while True:
             self._raise_if_fatal(op)
@@ -159,11 +170,14 @@ class Transport:
             async with state.slots:
                 await self._wait_for_pause()  # a 429 elsewhere may have paused us while queued
                 self._raise_if_fatal(op)  # or a bad key may have been found
+                payload = body()
+                hold = self.spending.admit(payload) if self.spending is not None else None
                 self.meter.bump(in_flight=1)
                 budget.attempts += 1
                 failure: Failure | None = None
+                result = None
                 try:
-                    result = await asyncio.wait_for(state.api.post(path, body=body(), cast_to=object),
+                    result = await asyncio.wait_for(state.api.post(path, body=payload, cast_to=object),
                                                     guard_timeout)
                 except (openai.OpenAIError, TimeoutError) as exc:
                     used_mode = mode() if mode is not None else None
@@ -172,6 +186,8 @@ class Transport:
                     failure = Failure("server", f"malformed response from the endpoint: {exc}", True)
                 finally:
                     self.meter.bump(in_flight=-1)
+                    if hold is not None:
+                        hold.release(result)
             if failure is None:
                 problem = shape_problem(result, field_name)
                 if problem is not None:
