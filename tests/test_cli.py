@@ -81,7 +81,7 @@ def test_parameters_reach_the_signature(tmp_path, small_csv):
     (["run", "{csv}", "--metrics", "no_such_metric"], "unknown metric"),
     (["run", "{csv}", "--metrics", "rouge", "--param", "rouge.use_stemmer=maybe"], "use_stemmer"),
     (["run", "{csv}", "--metrics", "rouge", "--param", "bleu.weights=1"], "bleu"),
-    (["export", "42", "--out", "x.csv"], "no run with id 42"),
+    (["export", "42", "--out", "x.csv"], "no database at"),  # read commands never create the file
 ])
 def test_errors_are_one_clear_line(tmp_path, small_csv, capsys, argv, message):
     argv = [a.replace("{csv}", str(small_csv)) for a in argv]

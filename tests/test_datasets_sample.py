@@ -98,6 +98,7 @@ def test_dataset_summary(sample) -> None:
         "datums": ids,
         "models": ["model-a", "model-b"],
         "rows_per_model": {"model-a": ids, "model-b": ids},
+        "warnings": [],
         "fields": ["query", "prediction", "references", "contexts"],
         "metadata_columns": ["relevant_contexts", "human_score", "human_label"],
     }

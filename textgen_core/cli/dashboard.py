@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -31,4 +30,9 @@ def _dashboard(args: argparse.Namespace) -> int:
                "--server.address", args.host, "--browser.gatherUsageStats", "false"]
     print(f"serving the dashboard on http://{args.host}:{args.port} (database {env['TEXTGEN_EVAL_DB']}); "
           "Ctrl-C stops it", flush=True)
-    return subprocess.call(command, env=env)  # the working directory stays: ./.streamlit/secrets.toml is read there
+    sys.stderr.flush()
+    # This process becomes the server (same PID): Ctrl-C, SIGTERM or a closed terminal stop the server
+    # itself, and no orphan keeps serving or holding the database. The working directory stays:
+    # ./.streamlit/secrets.toml is read there.
+    os.execve(sys.executable, command, env)
+    return 0  # pragma: no cover - execve does not return

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from importlib import import_module
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..errors import TextgenError
+from ..store import Store
 
 #: Modules under textgen_core.cli that define `register(subparsers)`.
 SUBCOMMAND_MODULES = ("sample", "run", "runs", "compare", "metrics", "dashboard")
@@ -42,17 +45,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def open_store(args: argparse.Namespace, *, read_only: bool = False) -> Store:
+    """The store of ``--db``; waiting for a file another program holds is announced on stderr.
+
+    Read-only commands open the file read-only, so they run beside other readers and
+    never create a database.
+    """
+    def tell(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    return Store(args.db, read_only=read_only, on_wait=tell)
+
+
+class _Stopped(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: the run is marked interrupted and can be resumed."""
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise _Stopped()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    in_main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
+    previous = signal.signal(signal.SIGTERM, _stop) if in_main_thread else None
     try:
         return int(args.handler(args) or 0)
     except TextgenError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("interrupted; finished cells are kept - run `textgen-eval resume RUN` to continue", file=sys.stderr)
-        return 130
+        return 128 + (signal.SIGTERM if isinstance(exc, _Stopped) else signal.SIGINT)
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,9 +14,10 @@ from ..evaluate import evaluate, resume
 from ..export import write_table
 from ..formatting import duration_text
 from ..metrics.registry import all_metrics, get_metric
+from ..model import Dataset
 from ..store import Store
 from ..summary import wide_scores
-from .main import add_db_argument
+from .main import add_db_argument, open_store
 from .progress_bar import ProgressBar
 from .tables import UNSCORED_GATE_FAILED, print_summary, unscored_gate
 
@@ -33,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--list-format", choices=["auto", "json", "delimiter", "single"], default=None,
                      help="how one references/contexts cell holds several items")
     run.add_argument("--delimiter", default=None, help="item delimiter for --list-format delimiter")
+    run.add_argument("--null-references", choices=["keep", "missing"], default=None,
+                     help="a reference that reads NaN, None or null: keep it as text (default, with a warning "
+                          "naming the rows) or treat it as missing")
     run.add_argument("--wide", action="append", default=[], metavar="MODEL=COLUMN",
                      help="wide format: one prediction column per model")
     run.add_argument("--name", help="name to store the dataset under (default: the file name)")
@@ -43,6 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "this fraction of the datums of any score; for CI")
     run.add_argument("--dry-run", action="store_true", help="print the judge call estimate and stop")
     run.add_argument("--workers", type=int, default=None, help="processes for lexical metrics (default: all cores)")
+    run.add_argument("--engine", choices=["local", "ray"], default="local",
+                     help="local: this machine, reading big CSV/TSV/Parquet files in chunks; ray: a Ray cluster "
+                          "reads and scores the file in blocks (pip install 'textgen-eval[ray]')")
+    run.add_argument("--ray-address", default=None, help="Ray cluster to join (default: start a local one)")
     _add_judge_arguments(run)
     add_db_argument(run)
     run.set_defaults(handler=_run)
@@ -100,6 +108,8 @@ def _mapping(args: argparse.Namespace, columns: list[str]) -> Any:
         guessed["list_format"] = args.list_format
     if args.delimiter is not None:
         guessed["delimiter"] = args.delimiter
+    if getattr(args, "null_references", None):
+        guessed["null_references"] = args.null_references
     return ColumnMapping.from_dict(guessed)
 
 
@@ -112,22 +122,45 @@ def _stored_dataset(store: Store, name: str) -> int:
                          "`textgen-eval datasets` lists them, 'sample' is the bundled sample)") from None
 
 
-def _load_into_store(args: argparse.Namespace, store: Store, required: set[str]) -> int:
-    from ..datasets import load_dataset, load_sample, read_table
+def _load_file(args: argparse.Namespace, required: set[str]) -> Dataset | None:
+    """The file (or the bundled sample) read and checked as the Upload page does; None for a stored name."""
+    from ..datasets import load_dataset, load_sample
 
     path = Path(args.data)
     if args.data == "sample" and not path.is_file():
-        dataset = load_sample()
-    elif path.exists():
-        table = read_table(path)
-        dataset = load_dataset(table, _mapping(args, list(table.columns)), name=args.name or path.stem,
-                               file_name=path.name, required=required)
-        dataset.source = str(path)
-    else:
-        return _stored_dataset(store, args.data)
-    dataset_id, name, reused = save_or_reuse(store, dataset, args.name or dataset.name)
-    print(f"{'using stored' if reused else 'stored'} dataset {name!r} ({len(dataset.rows)} rows)")
-    return dataset_id
+        return load_sample()
+    if not path.exists():
+        return None
+    dataset = load_dataset(path, lambda columns: _mapping(args, columns), name=args.name or path.stem,
+                           file_name=path.name, required=required)
+    dataset.source = str(path)
+    for warning in dataset.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return dataset
+
+
+def _check_judge(metrics: list[str], judge: Any) -> None:
+    judged = [m for m in metrics if get_metric(m).group != "lexical"]
+    if judged and judge is None:
+        raise ParameterError(f"{', '.join(judged)} need a judge: give --judge-base-url and --judge-model "
+                             "(or TEXTGEN_EVAL_JUDGE_* variables); nothing was stored")
+
+
+def _check_before_storing(dataset: Dataset, metrics: list[str], params: dict, models: list[str] | None,
+                          judge: Any) -> None:
+    """Every reason the run would score nothing, raised before the dataset is stored."""
+    from ..evaluate import check_metrics
+    from ..metrics.registry import resolve_params
+    from ..model import TEXT_FIELDS
+
+    unknown = [m for m in models or () if m not in dataset.models]
+    if unknown:
+        raise ParameterError(f"--models: {', '.join(unknown)} not in the dataset (its models: "
+                             f"{', '.join(dataset.models)}); nothing was stored")
+    fields = {f for f in TEXT_FIELDS if dataset.has_field(f)} | set(dataset.metadata_columns)
+    problems = check_metrics(metrics, resolve_params(metrics, params), fields, judge)
+    if problems:
+        raise ParameterError("cannot run these metrics on this dataset; nothing was stored:\n  " + "\n  ".join(problems))
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -136,19 +169,56 @@ def _run(args: argparse.Namespace) -> int:
     params = parse_params(args.param)
     judge = _judge_settings(args)
     required = {field for spec in specs for field in spec.needs}
-    store = Store(args.db)
-    dataset_id = _load_into_store(args, store, required)
     models = [m.strip() for m in args.models.split(",")] if args.models else None
+    _check_judge(metrics, judge)
+    store = open_store(args)  # opens (and creates) the file only when something is written
+    if args.engine == "ray" or (not args.dry_run and Path(args.data).is_file()):
+        run_id = _stream(args, store, metrics, params, judge, models)
+        if run_id is not None:
+            return _report(store, run_id, args.out, args.fail_if_unscored_above)
+    dataset, dataset_id = _load_file(args, required), None
+    if dataset is None:  # a stored dataset's name: looked up read-only, so a typo creates no database
+        reader = open_store(args, read_only=True)
+        dataset_id = _stored_dataset(reader, args.data)
+        dataset = reader.load_dataset(dataset_id)
+    _check_before_storing(dataset, metrics, params, models, judge)
     if args.dry_run:
-        return _dry_run(store, dataset_id, metrics, params, judge, models)
+        return _dry_run(args, dataset, metrics, params, judge, models)
+    if dataset_id is None:
+        dataset_id, name, reused = save_or_reuse(store, dataset, args.name or dataset.name)
+        print(f"{'using stored' if reused else 'stored'} dataset {name!r} ({len(dataset.rows)} rows)")
     with ProgressBar(sys.stderr) as bar:
         run_id = evaluate(store, dataset_id, metrics, params, models=models, judge=judge,
                           progress=bar.update, cancel=threading.Event(), workers=args.workers)
     return _report(store, run_id, args.out, args.fail_if_unscored_above)
 
 
+def _stream(args: argparse.Namespace, store: Store, metrics: list[str], params: dict, judge: Any,
+            models: list[str] | None) -> int | None:
+    """Score a file chunk by chunk (local) or block by block (Ray); None when it must be read whole."""
+    from ..streaming import NotStreamable, stream_file, streamable_metrics
+
+    if args.engine == "ray":
+        from ..engines.ray_engine import run_ray
+
+        with ProgressBar(sys.stderr) as bar:
+            return run_ray(store, args.data, metrics, params, mapping=lambda columns: _mapping(args, columns),
+                           name=args.name, models=models, judge=judge, address=args.ray_address,
+                           progress=bar.update)
+    if not streamable_metrics(metrics, params):
+        return None
+    try:
+        with ProgressBar(sys.stderr) as bar:
+            streamed = stream_file(store, args.data, metrics, params, mapping=lambda columns: _mapping(args, columns),
+                                   name=args.name, models=models, progress=bar.update, workers=args.workers)
+    except NotStreamable:
+        return None
+    print(f"{'using stored' if streamed.reused else 'stored'} dataset {streamed.dataset_name!r} ({streamed.rows} rows)")
+    return streamed.run_id
+
+
 def _resume(args: argparse.Namespace) -> int:
-    store = Store(args.db)
+    store = open_store(args)
     with ProgressBar(sys.stderr) as bar:
         run_id = resume(store, args.run_id, judge=_judge_settings(args), progress=bar.update)
     return _report(store, run_id, None)
@@ -170,11 +240,12 @@ def _report(store: Store, run_id: int, out: str | None, unscored_above: float | 
     return unscored_gate(store, run_id, unscored_above) if unscored_above is not None else 0
 
 
-def _dry_run(store: Store, dataset_id: int, metrics: list[str], params: dict, judge: Any, models: list[str] | None) -> int:
+def _dry_run(args: argparse.Namespace, dataset: Dataset, metrics: list[str], params: dict, judge: Any,
+             models: list[str] | None) -> int:
+    """Print what the run would do; nothing is written (the judge cache is read when the file exists)."""
     from ..metrics.registry import resolve_params
 
     judged = [m for m in metrics if get_metric(m).group != "lexical"]
-    dataset = store.load_dataset(dataset_id)
     rows = [r for r in dataset.rows if not models or r.model in models]
     print(f"{len(rows)} rows, {len(metrics)} metrics ({len(judged)} judged)")
     if not judged:
@@ -185,7 +256,8 @@ def _dry_run(store: Store, dataset_id: int, metrics: list[str], params: dict, ju
     from ..judge.engine import estimate
 
     resolved = resolve_params(metrics, params)
-    est = estimate(rows, {m: resolved[m] for m in judged}, judge, store)
+    cache = open_store(args, read_only=True) if Path(args.db).is_file() else Store(":memory:")
+    est = estimate(rows, {m: resolved[m] for m in judged}, judge, cache)
     if est.dependent:
         print(f"judge calls: {est.calls - est.dependent} to {est.calls} to make, {est.cached} cached "
               f"({est.dependent} are verdicts on extracted items, skipped when an extraction finds none)")

@@ -8,9 +8,8 @@ import pandas as pd
 
 from ..export import write_table
 from ..formatting import duration_text, text_table
-from ..store import Store
 from ..summary import long_scores, wide_scores
-from .main import add_db_argument
+from .main import add_db_argument, open_store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _runs(args: argparse.Namespace) -> int:
-    frame = Store(args.db).list_runs()
+    frame = open_store(args, read_only=True).list_runs()
     if frame.empty:
         print("no runs yet")
         return 0
@@ -47,7 +46,7 @@ def _runs(args: argparse.Namespace) -> int:
 
 
 def _datasets(args: argparse.Namespace) -> int:
-    frame = Store(args.db).list_datasets()
+    frame = open_store(args, read_only=True).list_datasets()
     if frame.empty:
         print("no datasets yet")
         return 0
@@ -58,7 +57,7 @@ def _datasets(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    store = Store(args.db)
+    store = open_store(args, read_only=True)
     store.get_run(args.run_id)  # a clear error for an unknown run
     frame = long_scores(store, args.run_id) if args.long else wide_scores(store, args.run_id)
     print(f"wrote {write_table(frame, args.out)} ({len(frame)} rows)")

@@ -227,7 +227,7 @@ def _duplicate(raw: RawTable, mapping: ColumnMapping, key: tuple[str, str], firs
 
 def load_dataset(
     source: Source | pd.DataFrame,
-    mapping: ColumnMapping | Mapping[str, Any] | None = None,
+    mapping: ColumnMapping | Mapping[str, Any] | Callable[[list[str]], ColumnMapping] | None = None,
     *,
     name: str | None = None,
     file_name: str | None = None,
@@ -235,7 +235,8 @@ def load_dataset(
 ) -> Dataset:
     """Read and normalize a dataset; every problem is an :class:`InputError` with file, row and column.
 
-    ``mapping`` defaults to :func:`guess_mapping` of the columns. ``required`` lists the
+    ``mapping`` defaults to :func:`guess_mapping` of the columns; a callable gets the (cleaned)
+    column names and returns the mapping, as the CLI builds its own. ``required`` lists the
     normalized fields or metadata columns the chosen metrics need (a mapping of name ->
     metric names also works, and puts those names in the message).
     """
@@ -248,6 +249,8 @@ def load_dataset(
         origin = raw.label or "uploaded bytes"
     if mapping is None:
         mapping = guess_mapping(raw.columns)
+    elif callable(mapping):
+        mapping = mapping(list(raw.columns))
     elif not isinstance(mapping, ColumnMapping):
         mapping = ColumnMapping.from_dict(mapping)
     needs = _needs(required)

@@ -36,4 +36,5 @@ def dataset_summary(dataset: Dataset) -> dict[str, Any]:
         "rows_per_model": per_model,
         "fields": [name for name in TEXT_FIELDS if dataset.has_field(name)],
         "metadata_columns": list(dataset.metadata_columns),
+        "warnings": list(dataset.warnings),
     }
