@@ -1,4 +1,5 @@
-"""Pieces every lexical metric module shares: the spec subclass, parameter kinds, row helpers."""
+"""Pieces every lexical metric module shares: the spec subclass, the scorer and its pass over rows,
+parameter kinds, row helpers."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from ...errors import ParameterError
+from ...gc_tuning import fewer_gc_passes
 from ...model import Cell, Datum
 from ..spec import MetricSpec, Param
 from .tokenize import TOKENIZER_LABELS, WORD_TOKENIZERS, TextCache
@@ -32,13 +34,46 @@ class Scorer:
             raise ValueError("a lexical scorer takes exactly one of per_row and per_chunk")
         self.per_row = per_row
         self.per_chunk = per_chunk
+        #: The owning spec's ``resolve``, bound when the :class:`LexicalSpec` is declared.
+        self.resolve: Callable[[Mapping[str, Any] | None], dict[str, Any]] | None = None
 
     def __call__(self, rows: Sequence[Datum], params: Mapping[str, Any]) -> list[dict[str, Cell]]:
-        from . import SPECS
-        from .engine import run
+        if self.resolve is None:
+            raise RuntimeError("this lexical scorer is not the score of a LexicalSpec")
+        return run(rows, [(self, self.resolve(params))])[0]
 
-        spec = next(s for s in SPECS if s.score is self)
-        return run(rows, [(self, spec.resolve(params))])[0]
+
+def run(rows: Sequence[Datum], jobs: Sequence[tuple[Scorer, Mapping[str, Any]]]) -> list[list[dict[str, Cell]]]:
+    """Cells of each (scorer, resolved parameters) job, rows outermost so a row's tokens are shared."""
+    rows = list(rows)
+    cache = TextCache(_repeated(rows))
+    results: list[list[dict[str, Cell]]] = [[] for _ in jobs]
+    per_row = [(results[i], scorer.per_row(params)) for i, (scorer, params) in enumerate(jobs) if scorer.per_row]
+    with fewer_gc_passes():
+        if per_row:
+            for row in rows:
+                for out, score_row in per_row:
+                    out.append(score_row(row, cache))
+                cache.next_row()
+        for i, (scorer, params) in enumerate(jobs):
+            if scorer.per_chunk is not None:
+                results[i] = scorer.per_chunk(rows, params, cache)
+    return results
+
+
+def _repeated(rows: Sequence[Datum]) -> set[str]:
+    """Texts that occur more than once among the rows' predictions and references."""
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for row in rows:
+        for text in (row.prediction, *row.references):
+            if type(text) is not str:
+                continue
+            if text in seen:
+                repeated.add(text)
+            else:
+                seen.add(text)
+    return repeated
 
 
 @dataclass(frozen=True)
@@ -48,6 +83,10 @@ class LexicalSpec(MetricSpec):
     check: Callable[[Mapping[str, Any]], None] | None = None
     #: Names of the column parameters the given parameters actually read (default: all of them).
     used_columns: Callable[[Mapping[str, Any]], Sequence[str]] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.score, Scorer):
+            self.score.resolve = self.resolve
 
     def resolve(self, raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
         resolved = super().resolve(raw)
