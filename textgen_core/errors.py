@@ -43,5 +43,9 @@ class ParameterError(TextgenError):
     """A metric or run parameter with an invalid value; names the parameter."""
 
 
+class BudgetReached(TextgenError):
+    """A run stopped at its spending cap (--max-cost / --max-calls); finished cells are kept, resume finishes it."""
+
+
 class StoreError(TextgenError):
     """The database could not be opened or a stored object does not exist."""

@@ -19,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from .errors import ParameterError, TextgenError
+from .errors import BudgetReached, ParameterError, TextgenError
 from .metrics.registry import get_metric, resolve_params
 from .metrics.spec import MetricSpec
 from .model import TEXT_FIELDS, Cell, Datum
@@ -175,6 +175,9 @@ def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str
     except KeyboardInterrupt:
         store.set_run_status(run_id, "interrupted", duration_s=time.monotonic() - started)
         raise
+    except BudgetReached as exc:  # the spending cap stopped the run cleanly: what finished is kept
+        store.set_run_status(run_id, "interrupted", error=str(exc), duration_s=time.monotonic() - started)
+        return
     except Exception as exc:  # recorded on the run, then reported to the caller
         store.set_run_status(run_id, "failed", error=str(exc), duration_s=time.monotonic() - started)
         if isinstance(exc, TextgenError):

@@ -247,7 +247,6 @@ class Batcher:
         self.rounds = 0
         self._pending: dict[str, tuple[dict, list[asyncio.Future]]] = {}
         self._flusher: asyncio.Task | None = None
-        self._api: openai.AsyncOpenAI | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._logged: dict[str, str] | None = None  # custom_id -> id of the newest logged batch holding it
 
@@ -280,17 +279,16 @@ class Batcher:
             log.info("judge batch line failed (%s); sending it again in the next batch", failure.message)
 
     async def aclose(self) -> None:
+        """Stop collecting (requests still waiting are cancelled)."""
         if self._flusher is not None and not self._flusher.done():
             self._flusher.cancel()
-        api, self._api, self._loop = self._api, None, None
-        if api is not None:
-            await api.close()
+        self._loop = None
 
     # -- rounds ----------------------------------------------------------------------------------
     async def _request(self, body: dict) -> LineResult:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:  # a new run on a new loop: loop-bound objects are made afresh
-            self._loop, self._api, self._flusher, self._pending = loop, None, None, {}
+            self._loop, self._flusher, self._pending = loop, None, {}
         cid = custom_id(body)
         future: asyncio.Future = loop.create_future()
         self._pending.setdefault(cid, (body, []))[1].append(future)
@@ -320,17 +318,21 @@ class Batcher:
                 adopt.setdefault(owner, []).append(cid)
             else:
                 fresh[cid] = body
-        jobs = [self._resume(batch_id, cids) for batch_id, cids in adopt.items()]
-        if fresh:
-            jobs.append(self._submit(fresh))
-        for done in asyncio.as_completed(jobs):
-            for cid, result in (await done).items():
-                for future in batch[cid][1]:
-                    if not future.done():
-                        future.set_result(result)
+        api = async_openai(self.settings)  # one per round: rounds are minutes to hours apart
+        driver = BatchDriver(api, azure=is_azure(self.settings), polling=self.polling, policy=self.policy)
+        try:
+            jobs = [self._resume(driver, batch_id, cids) for batch_id, cids in adopt.items()]
+            if fresh:
+                jobs.append(self._submit(driver, fresh))
+            for done in asyncio.as_completed(jobs):
+                for cid, result in (await done).items():
+                    for future in batch[cid][1]:
+                        if not future.done():
+                            future.set_result(result)
+        finally:
+            await api.close()
 
-    async def _submit(self, requests: dict[str, dict]) -> dict[str, LineResult]:
-        driver = self._driver()
+    async def _submit(self, driver: BatchDriver, requests: dict[str, dict]) -> dict[str, LineResult]:
         try:
             batch_id, file_id = await driver.submit(requests)
         except (openai.OpenAIError, TimeoutError) as exc:
@@ -343,10 +345,10 @@ class Batcher:
         log.info("judge batch %s created with %d requests", batch_id, len(requests))
         return await self._collect(driver, batch_id, requests)
 
-    async def _resume(self, batch_id: str, cids: list[str]) -> dict[str, LineResult]:
+    async def _resume(self, driver: BatchDriver, batch_id: str, cids: list[str]) -> dict[str, LineResult]:
         self.adopted.append(batch_id)
         log.info("judge batch %s resumed (%d requests)", batch_id, len(cids))
-        return await self._collect(self._driver(), batch_id, dict.fromkeys(cids))
+        return await self._collect(driver, batch_id, dict.fromkeys(cids))
 
     async def _collect(self, driver: BatchDriver, batch_id: str, requests: Mapping[str, Any]) -> dict[str, LineResult]:
         def status(value: str) -> None:
@@ -363,11 +365,6 @@ class Batcher:
                 return {cid: LineResult(None, None, "batch_missing", f"batch {batch_id} is gone ({failure.message})")
                         for cid in requests}
             return {cid: LineResult(None, failure.status, "batch_poll", failure.message) for cid in requests}
-
-    def _driver(self) -> BatchDriver:
-        if self._api is None:
-            self._api = async_openai(self.settings)
-        return BatchDriver(self._api, azure=is_azure(self.settings), polling=self.polling, policy=self.policy)
 
     def _logged_batches(self) -> dict[str, str]:
         if self._logged is None:

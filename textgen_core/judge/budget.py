@@ -1,0 +1,145 @@
+"""Spending caps: a run stops before its judge calls or its judge cost pass the limits the user set.
+
+The cap covers the whole run, resumes included: it starts from what the run
+has already spent (``runs.judge_calls`` and ``runs.cost``). Before each billed
+request (a direct HTTP attempt, or a line of a batch) :meth:`SpendingCap.admit`
+adds up what is spent, what is on the wire and what this request may cost; if
+that would pass a cap, the request is not sent, the cap is marked reached and
+the run drains like a cancelled one. Finished cells are kept; the run ends
+``interrupted`` with the reason "budget reached", and ``resume`` (with a higher
+cap, or none) finishes it.
+
+A request's cost is known only once it is answered, so the cap counts a
+request on the wire at an upper estimate: its prompt at 4 characters per token
+(more tokens than the usual tokenizers count) and the longest reply seen so far
+(256 tokens before any), at the run's prices -- batch prices in batch mode.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Mapping
+
+from .accounting import Usage
+from .asker import Stopped
+from .settings import JudgeSettings
+
+#: Completion tokens assumed for a request before any reply has been seen.
+FIRST_REPLY_TOKENS = 256
+CHARS_PER_TOKEN = 4
+
+
+class CapReached(Stopped):
+    """This request was not sent: it could pass the run's spending cap. Its cell is left for the resume."""
+
+
+@dataclass
+class Hold:
+    """One request admitted under the cap, until its reply is counted."""
+
+    cap: "SpendingCap"
+    cost: float
+    released: bool = False
+
+    def release(self, reply: Any = None) -> None:
+        """The request is over; ``reply`` (its JSON body, if any) tells how long replies get."""
+        self.cap._release(self, reply)
+
+
+class SpendingCap:
+    """Admits billed judge requests while calls and cost stay within ``max_calls`` and ``max_cost``.
+
+    ``usage`` returns the client's running totals; ``start`` is that usage when
+    the run began and ``spent_calls``/``spent_cost`` what the run spent before
+    (an earlier, interrupted part).
+    """
+
+    def __init__(self, settings: JudgeSettings, usage: Callable[[], Usage], *, spent_calls: int = 0,
+                 spent_cost: float = 0.0) -> None:
+        self.settings = settings
+        self.max_calls = settings.max_calls
+        self.max_cost = settings.max_cost
+        self._usage = usage
+        self._start = replace(usage())
+        self.spent_calls = spent_calls
+        self.spent_cost = spent_cost
+        self._lock = threading.Lock()
+        self._holds = 0
+        self._held_cost = 0.0
+        self._longest_reply = 0
+        self.reached = threading.Event()
+        self.reason = ""
+
+    @classmethod
+    def for_run(cls, settings: JudgeSettings, usage: Callable[[], Usage], run: Mapping[str, Any]) -> "SpendingCap | None":
+        """The cap of a run (None when no cap is set), counting what the run already spent."""
+        if settings.max_calls is None and settings.max_cost is None:
+            return None
+        return cls(settings, usage, spent_calls=int(run.get("judge_calls") or 0),
+                   spent_cost=float(run.get("cost") or 0.0))
+
+    # -- what the run spent ------------------------------------------------------------------
+    def calls(self) -> int:
+        """Billed calls of the run so far (earlier parts included), not counting requests on the wire."""
+        return self.spent_calls + self._usage().calls - self._start.calls
+
+    def cost(self) -> float:
+        """Cost of the run so far (earlier parts included) at the run's prices."""
+        now = self._usage()
+        cost = self.settings.price(now.prompt_tokens - self._start.prompt_tokens,
+                                   now.completion_tokens - self._start.completion_tokens)
+        return self.spent_cost + (cost or 0.0)
+
+    # -- admission ---------------------------------------------------------------------------
+    def admit(self, payload: Mapping[str, Any]) -> Hold:
+        """Hold room for one request with this JSON body, or raise :class:`CapReached`."""
+        estimate = self._estimate(payload)
+        with self._lock:
+            if self.reached.is_set():
+                raise CapReached(self.reason)
+            calls = self.calls() + self._holds + 1
+            cost = self.cost() + self._held_cost + estimate
+            if self.max_calls is not None and calls > self.max_calls:
+                self._reach(f"budget reached: {self.max_calls} judge calls (--max-calls)")
+            if self.max_cost is not None and cost > self.max_cost + 1e-12:
+                self._reach(f"budget reached: the next judge call could take the cost past "
+                            f"${self.max_cost:g} (--max-cost; ${self.cost():.4f} spent)")
+            self._holds += 1
+            self._held_cost += estimate
+            return Hold(self, estimate)
+
+    def _reach(self, reason: str) -> None:
+        self.reason = reason
+        self.reached.set()
+        raise CapReached(reason)
+
+    def _release(self, hold: Hold, reply: Any) -> None:
+        usage = reply.get("usage") if isinstance(reply, Mapping) else None
+        completion = usage.get("completion_tokens") if isinstance(usage, Mapping) else None
+        with self._lock:
+            if isinstance(completion, int) and not isinstance(completion, bool):
+                self._longest_reply = max(self._longest_reply, completion)  # bounds what a request may cost
+            if not hold.released:
+                hold.released = True
+                self._holds -= 1
+                self._held_cost -= hold.cost
+
+    def _estimate(self, payload: Mapping[str, Any]) -> float:
+        messages = payload.get("messages")
+        text = json.dumps(messages if messages is not None else payload.get("input") or payload.get("prompt") or "",
+                          ensure_ascii=False)
+        prompt = len(text) // CHARS_PER_TOKEN + 1
+        reply = min(self._longest_reply or FIRST_REPLY_TOKENS, self.settings.max_tokens)
+        return self.settings.price(prompt, reply) or 0.0
+
+
+class EitherEvent:
+    """Set when any of the given events is (the run's cancel, or its cap reached)."""
+
+    def __init__(self, *events: threading.Event | None) -> None:
+        self.events = [e for e in events if e is not None]
+
+    def is_set(self) -> bool:
+        return any(e.is_set() for e in self.events)

@@ -1,0 +1,72 @@
+"""What a run adds to its judge client at real-endpoint scale: batch mode and a spending cap.
+
+:func:`attach` is called by the engine for each run. In batch mode it hands the
+client's chat requests to a :class:`~.batch.Batcher` that logs its batches in
+the store under the run, and lets every datum group of the run ask at once (a
+round holds as many requests as can be asked before a reply is needed). With
+``max_calls`` or ``max_cost`` set it installs a :class:`~.budget.SpendingCap`
+counting from what the run has already spent; when it is reached the run
+drains like a cancelled one and :meth:`RunScale.check` raises
+:class:`~.budget.BudgetReached`.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import BudgetReached
+from .batch import Batcher
+from .budget import EitherEvent, SpendingCap
+from .client import JudgeClient
+
+#: Datum groups in flight at once in batch mode (a batch takes up to 50,000 requests).
+BATCH_GROUPS = 10_000
+
+
+@dataclass
+class RunScale:
+    client: JudgeClient
+    batcher: Batcher | None = None
+    cap: SpendingCap | None = None
+
+    def stop_event(self, cancel: threading.Event | None) -> Any:
+        """What the run watches to stop: the caller's cancel, or the cap being reached."""
+        cancel = cancel or threading.Event()
+        return EitherEvent(cancel, self.cap.reached) if self.cap is not None else cancel
+
+    def detach(self) -> None:
+        """Take batch mode and the cap off the client (it may serve other runs)."""
+        transport = self.client._transport
+        if transport.batcher is self.batcher:
+            transport.batcher = None
+        if transport.spending is self.cap:
+            transport.spending = None
+
+    def check(self) -> None:
+        """Raise :class:`BudgetReached` when the cap stopped the run."""
+        if self.cap is not None and self.cap.reached.is_set():
+            raise BudgetReached(self.cap.reason)
+
+
+def width(settings: Any, groups: int) -> int:
+    """Datum groups scored at once: the concurrency, or (batch mode) every group up to :data:`BATCH_GROUPS`."""
+    if getattr(settings, "batch", False):
+        return max(1, min(groups, BATCH_GROUPS))
+    return settings.concurrency
+
+
+def attach(client: JudgeClient, store: Any, run_id: int) -> RunScale:
+    """Install the batch mode and spending cap of ``client.settings`` on the client for one run."""
+    settings = client.settings
+    scale = RunScale(client)
+    transport = client._transport
+    if settings.batch:
+        scale.batcher = transport.batcher = Batcher(settings, store, run_id)
+        # A probe of the response mode would cost a batch round of its own: start from json_schema as
+        # confirmed; a batch line that rejects it still moves the client down to json_object.
+        client._modes.confirm(client._modes.now()[0])
+    scale.cap = SpendingCap.for_run(settings, lambda: client.usage, store.get_run(run_id))
+    transport.spending = scale.cap
+    return scale
