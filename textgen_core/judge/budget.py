@@ -4,8 +4,9 @@ The cap covers the whole run, resumes included: it starts from what the run
 has already spent (``runs.judge_calls`` and ``runs.cost``). Before each billed
 request (a direct HTTP attempt, or a line of a batch) :meth:`SpendingCap.admit`
 adds up what is spent, what is on the wire and what this request may cost; if
-that would pass a cap, the request is not sent, the cap is marked reached and
-the run drains like a cancelled one. Finished cells are kept; the run ends
+that would pass a cap, the request is not sent and the cap is marked reached:
+every later request is refused too, while those admitted before finish (they
+fit). The cells that needed a refused request are left unwritten. Finished cells are kept; the run ends
 ``interrupted`` with the reason "budget reached", and ``resume`` (with a higher
 cap, or none) finishes it.
 
@@ -133,13 +134,3 @@ class SpendingCap:
         prompt = len(text) // CHARS_PER_TOKEN + 1
         reply = min(self._longest_reply or FIRST_REPLY_TOKENS, self.settings.max_tokens)
         return self.settings.price(prompt, reply) or 0.0
-
-
-class EitherEvent:
-    """Set when any of the given events is (the run's cancel, or its cap reached)."""
-
-    def __init__(self, *events: threading.Event | None) -> None:
-        self.events = [e for e in events if e is not None]
-
-    def is_set(self) -> bool:
-        return any(e.is_set() for e in self.events)

@@ -5,8 +5,9 @@ client's chat requests to a :class:`~.batch.Batcher` that logs its batches in
 the store under the run, and lets every datum group of the run ask at once (a
 round holds as many requests as can be asked before a reply is needed). With
 ``max_calls`` or ``max_cost`` set it installs a :class:`~.budget.SpendingCap`
-counting from what the run has already spent; when it is reached the run
-drains like a cancelled one and :meth:`RunScale.check` raises
+counting from what the run has already spent; once it is reached every new
+request is refused, the run ends when the admitted ones are in, and
+:meth:`RunScale.check` raises
 :class:`~.budget.BudgetReached`.
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 
 from ..errors import BudgetReached
 from .batch import Batcher
-from .budget import EitherEvent, SpendingCap
+from .budget import SpendingCap
 from .client import JudgeClient
 
 #: Datum groups in flight at once in batch mode (a batch takes up to 50,000 requests).
@@ -31,10 +32,15 @@ class RunScale:
     batcher: Batcher | None = None
     cap: SpendingCap | None = None
 
-    def stop_event(self, cancel: threading.Event | None) -> Any:
-        """What the run watches to stop: the caller's cancel, or the cap being reached."""
-        cancel = cancel or threading.Event()
-        return EitherEvent(cancel, self.cap.reached) if self.cap is not None else cancel
+    def stop_event(self, cancel: threading.Event | None) -> threading.Event:
+        """What the run watches to stop: the caller's cancel.
+
+        A reached cap does not stop the run at once: requests already admitted
+        (a batch round waiting to go out, replies on the wire) are within the
+        cap and finish, every later request is refused at once, and the cells
+        that needed one are left for the resume.
+        """
+        return cancel or threading.Event()
 
     def detach(self) -> None:
         """Take batch mode and the cap off the client (it may serve other runs)."""
