@@ -13,8 +13,9 @@ from scipy import stats
 from textgen_core.compare import compare_models
 from textgen_core.datasets import load_dataset
 from textgen_dashboard import state
-from textgen_dashboard.compare import comparison_table, largest, p_text, styled
-from textgen_dashboard.compare_charts import BETTER, NOT_SIGNIFICANT, WORSE, forest_figure, scatter_figure, thin, verdict, verdicts
+from textgen_core.compare.verdicts import BETTER, INCONCLUSIVE, NO_DIFFERENCE, WORSE
+from textgen_dashboard.compare import comparison_table, largest, p_text, regressions_first, styled
+from textgen_dashboard.compare_charts import forest_figure, scatter_figure, thin
 from textgen_dashboard.state import EXPLORE_DATUM, EXPLORE_RUN
 
 
@@ -78,7 +79,7 @@ def test_page_file_runs_on_its_own(sample_run):
     _, run_id = sample_run
     at = page("views/compare.py").run()
     no_exception(at)
-    assert table_of(at)["score"].tolist() == sample_scores(run_id)
+    assert sorted(table_of(at)["score"].tolist()) == sorted(sample_scores(run_id))
 
 
 def test_sample_table_is_compare_models(sample_run):
@@ -91,11 +92,14 @@ def test_sample_table_is_compare_models(sample_run):
     shown = table_of(at)
     scores = sample_scores(run_id)
     assert {"rouge1", "bleu"} <= set(scores)
-    expected = compare_models(store(), run_id, "model-a", ["model-b"], scores=scores, resamples=2000, seed=0)
-    assert shown["score"].tolist() == expected["score"].tolist() == scores
+    expected = regressions_first(compare_models(store(), run_id, "model-a", ["model-b"], scores=scores,
+                                                resamples=2000, seed=0))
+    assert shown["score"].tolist() == expected["score"].tolist() and set(scores) == set(shown["score"])
+    assert shown["verdict"].tolist() == expected["verdict"].tolist()
+    assert shown["mde"].tolist() == pytest.approx(expected["mde"].tolist(), nan_ok=True)
     assert shown["delta"].tolist() == pytest.approx(expected["delta"].tolist())
     assert shown["p"].tolist() == pytest.approx(expected["p_value"].tolist())
-    assert shown["p (Holm)"].tolist() == pytest.approx(expected["p_adjusted"].tolist())
+    assert shown["p (Holm)"].tolist() == pytest.approx(expected["p_adjusted"].tolist(), nan_ok=True)
     for column in ("n", "wins", "ties", "losses"):
         assert shown[column].tolist() == expected[column].tolist()
     assert shown["baseline mean"].tolist() == pytest.approx(expected["baseline_mean"].tolist())
@@ -103,6 +107,7 @@ def test_sample_table_is_compare_models(sample_run):
     text = all_text(at).replace("\\", "")
     assert expected.attrs["note"].replace("p_adjusted", "p (Holm)") in text
     assert "paired permutation (exact)" in text and "expanded percentile" in text  # the tests used
+    assert "Holm-adjusted p" in text and "CI is unadjusted" in text  # which p decides, which interval is drawn
     assert len(at.get("plotly_chart")) == 2  # the forest plot and the per-datum scatter
 
 
@@ -118,15 +123,16 @@ def test_settings_drive_compare_models(sample_run):
     at.run()
     no_exception(at)
     shown = table_of(at)
-    expected = compare_models(store(), run_id, "model-b", ["model-a"], scores=["rouge1", "bleu"], resamples=500,
-                              seed=7, tie_tolerance=0.01)
-    assert shown["score"].tolist() == ["rouge1", "bleu"]
+    expected = regressions_first(compare_models(store(), run_id, "model-b", ["model-a"], scores=["rouge1", "bleu"],
+                                                resamples=500, seed=7, tie_tolerance=0.01))
+    assert shown["score"].tolist() == expected["score"].tolist()
     assert shown["delta"].tolist() == pytest.approx(expected["delta"].tolist())
     assert shown["p"].tolist() == pytest.approx(expected["p_value"].tolist())
     assert shown["ties"].tolist() == expected["ties"].tolist()
     assert shown["95% CI"].tolist() == intervals(expected)
-    other_seed = compare_models(store(), run_id, "model-b", ["model-a"], scores=["rouge1"], resamples=500, seed=8)
-    assert shown["p"].iloc[0] != pytest.approx(other_seed["p_value"].iloc[0])  # the seed reached the test
+    assert shown["95% CI"].tolist() != intervals(regressions_first(compare_models(
+        store(), run_id, "model-b", ["model-a"], scores=["rouge1", "bleu"], resamples=500, seed=8,
+        tie_tolerance=0.01)))  # the seed reached the bootstrap
 
 
 def test_holm_off_drops_the_adjusted_column(sample_run):
@@ -176,17 +182,27 @@ def test_colours_follow_each_score_direction(app_db):
     at = compare_page()
     no_exception(at)
     assert at.multiselect(key=state.COMPARE_CANDIDATES).value == ["kind", "terse"]
-    shown = table_of(at).set_index(["candidate", "score"])
+    table = table_of(at)
+    assert table["verdict"].iloc[0] == WORSE  # regressions first
+    shown = table.set_index(["candidate", "score"])
     assert shown.loc[("kind", "toxicity"), "delta"] < 0
     assert shown.loc[("kind", "toxicity"), "verdict"] == BETTER  # lower toxicity is better
     assert shown.loc[("kind", "toxicity"), "better"] == "↓ lower"
     assert shown.loc[("terse", "rouge1"), "verdict"] == WORSE
-    assert shown.loc[("kind", "rouge1"), "verdict"] == NOT_SIGNIFICANT
-    assert shown.loc[("terse", "custom_score"), "missing (baseline / candidate)"] == "0 / 4"
+    assert shown.loc[("kind", "rouge1"), "verdict"] == NO_DIFFERENCE
+    assert shown.loc[("terse", "custom_score"), "candidate s/u/e/m"] == "36 / 0 / 0 / 4"
     assert shown.loc[("terse", "custom_score"), "n"] == 36
     assert "No metric declares the direction of custom_score" in " ".join(w.value for w in at.warning).replace("\\", "")
-    expected = compare_models(store(), run_id, "base", ["kind", "terse"])
-    assert shown["delta"].tolist() == pytest.approx(expected["delta"].tolist())
+    expected = regressions_first(compare_models(store(), run_id, "base", ["kind", "terse"]))
+    assert table["delta"].tolist() == pytest.approx(expected["delta"].tolist())
+    at.toggle(key=state.COMPARE_REGRESSIONS).set_value(True).run()
+    no_exception(at)
+    assert table_of(at)[["candidate", "score"]].values.tolist() == [["terse", "rouge1"]]
+    at.number_input(key=state.COMPARE_PLAN).set_value(0.05).run()
+    needed = table_of(at)["datums needed"].iloc[0]
+    from statsmodels.stats.power import TTestPower
+    spread = expected.set_index(["candidate", "score"]).loc[("terse", "rouge1"), "spread"]
+    assert TTestPower().power(0.05 / spread, needed, 0.05) >= 0.8 > TTestPower().power(0.05 / spread, needed - 1, 0.05)
 
 
 def test_scatter_and_largest_differences(app_db):
@@ -219,6 +235,15 @@ def test_a_picked_datum_opens_explore(sample_run):
     assert [t.value for t in at.title] == ["Explore"]
     assert at.session_state[EXPLORE_RUN] == run_id and at.session_state[EXPLORE_DATUM] == datum_id
     assert f"Datum {datum_id}" in [h.value.replace("\\", "") for h in at.header]
+    # Explore: a word-level diff of the two models' answers, as plain text.
+    from textgen_core.compare.word_diff import word_diff_text
+    from textgen_dashboard.state import EXPLORE_DIFF_FIRST, EXPLORE_DIFF_SECOND
+
+    assert "Word differences" in [h.value for h in at.subheader]
+    first, second = at.selectbox(key=EXPLORE_DIFF_FIRST).value, at.selectbox(key=EXPLORE_DIFF_SECOND).value
+    rows = {r.model: r.prediction for r in store().datum(store().get_run(run_id)["dataset_id"], datum_id)}
+    assert (first, second) == ("model-a", "model-b")
+    assert word_diff_text(rows[first], rows[second]) in [c.value for c in at.code]
 
 
 # -- agreement -------------------------------------------------------------------
@@ -278,44 +303,37 @@ def test_no_metadata_columns_no_agreement(app_db):
 
 
 # -- pure helpers ------------------------------------------------------------------
-@pytest.mark.parametrize("direction, delta, p, expected", [
-    ("higher", 0.1, 0.01, BETTER), ("higher", -0.1, 0.01, WORSE), ("lower", -0.1, 0.01, BETTER),
-    ("lower", 0.1, 0.01, WORSE), ("higher", 0.1, 0.2, NOT_SIGNIFICANT), ("lower", -0.1, 0.05, NOT_SIGNIFICANT),
-    ("none", 0.1, 0.01, "differs"), ("higher", float("nan"), float("nan"), "no pairs"),
-])
-def test_verdict(direction, delta, p, expected):
-    assert verdict(direction, delta, p, 0.05) == expected
-
-
 def comparison_frame(holm: bool) -> pd.DataFrame:
     frame = pd.DataFrame({
         "baseline": "a", "candidate": ["b", "b", "c"], "score": ["wer", "bleu", "wer"],
-        "direction": ["lower", "higher", "lower"], "n": [50, 50, 50], "baseline_mean": [0.3, 0.2, 0.3],
-        "candidate_mean": [0.2, 0.1, 0.31], "delta": [-0.1, -0.1, 0.01], "ci_low": [-0.15, -0.12, -0.02],
-        "ci_high": [-0.05, -0.08, 0.04], "p_value": [0.001, 0.02, 0.5], "p_adjusted": [0.003, 0.04, 0.5],
-        "wins": [40, 5, 20], "ties": [0, 0, 5], "losses": [10, 45, 25], "missing_baseline": 0,
-        "missing_candidate": 0, "test": "paired permutation (exact)"})
-    frame.attrs.update(holm=holm, confidence=0.95, baseline="a")
+        "direction": ["lower", "higher", "lower"], "family": "holm", "n": [50, 50, 50],
+        "baseline_mean": [0.3, 0.2, 0.3], "candidate_mean": [0.2, 0.1, 0.31], "delta": [-0.1, -0.1, 0.01],
+        "ci_low": [-0.15, -0.12, -0.02], "ci_high": [-0.05, -0.08, 0.04], "p_value": [0.001, 0.02, 0.5],
+        "p_adjusted": [0.003, 0.04, 0.5], "verdict": [BETTER, WORSE, NO_DIFFERENCE], "why": "",
+        "mde": 0.05, "spread": 0.1, "wins": [40, 5, 20], "ties": [0, 0, 5], "losses": [10, 45, 25],
+        **{f"{k}_{r}": 0 for k in ("scored", "unscored", "empty", "missing") for r in ("baseline", "candidate")},
+        "test": "paired permutation (exact)"})
+    frame.attrs.update(holm=holm, confidence=0.95, baseline="a", alpha=0.05)
     return frame
 
 
-def test_holm_adjusted_p_decides_when_on():
+def test_regressions_come_first_and_directionless_scores_last():
     frame = comparison_frame(holm=True)
-    assert verdicts(frame) == [BETTER, WORSE, NOT_SIGNIFICANT]
-    frame.loc[1, "p_adjusted"] = 0.06
-    assert verdicts(frame)[1] == NOT_SIGNIFICANT
-    frame.attrs["holm"] = False
-    assert verdicts(frame)[1] == WORSE
+    frame.loc[2, "verdict"] = INCONCLUSIVE
+    extra = frame.iloc[[0]].assign(family="apart", score="answer_length", verdict=NO_DIFFERENCE)
+    ordered = regressions_first(pd.concat([extra, frame], ignore_index=True))
+    assert ordered["verdict"].tolist() == [WORSE, INCONCLUSIVE, BETTER, NO_DIFFERENCE]
+    assert ordered["score"].tolist()[-1] == "answer_length"
 
 
-def test_styler_paints_significant_deltas_only():
+def test_styler_paints_decided_deltas_only():
     frame = comparison_frame(holm=True)
-    table = comparison_table(frame, verdicts(frame))
+    table = comparison_table(frame)
     ctx = styled(table)._compute().ctx
     column = table.columns.get_loc("delta")
     colours = [dict(ctx.get((row, column), [])).get("background-color", "") for row in range(3)]
     assert "26, 152, 80" in colours[0] and "215, 48, 39" in colours[1] and colours[2] == ""
-    assert "missing (baseline / candidate)" not in table.columns
+    assert "datums needed" not in table.columns and "datums needed" in comparison_table(frame, 0.1).columns
     html = styled(table).to_html()
     assert "-0.1000" in html and "+0.0100" in html
 
@@ -326,11 +344,11 @@ def test_p_text():
 
 def test_forest_has_a_panel_per_score_and_a_colour_per_verdict():
     frame = comparison_frame(holm=True)
-    figure = forest_figure(frame, verdicts(frame))
+    figure = forest_figure(frame)
     annotations = [a.text for a in figure.layout.annotations]
     assert annotations == ["wer (↓ lower is better)", "bleu (↑ higher is better)"]
     names = {trace.name for trace in figure.data}
-    assert names == {BETTER, WORSE, NOT_SIGNIFICANT}
+    assert names == {BETTER, WORSE, NO_DIFFERENCE}
     better = next(t for t in figure.data if t.name == BETTER)
     assert list(better.x) == [-0.1] and list(better.error_x.arrayminus) == pytest.approx([0.05])
 

@@ -17,16 +17,18 @@ import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
+from textgen_core.compare.comparison import needed
+from textgen_core.compare.verdicts import APART, BETTER, INCONCLUSIVE, NO_DIFFERENCE, WORSE
 from textgen_core.errors import TextgenError
 
 from . import data, state
-from .compare_charts import BACKGROUNDS, forest_figure, outcomes, scatter_figure, thin, verdicts
+from .compare_charts import BACKGROUNDS, forest_figure, outcomes, scatter_figure, thin
 from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint
 from .widgets import plain
 
-#: Significance level of the verdicts: one minus the interval's confidence.
-ALPHA = 0.05
 TOP_DEFAULT = 10
+#: Table order: regressions first, then what may hide one, then improvements.
+VERDICT_RANK = {WORSE: 0, INCONCLUSIVE: 1, BETTER: 2, NO_DIFFERENCE: 3}
 #: Random draws (datum pairs x resamples x 2) a comparison may take before it waits for a click (about 1.5 s).
 AUTO_DRAWS = 100_000_000
 #: Draws per second of compare_models on one core, for the wait shown before a large comparison.
@@ -81,10 +83,10 @@ def render() -> None:
     except TextgenError as exc:
         st.error(plain(str(exc)))
         return
-    kinds = verdicts(frame, ALPHA)
-    table_section(frame, kinds)
+    frame = regressions_first(frame)
+    table_section(frame)
     st.subheader("Deltas")
-    st.plotly_chart(forest_figure(frame, kinds), key=state.COMPARE_FOREST)
+    st.plotly_chart(forest_figure(frame), key=state.COMPARE_FOREST)
     pairs_section(run_id, run, choice)
     agreement_section(run_id, run, choice)
 
@@ -152,7 +154,16 @@ def choose(models: list[str], scores: list[str]) -> Choice | None:
 
 
 # -- the table ---------------------------------------------------------------
-def comparison_table(frame: pd.DataFrame, kinds: Sequence[str]) -> pd.DataFrame:
+def regressions_first(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows of the Holm family by verdict (worse, inconclusive, better, no difference), then the rows apart."""
+    key = [(family == APART, VERDICT_RANK.get(v, 4)) for family, v in zip(frame["family"], frame["verdict"])]
+    order = sorted(range(len(frame)), key=lambda i: key[i])
+    ordered = frame.iloc[order].reset_index(drop=True)
+    ordered.attrs = dict(frame.attrs)
+    return ordered
+
+
+def comparison_table(frame: pd.DataFrame, plan: float | None = None) -> pd.DataFrame:
     """The table as shown: a row per (candidate, score), raw numbers, the verdict after the p-values."""
     table = pd.DataFrame({
         "candidate": frame["candidate"], "score": frame["score"],
@@ -164,44 +175,93 @@ def comparison_table(frame: pd.DataFrame, kinds: Sequence[str]) -> pd.DataFrame:
     })
     if frame.attrs.get("holm"):
         table["p (Holm)"] = frame["p_adjusted"]
-    table["verdict"] = list(kinds)
+    table["verdict"] = frame["verdict"]
+    table["why"] = frame["why"]
+    table["mde"] = frame["mde"]
+    if plan:
+        alpha = frame.attrs.get("alpha", 0.05)
+        table["datums needed"] = [needed(plan, spread, alpha) for spread in frame["spread"]]
     table["wins"], table["ties"], table["losses"] = frame["wins"], frame["ties"], frame["losses"]
-    if (frame["missing_baseline"] > 0).any() or (frame["missing_candidate"] > 0).any():
-        table["missing (baseline / candidate)"] = [f"{b} / {c}" for b, c in
-                                                   zip(frame["missing_baseline"], frame["missing_candidate"])]
+    for role in ("baseline", "candidate"):
+        table[f"{role} s/u/e/m"] = [f"{s} / {u} / {e} / {m}" for s, u, e, m in zip(
+            frame[f"scored_{role}"], frame[f"unscored_{role}"], frame[f"empty_{role}"], frame[f"missing_{role}"])]
     return table.reset_index(drop=True)
 
 
 def styled(table: pd.DataFrame) -> Styler:
-    """Number formats, and green / red behind the delta and verdict of significant rows."""
+    """Number formats, and green / red / orange behind the delta and verdict of decided rows."""
     def paint(column: pd.Series) -> list[str]:
         return [f"background-color: {BACKGROUNDS[k]}" if k in BACKGROUNDS else "" for k in table["verdict"]]
 
     formats = {"baseline mean": "{:.4f}", "candidate mean": "{:.4f}", "delta": "{:+.4f}", "p": p_text,
-               "p (Holm)": p_text}
+               "p (Holm)": p_text, "mde": "{:.4f}", "datums needed": _count_text}
     return (table.style.apply(paint, subset=["delta", "verdict"])
             .format({k: v for k, v in formats.items() if k in table.columns}, na_rep="–"))
 
 
-def table_section(frame: pd.DataFrame, kinds: Sequence[str]) -> None:
+def table_section(frame: pd.DataFrame) -> None:
     attrs = frame.attrs
     st.subheader(f"Baseline: {plain(attrs['baseline'])}")
-    table = comparison_table(frame, kinds)
-    st.dataframe(styled(table), hide_index=True, height=min(640, 38 + 35 * len(table)))
-    p_used = "Holm-adjusted p" if attrs.get("holm") and len(frame) > 1 else "p"
+    filter_col, plan_col = st.columns(2)
+    only = filter_col.toggle("Regressions only", key=state.COMPARE_REGRESSIONS,
+                             help="Show only the scores where the candidate is significantly worse")
+    plan = plan_col.number_input("Difference you care about", min_value=0.0, value=0.0, step=0.01, format="%g",
+                                 key=state.COMPARE_PLAN,
+                                 help="Adds 'datums needed': how many datums detect this difference with 80% "
+                                      "power, for each row's observed spread of paired differences")
+    shown = frame[frame["verdict"] == WORSE] if only else frame
+    if only and shown.empty:
+        st.success("No score is significantly worse for any candidate.")
+    else:
+        table = comparison_table(shown.reset_index(drop=True).pipe(_keep_attrs, attrs), plan or None)
+        st.dataframe(styled(table), hide_index=True, height=min(640, 38 + 35 * len(table)))
+    alpha = attrs.get("alpha", 0.05)
+    p_used = "the Holm-adjusted p (p (Holm))" if attrs.get("holm") else "the unadjusted p"
     tests = ", ".join(dict.fromkeys(t for t in frame["test"] if t))
     st.caption(
-        f"delta = candidate − baseline, raw: for a ↓ score a negative delta is an improvement. "
-        f"Green: the candidate is better, red: worse, at {p_used} < {ALPHA:g}; no colour: not significant. "
-        f"{attrs['confidence']:.0%} CI: {plain(attrs['ci_method'])}; {attrs['resamples']} resamples, "
-        f"seed {attrs['seed']}. Test: {plain(tests or 'none')}, two-sided, of a zero mean delta. "
-        f"Wins / ties / losses count datums where the candidate is better / within {attrs['tie_tolerance']:g} / "
-        "worse, in each score's direction. Only datums scored for both models are compared.")
+        f"Verdict: better / worse when {p_used} < {alpha:g}, in the score's direction; no difference otherwise; "
+        "inconclusive when fewer than 2 datums pair up, when the two models were scored on different datums "
+        f"(exact McNemar test on 'has a score', p < {alpha:g}), or when a score without a better direction differs. "
+        f"The {attrs['confidence']:.0%} CI is unadjusted ({plain(attrs['ci_method'])}; 'too few' below 2 pairs); "
+        f"{attrs['resamples']} resamples, seed {attrs['seed']}. Test: {plain(tests or 'none')}, two-sided. "
+        f"delta = candidate − baseline, raw: for a ↓ score a negative delta is an improvement. mde: the smallest "
+        f"difference detected with 80% power at α {alpha:g} for the observed spread. Wins / ties / losses count "
+        f"datums where the candidate is better / within {attrs['tie_tolerance']:g} / worse. s/u/e/m: scored / "
+        "unscored / empty predictions / missing (no cell) datums of each model; the delta uses datums scored for both.")
+    sensitivity_lines(frame)
+    if attrs.get("apart"):
+        st.caption(f"Listed last, apart from the Holm family (no better direction, unadjusted p): "
+                   f"{plain(', '.join(attrs['apart']))}.")
     if attrs.get("note"):
         st.info(plain(attrs["note"].replace("p_adjusted", "p (Holm)")), icon="ℹ️")
+    for warning in attrs.get("warnings", []):
+        st.warning(plain(warning))
     if attrs.get("undeclared"):
         st.warning(f"No metric declares the direction of {plain(', '.join(attrs['undeclared']))}: "
                    "counted as higher is better.")
+
+
+def sensitivity_lines(frame: pd.DataFrame) -> None:
+    """For rows made inconclusive by missingness: the comparison with missing and unscored cells at the worst value."""
+    for row in frame.itertuples():
+        if row.verdict != INCONCLUSIVE or "different datums" not in row.why or pd.isna(row.sensitivity_delta):
+            continue
+        st.warning(
+            f"{plain(row.candidate)} / {plain(row.score)}: {plain(row.why)}. Counting missing and unscored cells "
+            f"as {row.worst:g} (the worst value): delta {row.sensitivity_delta:+.4f} "
+            f"{_interval(row.sensitivity_ci_low, row.sensitivity_ci_high)}, p {p_text(row.sensitivity_p)}.",
+            icon="⚖️")
+
+
+def _keep_attrs(frame: pd.DataFrame, attrs: Mapping[str, Any]) -> pd.DataFrame:
+    frame.attrs = dict(attrs)
+    return frame
+
+
+def _count_text(value: float) -> str:
+    if value is None or pd.isna(value):
+        return "–"
+    return "more than 10⁸" if value == float("inf") else f"{int(value):,}"
 
 
 def p_text(value: float) -> str:
@@ -212,7 +272,7 @@ def p_text(value: float) -> str:
 
 
 def _interval(low: float, high: float) -> str:
-    return "–" if pd.isna(low) or pd.isna(high) else f"[{low:+.4f}, {high:+.4f}]"
+    return "too few" if pd.isna(low) or pd.isna(high) else f"[{low:+.4f}, {high:+.4f}]"
 
 
 # -- per datum -----------------------------------------------------------------

@@ -1,53 +1,35 @@
-"""Plotly figures of the Compare page, and the verdict that colours them: pure functions, no streamlit.
+"""Plotly figures of the Compare page, coloured by the core's verdicts: pure functions, no streamlit.
 
 Deltas are candidate - baseline, raw: for a lower-is-better score a negative delta is
-an improvement. The verdict (better / worse / not significant) reads each score's
-direction, so the colours mean the same thing for BLEU and for WER. Model names,
+an improvement. The verdict (better / worse / no difference / inconclusive, from
+:mod:`textgen_core.compare.verdicts`) reads each score's direction, so the colours
+mean the same thing for BLEU and for WER. Model names,
 score names and datum ids are data: they are HTML-escaped before plotly sees them.
 """
 
 from __future__ import annotations
-
-import math
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from textgen_core.compare.verdicts import BETTER, INCONCLUSIVE, NO_DIFFERENCE, WORSE
+
 from .charts import label
 
-BETTER, WORSE, NOT_SIGNIFICANT, DIFFERENT, NO_PAIRS = "better", "worse", "not significant", "differs", "no pairs"
+DIFFERENT = "differs"
 #: Marker colour of each verdict (and of per-datum outcomes: better, worse, tie).
-COLORS = {BETTER: "#1a9850", WORSE: "#d73027", NOT_SIGNIFICANT: "#8c8c8c", DIFFERENT: "#4575b4",
-          NO_PAIRS: "#8c8c8c", "tie": "#8c8c8c"}
+COLORS = {BETTER: "#1a9850", WORSE: "#d73027", NO_DIFFERENCE: "#8c8c8c", INCONCLUSIVE: "#e08214",
+          DIFFERENT: "#4575b4", "tie": "#8c8c8c"}
 #: Cell backgrounds of the table: light enough to read on the light and the dark theme.
-BACKGROUNDS = {BETTER: "rgba(26, 152, 80, 0.28)", WORSE: "rgba(215, 48, 39, 0.28)"}
+BACKGROUNDS = {BETTER: "rgba(26, 152, 80, 0.28)", WORSE: "rgba(215, 48, 39, 0.28)",
+               INCONCLUSIVE: "rgba(224, 130, 20, 0.22)"}
 ARROWS = {"higher": "↑", "lower": "↓", "none": "·"}
 BETTER_WAY = {"higher": "↑ higher is better", "lower": "↓ lower is better"}
 #: Points drawn at most in a per-datum scatter; beyond, the largest differences and an even sample.
 MAX_POINTS = 20_000
 _ROW_PX = 34
-
-
-def verdict(direction: str, delta: float, p: float, alpha: float) -> str:
-    """'better' or 'worse' for the candidate when p < alpha, in the score's direction; else why not."""
-    if p is None or delta is None or math.isnan(p) or math.isnan(delta):
-        return NO_PAIRS
-    if p >= alpha or delta == 0:
-        return NOT_SIGNIFICANT
-    if direction == "none":
-        return DIFFERENT
-    improved = delta < 0 if direction == "lower" else delta > 0
-    return BETTER if improved else WORSE
-
-
-def verdicts(frame: pd.DataFrame, alpha: float = 0.05) -> list[str]:
-    """The verdict of every row of a compare_models table: Holm-adjusted p when the table has it."""
-    holm = bool(frame.attrs.get("holm")) and frame["p_adjusted"].notna().any()
-    p = frame["p_adjusted"] if holm else frame["p_value"]
-    return [verdict(d, float(x), float(q), alpha) for d, x, q in zip(frame["direction"], frame["delta"], p)]
 
 
 def outcomes(diffs: np.ndarray, direction: str, tolerance: float) -> np.ndarray:
@@ -63,13 +45,13 @@ def _empty(title: str, text: str, height: int = 300) -> go.Figure:
     return figure
 
 
-def forest_figure(frame: pd.DataFrame, kinds: Sequence[str]) -> go.Figure:
-    """Each (score, candidate) delta with its interval, one panel per score (scores have their own scales)."""
+def forest_figure(frame: pd.DataFrame) -> go.Figure:
+    """Each (score, candidate) delta with its interval, one panel per score, coloured by the row's verdict."""
     confidence = frame.attrs.get("confidence", 0.95)
-    title = f"delta (candidate − baseline) with {confidence:.0%} CI"
+    title = f"delta (candidate − baseline) with {confidence:.0%} CI (unadjusted)"
     if frame.empty:
         return _empty(title, "nothing to compare")
-    frame = frame.assign(_kind=list(kinds), _name=[label(c) for c in frame["candidate"]])
+    frame = frame.assign(_kind=frame["verdict"], _name=[label(c) for c in frame["candidate"]])
     scores = list(dict.fromkeys(frame["score"]))
     sizes = [int((frame["score"] == s).sum()) for s in scores]
     gap = 80

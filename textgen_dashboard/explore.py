@@ -14,10 +14,13 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 import streamlit as st
 
+from textgen_core.compare.word_diff import similarity, word_diff_text
+
 from . import data
 from .pickers import keep_choice, keep_choices, pick_run, runs_or_hint, score_range
-from .state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_MATCHES, EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE,
-                    EXPLORE_SEEN, EXPLORE_TEXT, EXPLORE_UNSCORED, explore_range)
+from .state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_DIFF_FIRST, EXPLORE_DIFF_SECOND, EXPLORE_MATCHES,
+                    EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_SEEN, EXPLORE_TEXT, EXPLORE_UNSCORED,
+                    explore_range)
 from .widgets import plain
 
 def render(default_run: Any = None) -> None:
@@ -127,9 +130,26 @@ def render_datum(run_id: int, datum_id: str, run: Mapping[str, Any]) -> None:
                 st.text(row.prediction if row.prediction else "(empty prediction)")
     _texts("References", {r.model: r.references for r in rows})
     _texts("Contexts, in order", {r.model: r.contexts for r in rows})
+    if len(rows) >= 2:
+        _word_diff({r.model: r.prediction or "" for r in rows})
     metrics = list(dict.fromkeys([*run["metrics"], *view["scores"]["metric"]]))
     for metric in metrics:
         _metric(metric, view, [r.model for r in rows])
+
+
+def _word_diff(answers: Mapping[str, str]) -> None:
+    """Word-level difference between two models' answers, in git's word-diff notation (plain text)."""
+    st.subheader("Word differences")
+    models = list(answers)
+    left, right = st.columns(2)
+    keep_choice(EXPLORE_DIFF_FIRST, models, models[0])
+    first = left.selectbox("From", models, key=EXPLORE_DIFF_FIRST)
+    others = [m for m in models if m != first]
+    keep_choice(EXPLORE_DIFF_SECOND, others, others[0])
+    second = right.selectbox("To", others, key=EXPLORE_DIFF_SECOND)
+    st.code(word_diff_text(answers[first], answers[second]) or "(both empty)", language=None, wrap_lines=True)
+    st.caption(f"[-words-] only in {plain(first)}'s answer, {{+words+}} only in {plain(second)}'s; "
+               f"{similarity(answers[first], answers[second]):.0%} of the words match in order.")
 
 
 def _texts(title: str, by_model: Mapping[str, Sequence[str]]) -> None:

@@ -72,13 +72,18 @@ def summary_section(summary: pd.DataFrame, aggregates: pd.DataFrame, models: lis
     st.subheader("Summary")
     number = st.column_config.NumberColumn
     table = summary[["model", "metric", "score", "better", "mean", "median", "std", "ci_low", "ci_high",
-                     "n_scored", "n_unscored"]]
+                     "ci_method", "n_scored", "n_unscored", "n_empty", "n_missing"]]
     st.dataframe(table, hide_index=True, height=min(600, 38 + 35 * len(table)), column_config={
         "mean": number("mean", format="%.4f"), "median": number("median", format="%.4f"),
         "std": number("std", format="%.4f"), "ci_low": number("95% CI low", format="%.4f"),
-        "ci_high": number("95% CI high", format="%.4f"), "n_scored": number("scored"),
-        "n_unscored": number("unscored"),
+        "ci_high": number("95% CI high", format="%.4f"), "ci_method": st.column_config.TextColumn("interval"),
+        "n_scored": number("scored"), "n_unscored": number("unscored"), "n_empty": number("empty"),
+        "n_missing": number("missing"),
     })
+    st.caption("Means are over scored cells only. Per model and score: scored + unscored + missing (no cell) = "
+               "the dataset's datums; empty counts empty predictions, whatever the metric made of them. The "
+               "interval stays in the score's range: Wilson for 0/1 scores, bootstrap percentile otherwise; "
+               "'too few' below two scored values.")
     corpus = aggregates[aggregates["model"].isin(models)] if not aggregates.empty else aggregates
     if not corpus.empty:
         st.caption("Corpus-level scores (computed over all of a model's rows, not averaged)")

@@ -16,7 +16,7 @@ from .main import add_db_argument
 
 #: Column order of `compare --out`: the documented columns first, then the context.
 OUT_COLUMNS = ["metric", "n", "baseline_mean", "candidate_mean", "delta", "ci_low", "ci_high", "p_value",
-               "wins", "ties", "losses", "p_adjusted", "verdict", "why", "mde", "direction", "family", "baseline",
+               "wins", "ties", "losses", "p_adjusted", "verdict", "why", "mde", "spread", "direction", "family", "baseline",
                "candidate", "scored_baseline", "unscored_baseline", "empty_baseline", "missing_baseline",
                "scored_candidate", "unscored_candidate", "empty_candidate", "missing_candidate", "missingness_p",
                "worst", "sensitivity_delta", "sensitivity_ci_low", "sensitivity_ci_high", "sensitivity_p", "test"]

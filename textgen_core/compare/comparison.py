@@ -43,6 +43,8 @@ class ComparisonRow:
     why: str
     #: Minimum detectable difference at 80% power and the run's alpha, for the observed paired spread.
     mde: float
+    #: Standard deviation of the paired differences (NaN below 2 pairs): what the planner sizes samples from.
+    spread: float
     #: Counted in the score's direction: a win is a datum where the candidate is better.
     wins: int
     ties: int
@@ -108,6 +110,7 @@ def compare_pairs(pairs: Pairs, *, score: str, direction: str, rng: np.random.Ge
         delta=float(diffs.mean()) if n else NAN, ci_low=ci_low, ci_high=ci_high, p_value=p_value,
         p_adjusted=None, verdict="", why="",
         mde=mde(float(diffs.std(ddof=1)), n, alpha) if n >= 2 else NAN,
+        spread=float(diffs.std(ddof=1)) if n >= 2 else NAN,
         wins=wins, ties=ties, losses=losses,
         scored_baseline=int(np.count_nonzero(~np.isnan(pairs.baseline_all))), unscored_baseline=0,
         empty_baseline=0, missing_baseline=pairs.missing_baseline,
@@ -151,11 +154,9 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
     counts = _counts(store, run_id)
     rows: list[dict] = []
     warnings: list[str] = []
-    spreads: dict[tuple[str, str], float] = {}
     for other in candidates:
         for name in names:
             pairs = pair(data, baseline, other, name)
-            spreads[other, name] = float(pairs.diffs.std(ddof=1)) if pairs.diffs.size >= 2 else NAN
             row = compare_pairs(pairs, score=name, direction=direction[name],
                                 rng=rng_for(seed, baseline, other, name), resamples=resamples, tie_tolerance=tie_tolerance, confidence=confidence,
                                 family=family if name in in_family else 1,
@@ -172,7 +173,7 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
     frame = pd.concat([frame[frame["family"] == HOLM], frame[frame["family"] == APART]], ignore_index=True)
     _adjust_and_decide(frame, holm, alpha)
     if plan is not None:
-        frame["n_needed"] = [_needed(plan, spreads[c, s], alpha) for c, s in zip(frame["candidate"], frame["score"])]
+        frame["n_needed"] = [needed(plan, spread, alpha) for spread in frame["spread"]]
     frame.attrs.update(
         run_id=run_id, baseline=baseline, candidates=candidates, scores=names, seed=seed, resamples=resamples,
         confidence=confidence, alpha=alpha, tie_tolerance=tie_tolerance, ci_method=CI_METHOD, holm=holm,
@@ -225,7 +226,8 @@ def _worst(data: RunScores, score: str, direction: str) -> float:
     return worst_value(direction, _value_range(score), (float(np.nanmin(values)), float(np.nanmax(values))))
 
 
-def _needed(difference: float, spread: float, alpha: float) -> float:
+def needed(difference: float, spread: float, alpha: float) -> float:
+    """Datums that detect ``difference`` at 80% power for a row's ``spread``; NaN without one, inf beyond reach."""
     if not math.isfinite(spread):
         return NAN
     try:
