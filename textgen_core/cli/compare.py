@@ -11,8 +11,7 @@ from ..compare import compare_models, judge_human_agreement
 from ..compare.verdicts import APART, GATES, INCONCLUSIVE, WORSE, fails
 from ..errors import ParameterError
 from ..export import write_table
-from ..store import Store
-from .main import add_db_argument
+from .main import add_db_argument, open_store
 
 #: Column order of `compare --out`: the documented columns first, then the context.
 OUT_COLUMNS = ["metric", "n", "baseline_mean", "candidate_mean", "delta", "ci_low", "ci_high", "p_value",
@@ -90,7 +89,7 @@ def _directions(values: list[str]) -> dict[str, str]:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    frame = compare_models(Store(args.db), args.run_id, args.baseline, args.candidate, scores=_scores(args.scores),
+    frame = compare_models(open_store(args, read_only=True), args.run_id, args.baseline, args.candidate, scores=_scores(args.scores),
                            resamples=args.resamples, seed=args.seed, tie_tolerance=args.tie_tolerance,
                            holm=not args.no_holm, confidence=args.confidence,
                            directions=_directions(args.direction), holm_undirected=args.holm_undirected,
@@ -208,7 +207,7 @@ def _p(value: float) -> str:
 
 
 def _agreement(args: argparse.Namespace) -> int:
-    frame = judge_human_agreement(Store(args.db), args.run_id, args.human_column, kind=args.kind,
+    frame = judge_human_agreement(open_store(args, read_only=True), args.run_id, args.human_column, kind=args.kind,
                                   threshold=args.threshold, positive_label=args.positive_label,
                                   scores=_scores(args.scores), human_threshold=args.human_threshold)
     print(frame.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
