@@ -97,6 +97,7 @@ def test_delete_dataset_cascades(db_path):
     dataset_id = store.save_dataset(_dataset())
     run_id = store.create_run(dataset_id, ["m"], {}, {}, ["a"])
     store.write_cells(run_id, [("0", "a", "m", "m", 1.0, None, None)])
+    store.set_run_status(run_id, "finished")  # a running run's dataset cannot be deleted
     store.delete_dataset(dataset_id)
     assert store.list_datasets().empty and store.list_runs().empty
     with pytest.raises(StoreError):

@@ -10,6 +10,12 @@ from typing import Any, Sequence
 import pandas as pd
 
 
+def like_pattern(text: str) -> str:
+    """A LIKE pattern (with ESCAPE '\\') matching ``text`` literally anywhere: % and _ are not wildcards."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
 class ScoreReadsMixin:
     """Histograms, box statistics, samples, score by length and row finding for one run's scores."""
 
@@ -105,7 +111,7 @@ class ScoreReadsMixin:
         ``unscored`` keeps its stored cells without a value (they carry the reason); otherwise
         only scored cells, between ``low`` and ``high`` when given.
         """
-        pattern = f"%{text}%"
+        pattern = like_pattern(text)
         return self._cur().execute(
             "WITH r AS (SELECT dataset_id, models FROM runs WHERE run_id = $run) "
             "SELECT d.datum_id, d.model, s.value, s.reason, left(d.query, $snip) AS query, "
@@ -113,8 +119,8 @@ class ScoreReadsMixin:
             "FROM data d JOIN r ON d.dataset_id = r.dataset_id AND list_contains(r.models, d.model) "
             "LEFT JOIN scores s ON s.run_id = $run AND s.score = $score AND s.datum_id = d.datum_id "
             "AND s.model = d.model WHERE ($all_models OR list_contains($models, d.model)) "
-            "AND ($text = '' OR d.datum_id ILIKE $pattern OR d.query ILIKE $pattern OR d.prediction ILIKE $pattern "
-            "OR array_to_string(d.refs, ' ') ILIKE $pattern) "
+            "AND ($text = '' OR d.datum_id ILIKE $pattern ESCAPE '\\' OR d.query ILIKE $pattern ESCAPE '\\' "
+            "OR d.prediction ILIKE $pattern ESCAPE '\\' OR array_to_string(d.refs, ' ') ILIKE $pattern ESCAPE '\\') "
             "AND ($score IS NULL OR (CASE WHEN $unscored THEN s.score IS NOT NULL AND s.value IS NULL ELSE s.value IS NOT NULL "
             "AND ($low IS NULL OR s.value >= $low) AND ($high IS NULL OR s.value <= $high) END)) "
             "ORDER BY CASE WHEN $order = 'asc' THEN s.value WHEN $order = 'desc' THEN -s.value END NULLS LAST, "

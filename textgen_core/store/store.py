@@ -27,7 +27,7 @@ from .connection import WaitHook, file_connection, lock_timeout
 from ..model import Dataset, Datum
 from .batch_sql import BATCH_DDL, BatchTablesMixin
 from .judge_sql import JudgeTablesMixin
-from .score_reads import ScoreReadsMixin
+from .score_reads import ScoreReadsMixin, like_pattern
 from .stream_sql import StreamTablesMixin
 from .schema import DDL, SCHEMA_VERSION
 
@@ -146,6 +146,8 @@ class Store(JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, StreamTablesMix
             if existing and not replace:
                 raise StoreError(f"a dataset named {name!r} already exists; choose another name or replace it")
             if existing:
+                self._refuse_running(cur, "SELECT run_id FROM runs WHERE dataset_id = ? AND status = 'running'",
+                                     existing[0], "the dataset it would replace")
                 self._delete_dataset(cur, existing[0])
             dataset_id = cur.execute(
                 "INSERT INTO datasets (name, source, n_rows, models, mapping, metadata_columns) "
@@ -213,10 +215,24 @@ class Store(JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, StreamTablesMix
                 raise StoreError(f"a dataset named {new_name!r} already exists")
             cur.execute("UPDATE datasets SET name = ? WHERE dataset_id = ?", [new_name, dataset_id])
 
-    def delete_dataset(self, dataset_id: int) -> None:
-        """Delete a dataset with its runs, scores and verdicts."""
+    def delete_dataset(self, dataset_id: int, *, force: bool = False) -> None:
+        """Delete a dataset with its runs, scores and verdicts; refused while one of its runs is scoring.
+
+        ``force`` deletes anyway (for a run left 'running' by a program that died).
+        """
         with self.transaction() as cur:
+            if not force:
+                self._refuse_running(cur, "SELECT run_id FROM runs WHERE dataset_id = ? AND status = 'running'",
+                                     dataset_id, "this dataset")
             self._delete_dataset(cur, dataset_id)
+
+    def _refuse_running(self, cur: duckdb.DuckDBPyConnection, sql: str, key: int, what: str) -> None:
+        running = [r[0] for r in cur.execute(sql, [key]).fetchall()]
+        if running:
+            runs = ", ".join(map(str, running))
+            raise StoreError(f"run {runs} is still scoring {what}: cancel it (or let it finish) before deleting. "
+                             "Nothing was deleted. If the program that ran it has stopped, resume the run "
+                             "or delete it with force.")
 
     def _delete_dataset(self, cur: duckdb.DuckDBPyConnection, dataset_id: int) -> None:
         for (run_id,) in cur.execute("SELECT run_id FROM runs WHERE dataset_id = ?", [dataset_id]).fetchall():
@@ -238,10 +254,11 @@ class Store(JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, StreamTablesMix
 
     def search_data(self, dataset_id: int, text: str = "", limit: int = 200) -> pd.DataFrame:
         """Datums whose id, query, prediction or references contain ``text`` (case-insensitive)."""
-        pattern = f"%{text}%"
+        pattern = like_pattern(text)
         return self._frame(
             "SELECT datum_id, model, query, prediction FROM data WHERE dataset_id = ? AND "
-            "(? = '' OR datum_id ILIKE ? OR query ILIKE ? OR prediction ILIKE ? OR array_to_string(refs, ' ') ILIKE ?) "
+            "(? = '' OR datum_id ILIKE ? ESCAPE '\\' OR query ILIKE ? ESCAPE '\\' OR prediction ILIKE ? ESCAPE '\\' "
+            "OR array_to_string(refs, ' ') ILIKE ? ESCAPE '\\') "
             "ORDER BY row_index LIMIT ?",
             [dataset_id, text, pattern, pattern, pattern, pattern, limit],
         )
@@ -271,6 +288,7 @@ class Store(JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, StreamTablesMix
                        duration_s: float | None = None) -> None:
         finished = status in {"finished", "failed", "cancelled", "interrupted"}
         with self.transaction() as cur:
+            self._require_run(cur, run_id)
             cur.execute(
                 "UPDATE runs SET status = ?, error = ?, duration_s = coalesce(?, duration_s), "
                 "finished_at = CASE WHEN ? THEN current_timestamp ELSE NULL END WHERE run_id = ?",
@@ -311,8 +329,12 @@ class Store(JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, StreamTablesMix
             "FROM runs r LEFT JOIN datasets d USING (dataset_id) ORDER BY r.run_id DESC"
         )
 
-    def delete_run(self, run_id: int) -> None:
+    def delete_run(self, run_id: int, *, force: bool = False) -> None:
+        """Delete a run with its cells and verdicts; refused while it is scoring unless ``force``."""
         with self.transaction() as cur:
+            if not force:
+                self._refuse_running(cur, "SELECT run_id FROM runs WHERE run_id = ? AND status = 'running'",
+                                     run_id, "its dataset")
             self._delete_run(cur, run_id)
 
     def _delete_run(self, cur: duckdb.DuckDBPyConnection, run_id: int) -> None:
@@ -321,6 +343,12 @@ class Store(JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, StreamTablesMix
         self._delete_judge_rows(cur, run_id)
         self._delete_batch_rows(cur, run_id)
         cur.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
+
+    @staticmethod
+    def _require_run(cur: duckdb.DuckDBPyConnection, run_id: int) -> None:
+        """A write for a deleted run is refused, so no orphan row is left behind."""
+        if not cur.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall():
+            raise StoreError(f"run {run_id} no longer exists (it was deleted); nothing was written for it")
 
     # -- scores --------------------------------------------------------------
     def write_cells(self, run_id: int, cells: Iterable[CellRecord]) -> int:
@@ -339,6 +367,7 @@ class Store(JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, StreamTablesMix
             "reason": [c[6] for c in cells],
         }, schema=_SCORE_SCHEMA)
         with self.transaction() as cur:
+            self._require_run(cur, run_id)
             cur.register("incoming_scores", table)
             try:
                 cur.execute("INSERT OR REPLACE INTO scores SELECT * FROM incoming_scores")
@@ -460,11 +489,19 @@ def _create_schema(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("COMMIT")
 
 
+#: DuckDB errors that mean the file itself is damaged or cannot be written, not a bad query.
+_FILE_ERRORS = (duckdb.IOException, duckdb.SerializationException)
+
+
 def _one_operation(method: Any) -> Any:
     @functools.wraps(method)
     def operation(self: Store, *args: Any, **kwargs: Any) -> Any:
-        with self.session():
-            return method(self, *args, **kwargs)
+        try:
+            with self.session():
+                return method(self, *args, **kwargs)
+        except _FILE_ERRORS as exc:
+            raise StoreError(f"the database {self.path} cannot be read or written (a truncated or corrupt file, "
+                             f"or a full disk?). DuckDB said: {str(exc).splitlines()[0]}") from None
     return operation
 
 

@@ -149,7 +149,7 @@ def stream_file(store: Store, path: str | Path, metrics: Sequence[str] = (),
             store.write_aggregates(run_id, corpus_aggregates(resolved, totals.stats))
             store.set_run_status(run_id, "finished", duration_s=time.monotonic() - started)
     except BaseException:
-        store.delete_dataset(dataset_id)  # with its run: nothing half-written stays behind
+        store.delete_dataset(dataset_id, force=True)  # with its run: nothing half-written stays behind
         raise
     reused = _reuse(store, dataset_id, earlier)
     if progress:
