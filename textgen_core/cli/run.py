@@ -264,5 +264,11 @@ def _dry_run(args: argparse.Namespace, dataset: Dataset, metrics: list[str], par
     else:
         print(f"judge calls: {est.calls} to make, {est.cached} cached")
     print(f"estimated tokens: {est.prompt_tokens} prompt + {est.completion_tokens} completion")
-    print("estimated cost: " + (f"{est.cost:.4f}" if est.cost is not None else "unknown (set --price-prompt/--price-completion)"))
+    if est.cost is None:
+        print("estimated cost: unknown (set --price-prompt/--price-completion)")
+    else:  # direct and Batch API prices side by side
+        direct = judge.price(est.prompt_tokens, est.completion_tokens, batch=False)
+        batch = judge.price(est.prompt_tokens, est.completion_tokens, batch=True)
+        print(f"estimated cost: direct {direct:.6f}, batch {batch:.6f} (Batch API at {judge.batch_discount:g} of the "
+              f"price{'; --batch is on' if judge.batch else '; add --batch to use it'})")
     return 0

@@ -50,7 +50,7 @@ T = TypeVar("T")
 #: Batch statuses after which nothing changes.
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 #: Logged batches whose files may hold replies (failed and cancelled ones hold none).
-ADOPTABLE = frozenset({"validating", "in_progress", "finalizing", "completed", "expired", "cancelling"})
+ADOPTABLE = frozenset({"submitted", "validating", "in_progress", "finalizing", "completed", "expired", "cancelling"})
 #: Attempts at one file or batch operation (upload, create, retrieve, download) on transient errors.
 OPERATION_ATTEMPTS = 8
 
