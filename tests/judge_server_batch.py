@@ -174,7 +174,7 @@ class BatchService:
             source = self.files.get(str(body.get("input_file_id")))
             if source is None:
                 return 404, _error(f"no file {body.get('input_file_id')}", "not_found")
-            if body.get("endpoint") != CHAT:
+            if body.get("endpoint") not in (CHAT, "/chat/completions"):  # Azure names it without /v1
                 return 400, _error(f"endpoint {body.get('endpoint')!r} is not served here")
             total = sum(1 for line in source.data.splitlines() if line.strip())
             outcome = self.outcomes.popleft() if self.outcomes else "completed"
