@@ -32,6 +32,7 @@ from .asker import CacheLookup, ClientAsker, DryAsker, Gate, Stopped, Tally
 from .client import JudgeClient, Usage
 from .metric import JudgePlan, Outcome, StepFailed, empty_outcome
 from .metrics import BY_NAME
+from .scale import attach as attach_scale, width as group_width
 from .settings import JudgeSettings
 from .writer import ResultWriter
 
@@ -191,7 +192,12 @@ def run_judge_metrics(store: Store, run_id: int, rows: Sequence[Datum], metrics:
         return []
     written = store.judge_unscored_cells(run_id)
     client = client or JudgeClient(settings, store)
-    run_sync(lambda: _run(store, run_id, groups, client, progress, cancel or threading.Event(), written))
+    scale = attach_scale(client, store, run_id)  # batch mode, spending cap (judge/scale.py)
+    try:
+        run_sync(lambda: _run(store, run_id, groups, client, progress, scale.stop_event(cancel), written))
+    finally:
+        scale.detach()
+    scale.check()
     return client.fatal_reasons()
 
 
@@ -255,7 +261,7 @@ async def _run(store: Store, run_id: int, groups: list[list[Job]], client: Judge
     tracker.report(force=True)
     if cancel.is_set():
         return
-    workers = [asyncio.create_task(worker()) for _ in range(min(settings.concurrency, len(groups)))]
+    workers = [asyncio.create_task(worker()) for _ in range(min(group_width(settings, len(groups)), len(groups)))]
     watcher = asyncio.create_task(_watch(cancel, gate, workers, min(STOP_GRACE, settings.timeout)))
     try:
         await asyncio.wait(workers)
