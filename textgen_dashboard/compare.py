@@ -24,7 +24,7 @@ from textgen_core.errors import TextgenError
 from . import data, state
 from .compare_charts import BACKGROUNDS, forest_figure, outcomes, scatter_figure, thin
 from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint
-from .widgets import plain
+from .safe_text import plain
 
 TOP_DEFAULT = 10
 #: Table order: regressions first, then what may hide one, then improvements.

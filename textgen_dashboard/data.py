@@ -9,11 +9,12 @@ then call :func:`refresh`. Pages and render modules never touch DuckDB.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 import streamlit as st
@@ -51,8 +52,17 @@ def _store(path: str) -> Store:
     return Store(path)
 
 
+def _one_open(reader: Callable[..., Any]) -> Callable[..., Any]:
+    """A reader making several store calls opens the database file once for all of them (not per call)."""
+    @functools.wraps(reader)
+    def read(path: str, *args: Any, **kwargs: Any) -> Any:
+        with _store(path).session():
+            return reader(path, *args, **kwargs)
+    return read
+
+
 def store() -> Store:
-    """The store of the current database (one connection per process, a cursor per thread)."""
+    """The store of the current database; it opens the file per operation, so CLI commands can share it."""
     return _store(db_path())
 
 
@@ -172,6 +182,7 @@ def export_bytes(run_id: int, table: str, fmt: str) -> bytes:
 
 
 @st.cache_data(ttl=TTL, max_entries=32, show_spinner="Estimating judge calls...")
+@_one_open
 def _estimate(path: str, dataset_id: int, models: tuple[str, ...], metrics: str, judge: str) -> dict[str, Any]:
     from textgen_core.judge.engine import estimate
     from textgen_core.judge.settings import JudgeSettings
@@ -202,6 +213,7 @@ def _models(models: Any) -> tuple[str, ...] | None:
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
+@_one_open
 def _summary(path: str, run_id: int, version: int) -> pd.DataFrame:
     return run_summary(_store(path), run_id)
 
@@ -257,6 +269,7 @@ def find_rows(run_id: int, *, score: str | None = None, models: Any = None, low:
 
 
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=128)
+@_one_open
 def _datum(path: str, run_id: int, datum_id: str, version: int) -> dict[str, Any]:
     db = _store(path)
     run_record = db.get_run(run_id)
@@ -288,6 +301,7 @@ HUMAN_VALUES_MAX = 50
 
 
 @st.cache_data(ttl=COMPARE_TTL, max_entries=32, show_spinner="Comparing models (bootstrap and permutation test)...")
+@_one_open
 def _comparison(path: str, run_id: int, baseline: str, candidates: tuple[str, ...], scores: tuple[str, ...] | None,
                 resamples: int, seed: int, tie_tolerance: float, holm: bool, version: int) -> pd.DataFrame:
     return compare_models(_store(path), run_id, baseline, list(candidates),
@@ -303,6 +317,7 @@ def comparison(run_id: int, baseline: str, candidates: Any, *, scores: Any = Non
 
 
 @st.cache_data(ttl=COMPARE_TTL, max_entries=64, show_spinner=False)
+@_one_open
 def _paired(path: str, run_id: int, baseline: str, candidate: str, score: str, version: int) -> pd.DataFrame:
     return paired_differences(_store(path), run_id, baseline, candidate, score)
 
@@ -313,6 +328,7 @@ def paired(run_id: int, baseline: str, candidate: str, score: str) -> pd.DataFra
 
 
 @st.cache_data(ttl=COMPARE_TTL, max_entries=32, show_spinner="Measuring agreement with the human column...")
+@_one_open
 def _agreement(path: str, run_id: int, column: str, kind: str, threshold: float, positive_label: str | None,
                human_threshold: float | None, scores: tuple[str, ...] | None, version: int) -> pd.DataFrame:
     return judge_human_agreement(_store(path), run_id, column, kind=kind, threshold=threshold,
@@ -329,6 +345,7 @@ def agreement(run_id: int, column: str, *, kind: str = "score", threshold: float
 
 
 @st.cache_data(ttl=COMPARE_TTL, max_entries=32, show_spinner=False)
+@_one_open
 def _human_values(path: str, dataset_id: int, column: str, version: int) -> dict[str, Any]:
     values = [r.metadata.get(column) for r in _store(path).load_dataset(dataset_id).rows]
     given = [v for v in values if v is not None and str(v).strip() != ""]
@@ -346,6 +363,7 @@ def human_values(dataset_id: int, column: str) -> dict[str, Any]:
 
 
 @st.cache_data(ttl=COMPARE_TTL, max_entries=64, show_spinner=False)
+@_one_open
 def _datum_texts(path: str, dataset_id: int, datum_ids: tuple[str, ...], models: tuple[str, ...], width: int,
                  version: int) -> pd.DataFrame:
     db = _store(path)

@@ -18,7 +18,8 @@ from textgen_core.metrics.spec import MetricSpec
 
 from . import data, state
 from .jobs import start_evaluation
-from .widgets import describe_reasons, job_panel, judge_form, link, param_form, plain
+from .safe_text import plain
+from .widgets import describe_reasons, job_panel, judge_form, link, param_form
 
 GROUPS = {"lexical": "Lexical (computed locally)", "llm": "Judge (an LLM judge model scores each row)",
           "endpoint": "Endpoint-based (embeddings, log-probabilities)"}
@@ -63,7 +64,7 @@ def _dataset_picker(datasets: Any) -> tuple[int, list[str]]:
     if picked is None or not set(picked) <= set(available):
         st.session_state[state.EVAL_MODELS] = available
     models = st.multiselect("Models", available, key=state.EVAL_MODELS)
-    st.caption(f"{int(row['n_rows']):,} rows; fields: {', '.join(sorted(data.dataset_fields(dataset_id))) or 'none'}")
+    st.caption(f"{int(row['n_rows']):,} rows; fields: {plain(', '.join(sorted(data.dataset_fields(dataset_id)))) or 'none'}")
     return dataset_id, models
 
 

@@ -21,7 +21,7 @@ from .pickers import keep_choice, keep_choices, pick_run, runs_or_hint, score_ra
 from .state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_DIFF_FIRST, EXPLORE_DIFF_SECOND, EXPLORE_MATCHES,
                     EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_SEEN, EXPLORE_TEXT, EXPLORE_UNSCORED,
                     explore_range)
-from .widgets import plain
+from .safe_text import plain
 
 def render(default_run: Any = None) -> None:
     """The whole Explore page; ``default_run`` (e.g. the Results page's run) applies until one is picked."""

@@ -13,7 +13,8 @@ from textgen_core.metrics.registry import all_metrics
 
 from . import data, state
 from .jobs import start_evaluation
-from .widgets import job_panel, link, plain
+from .safe_text import plain
+from .widgets import job_panel, link
 
 #: Metrics of the one-click sample run, those that exist in this version, in this order.
 SAMPLE_METRICS = ("rouge", "bleu", "token_f1", "exact_match", "lengths")
@@ -100,11 +101,12 @@ def same_sample_run(runs: pd.DataFrame, dataset_id: int, metrics: list[str]) -> 
 def database_ready() -> bool:
     """Open the database; on failure (locked by another process, unreadable) say so and how to fix it."""
     try:
-        data.store()
+        data.store().check()
     except TextgenError as exc:
-        st.error(f"{plain(str(exc))}\n\nDuckDB lets one process write a file at a time: close the other "
-                 "program using it (a CLI run, another dashboard), or start the dashboard on another file "
-                 "with `textgen-eval --db OTHER.duckdb dashboard`.")
+        st.error(f"{plain(str(exc))}\n\nThe dashboard opens the file only while it reads or writes, so a CLI "
+                 "command can share it; this error means the file is unreadable or another program kept it "
+                 "busy. Refresh to try again, or start the dashboard on another file with "
+                 "`textgen-eval --db OTHER.duckdb dashboard`.")
         return False
     return True
 

@@ -21,7 +21,8 @@ from textgen_core.errors import InputError, TextgenError
 from textgen_core.store import Store
 
 from . import data, state
-from .widgets import link, plain
+from .safe_text import plain
+from .widgets import link
 
 NOT_MAPPED = "(not mapped)"
 _SINGLE_FIELDS = ("id", "model", "query", "prediction")
@@ -95,6 +96,8 @@ def _mapping_section(file_name: str, payload: bytes) -> None:
     st.success(f"{summary['rows']:,} rows: {summary['datums']:,} datums x {len(summary['models'])} models "
                f"({plain(', '.join(summary['models']))}); fields: {', '.join(summary['fields']) or 'none'}; "
                f"metadata: {plain(', '.join(summary['metadata_columns'])) or 'none'}")
+    for warning in summary.get("warnings", []):
+        st.warning(plain(warning))
     _save_form(file_name, payload, mapping)
 
 
@@ -119,6 +122,7 @@ def _seed(file_name: str, payload: bytes, columns: list[str]) -> None:
     st.session_state[state.UPLOAD_WIDE] = list(guess.wide_predictions.values())
     st.session_state[state.UPLOAD_LIST_FORMAT] = guess.list_format
     st.session_state[state.UPLOAD_DELIMITER] = guess.delimiter
+    st.session_state[state.UPLOAD_NULL_REFERENCES] = False
     st.session_state[state.UPLOAD_DEFAULT_MODEL] = guess.default_model
     st.session_state[state.UPLOAD_NAME] = Path(file_name).stem
     st.session_state[state.UPLOAD_REPLACE] = False
@@ -147,6 +151,9 @@ def _mapping_form(columns: list[str]) -> ColumnMapping | None:
                                    help="auto: a JSON list if the cell holds one, else one item; json: always a JSON "
                                         "list; delimiter: split on the delimiter; single: the cell is one item")
         delimiter = st.text_input("Delimiter", key=state.UPLOAD_DELIMITER, disabled=list_format != "delimiter")
+        null_refs = st.checkbox("Treat NaN/None/null references as missing", key=state.UPLOAD_NULL_REFERENCES,
+                                help="A reference cell that reads NaN, None or null is scored as that text unless "
+                                     "this is ticked; the rows holding one are listed above the Save button")
     wide: dict[str, str] = {}
     default_model = st.session_state.get(state.UPLOAD_DEFAULT_MODEL) or "model"
     if fmt == "wide":
@@ -161,7 +168,8 @@ def _mapping_form(columns: list[str]) -> ColumnMapping | None:
     try:
         return ColumnMapping(**single, references=tuple(refs), contexts=tuple(ctxs), format=fmt,
                              wide_predictions=wide, list_format=list_format, delimiter=delimiter,
-                             default_model=default_model or "model")
+                             default_model=default_model or "model",
+                             null_references="missing" if null_refs else "keep")
     except InputError as exc:
         st.error(plain(exc.describe()))
         return None

@@ -18,14 +18,8 @@ from textgen_core.judge.settings import (DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE
 from textgen_core.metrics.spec import MetricSpec, Param
 
 from . import data, page_path
+from .safe_text import plain
 from .state import judge_key
-
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
-
-
-def plain(text: object) -> str:
-    """Text safe to put inside markdown: every markdown or HTML character is escaped."""
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", str(text))
 
 
 def link(page: str, label: str, icon: str | None = None) -> None:
