@@ -120,9 +120,9 @@ def test_a_batch_that_keeps_failing_unscores_with_the_reason(db_path: Path) -> N
         assert len(server.batches.created) == 2
 
 
-def _write_data(path: Path) -> None:
+def _write_data(path: Path, n: int = ROWS) -> None:
     with path.open("w", encoding="utf-8") as out:
-        for row in suite_rows(ROWS):
+        for row in suite_rows(n):
             out.write(json.dumps({"id": row.datum_id, "model": row.model, "query": row.query,
                                   "prediction": row.prediction, "references": list(row.references),
                                   "contexts": list(row.contexts)}) + "\n")

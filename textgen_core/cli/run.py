@@ -227,6 +227,9 @@ def _resume(args: argparse.Namespace) -> int:
 def _report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None) -> int:
     run = store.get_run(run_id)
     print(f"run {run_id} on dataset {run['dataset']!r}: {run['status']} in {duration_text(run['duration_s'])}")
+    if run["status"] == "interrupted" and run["error"]:  # e.g. a spending cap: say how to go on
+        print(f"stopped: {run['error']}; finished cells are kept, 'textgen-eval resume {run_id}' finishes the run "
+              "(with a higher cap, or none)")
     if run["judge_calls"]:
         cost = f", cost {run['cost']:.4f}" if run["cost"] is not None else ""
         print(f"judge: {run['judge_calls']} calls, {run['prompt_tokens']} prompt + "
