@@ -6,10 +6,13 @@ SYSTEM_PYTHON ?= python3
 DB ?= textgen_eval.duckdb
 VENV ?= .venv
 
-ifdef VIRTUAL_ENV
-PYTHON ?= python
+# The interpreter every target uses: the active environment's, else ./.venv's.
+# (Set from the command line only, `make PYTHON=...`: an exported $PYTHON is not taken.)
+ifeq ($(origin PYTHON),command line)
+else ifdef VIRTUAL_ENV
+PYTHON := $(VIRTUAL_ENV)/bin/python
 else
-PYTHON ?= $(VENV)/bin/python
+PYTHON := $(VENV)/bin/python
 endif
 
 .PHONY: dashboard test install install-test bench venv
