@@ -26,7 +26,7 @@ install: venv
 
 install-test: venv
 	bash scripts/install-system-deps.sh --test
-	$(PYTHON) -m pip install -q -e ".[test]"
+	$(PYTHON) -m pip install -q -e ".[test,ray]"
 
 ## Install, then open the dashboard on a local DuckDB file with the bundled sample (Ctrl-C stops it).
 dashboard: install

@@ -9,7 +9,7 @@ would have reused that dataset.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import duckdb
 import pyarrow as pa
@@ -80,7 +80,7 @@ class StreamTablesMixin:
             raise self._duplicate(dataset_id, table) from None
 
     def _duplicate(self, dataset_id: int, table: pa.Table) -> DuplicateRow:
-        cur = self._cur()  # type: ignore[attr-defined]
+        cur = self._cur().cursor()  # type: ignore[attr-defined]  # the failed insert's cursor is not reusable
         cur.register("incoming_rows", table)
         try:
             found = cur.execute(
@@ -91,7 +91,7 @@ class StreamTablesMixin:
                 "WHERE j.datum_id = i.datum_id AND j.model = i.model) ORDER BY i.row_index LIMIT 1",
                 [dataset_id]).fetchone()
         finally:
-            cur.unregister("incoming_rows")
+            cur.close()
         if found is None:  # pragma: no cover - the constraint named a key we cannot find
             raise StoreError("a (datum id, model) pair is stored twice")
         return DuplicateRow(found[0], found[1], int(found[2]), int(found[3]))
@@ -125,3 +125,81 @@ class StreamTablesMixin:
     def set_run_models(self, run_id: int, models: Sequence[str]) -> None:
         with self.transaction() as cur:  # type: ignore[attr-defined]
             cur.execute("UPDATE runs SET models = ? WHERE run_id = ?", [list(models), run_id])
+
+    # -- blocks scored elsewhere (the Ray engine) ----------------------------
+    def _block_tables(self, cur: Any) -> None:
+        for statement in BLOCK_DDL:
+            cur.execute(statement)
+
+    def record_block_run(self, run_id: int, source: str, mapping: Mapping[str, Any] | None, block_rows: int) -> None:
+        """Remember where (and in blocks of how many rows) a block-scored run reads its data, to resume it."""
+        with self.transaction() as cur:  # type: ignore[attr-defined]
+            self._block_tables(cur)
+            cur.execute("INSERT OR REPLACE INTO block_runs VALUES (?, ?, ?, ?)",
+                        [run_id, source, None if mapping is None else json.dumps(dict(mapping), default=str),
+                         block_rows])
+
+    def block_run(self, run_id: int) -> tuple[str, dict[str, Any] | None, int] | None:
+        """(source, column mapping, rows per block) of a block-scored run, or None for any other run."""
+        with self.transaction() as cur:  # type: ignore[attr-defined]
+            self._block_tables(cur)
+            row = cur.execute("SELECT source, mapping, block_rows FROM block_runs WHERE run_id = ?", [run_id]).fetchone()
+        return None if row is None else (row[0], json.loads(row[1]) if row[1] else None, int(row[2]))
+
+    def finished_blocks(self, run_id: int) -> set[str]:
+        with self.transaction() as cur:  # type: ignore[attr-defined]
+            self._block_tables(cur)
+            return {key for (key,) in cur.execute("SELECT block FROM run_blocks WHERE run_id = ?", [run_id]).fetchall()}
+
+    def write_block(self, run_id: int, dataset_id: int | None, first_index: int, table: pa.Table,
+                    finished: Sequence[str], *, resumed: bool = False) -> None:
+        """One transaction: the block's data rows (unless ``dataset_id`` is None: already stored), its cells
+        (``cells``: a list of (metric, score, value, details, reason) per row) and the blocks it finishes.
+        ``resumed``: rows a stopped run already stored are kept as they are."""
+        rows = table.num_rows
+        with self.transaction() as cur:  # type: ignore[attr-defined]
+            self._block_tables(cur)
+            block_cells = table.select(["datum_id", "model", "cells"])  # read by name in the SQL below
+            if dataset_id is not None:
+                block_rows = pa.table({"dataset_id": pa.array([dataset_id] * rows, pa.int32()),
+                                       "row_index": pa.array(range(first_index, first_index + rows), pa.int32()),
+                                       **{c: table.column(c) for c in DATA_SCHEMA.names[2:]}}).cast(DATA_SCHEMA)
+                verb = "INSERT OR IGNORE" if resumed else "INSERT"  # a constant
+                try:  # the Arrow table is read by its variable name
+                    cur.execute(f"{verb} INTO data SELECT * FROM block_rows")
+                except duckdb.ConstraintException:
+                    raise self._duplicate(dataset_id, block_rows) from None
+            cur.execute(
+                "INSERT OR REPLACE INTO scores SELECT ?, datum_id, model, c.metric, c.score, c.value, c.details, "
+                "c.reason FROM (SELECT datum_id, model, unnest(cells) AS c FROM block_cells)", [run_id])
+            for key in finished:
+                cur.execute("INSERT OR REPLACE INTO run_blocks VALUES (?, ?)", [run_id, key])
+
+    def data_arrow(self, dataset_id: int, models: Sequence[str] | None = None) -> pa.Table:
+        """A stored dataset's rows (of ``models``, default all) as Arrow, in row order."""
+        return self._cur().execute(  # type: ignore[attr-defined]
+            "SELECT datum_id, model, query, prediction, refs, contexts, CAST(metadata AS VARCHAR) AS metadata "
+            "FROM data WHERE dataset_id = ? AND (? OR list_contains(?, model)) ORDER BY row_index",
+            [dataset_id, not models, list(models or [])]).to_arrow_table()
+
+    def corpus_cells(self, run_id: int, dataset_id: int, metric: str, batch: int = 50_000
+                     ) -> Iterator[tuple[int, str, str, float | None, str | None]]:
+        """(row index, model, score, value, details JSON) of one metric's cells in row order, read in batches."""
+        with self.session():  # type: ignore[attr-defined]  # a generator: the file stays open until it ends
+            result = self._cur().execute(  # type: ignore[attr-defined]
+                "SELECT d.row_index, s.model, s.score, s.value, CAST(s.details AS VARCHAR) FROM scores s JOIN data d "
+                "ON d.dataset_id = ? AND d.datum_id = s.datum_id AND d.model = s.model "
+                "WHERE s.run_id = ? AND s.metric = ? ORDER BY d.row_index, s.score", [dataset_id, run_id, metric])
+            while True:
+                rows = result.fetchmany(batch)
+                if not rows:
+                    return
+                yield from rows
+
+
+BLOCK_DDL = (
+    "CREATE TABLE IF NOT EXISTS block_runs (run_id INTEGER PRIMARY KEY, source VARCHAR, mapping JSON, "
+    "block_rows INTEGER)",
+    "CREATE TABLE IF NOT EXISTS run_blocks (run_id INTEGER NOT NULL, block VARCHAR NOT NULL, "
+    "PRIMARY KEY (run_id, block))",
+)

@@ -102,6 +102,17 @@ def stream_file(store: Store, path: str | Path, metrics: Sequence[str] = (),
     Raises :class:`NotStreamable` before touching the store when the file or the metrics
     need the whole-file path (JSON, pass@k, judge metrics).
     """
+    with store.session():  # one open file for the whole stream, not one per chunk
+        return _stream_file(store, path, metrics, params, mapping=mapping, name=name, file_name=file_name,
+                            required=required, models=models, progress=progress, cancel=cancel, workers=workers,
+                            chunk_rows=chunk_rows, on_start=on_start)
+
+
+def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
+                 params: Mapping[str, Mapping[str, Any]] | None, *, mapping: MappingSource, name: str | None,
+                 file_name: str | None, required: Sequence[str], models: Sequence[str] | None,
+                 progress: ProgressCallback | None, cancel: threading.Event | None, workers: int | None,
+                 chunk_rows: int, on_start: Callable[[int], None] | None) -> StreamedRun:
     from ..evaluate import _signature, check_metrics
 
     if metrics and not streamable_metrics(metrics, params):

@@ -1,0 +1,1 @@
+"""Engines that score beyond this process: Ray (an optional extra)."""

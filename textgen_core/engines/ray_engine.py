@@ -1,0 +1,447 @@
+"""The Ray engine: Ray Data reads a dataset in blocks and scores lexical metrics in ``map_batches``.
+
+The file (CSV, TSV, JSON Lines or Parquet; one file or a folder; any filesystem
+pyarrow reads, such as s3:// or gs://) is read by Ray Data, every column as
+text as the local reader keeps it. Each batch is normalized with the local
+loader's rules and scored with the local engine's code, so the cells are the
+same to the bit; the driver writes them to the DuckDB store batch by batch, in
+file order, each batch in one transaction with the mark that it is finished. A
+resumed run skips the finished batches. Ray schedules everything: there is no
+scheduler or worker protocol here.
+
+Judge metrics are refused on Ray for now: the judge client's per-endpoint
+concurrency limit lives in one process, and sharing it across Ray workers is
+not built yet. Run judge metrics with the local engine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from pathlib import PurePosixPath
+from typing import Any, Callable, Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..datasets.formats import RawTable, _unbytes, check_header
+from ..datasets.loader import _check_mapping, _check_required, _needs, _normalize
+from ..datasets.mapping import ColumnMapping, guess_mapping
+from ..errors import InputError, ParameterError, TextgenError
+from ..metrics.registry import get_metric, resolve_params
+from ..model import Cell, Datum
+from ..progress import Progress, ProgressCallback
+from ..store import Store
+from ..streaming.run import _reuse
+from ..streaming.stats import RowStats
+
+#: Rows per block (about): the unit Ray schedules, stores in one transaction and skips when resuming.
+BLOCK_ROWS = 5000
+
+_CELL = pa.struct([("metric", pa.string()), ("score", pa.string()), ("value", pa.float64()),
+                   ("details", pa.string()), ("reason", pa.string())])
+_OUT_SCHEMA = pa.schema([
+    ("block", pa.string()), ("block_rows", pa.int64()), ("skipped", pa.bool_()),
+    ("datum_id", pa.string()), ("model", pa.string()), ("query", pa.string()), ("prediction", pa.string()),
+    ("refs", pa.list_(pa.string())), ("contexts", pa.list_(pa.string())), ("metadata", pa.string()),
+    ("cells", pa.list_(_CELL)),
+    ("error", pa.string()),  # a bad-input message from the worker: [message, file, row, column] as JSON
+])
+_FORMATS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+            ".parquet": "parquet", ".pq": "parquet"}
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ParameterError("--engine ray needs Ray: pip install 'textgen-eval[ray]'") from None
+    return ray
+
+
+def connect(address: str | None = None) -> None:
+    """Join the cluster at ``address``, or start a local one (once per process)."""
+    ray = _ray()
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, include_dashboard=False)
+    ray.data.DataContext.get_current().execution_options.preserve_order = True  # file order, as the local engine
+
+
+def check_ray_metrics(metrics: Sequence[str]) -> None:
+    """Refuse, with the reason, metrics the Ray engine does not score (judge metrics, pass@k)."""
+    judged = [m for m in metrics if get_metric(m).group != "lexical"]
+    if judged:
+        raise ParameterError(f"the Ray engine scores lexical metrics only; {', '.join(judged)} need the judge, whose "
+                             "per-endpoint concurrency limit is not yet shared across Ray workers. Run them with "
+                             "--engine local (the default).")
+    whole = [m for m in metrics if get_metric(m).whole_dataset(resolve_params([m], None)[m])]
+    if whole:
+        raise ParameterError(f"{', '.join(whole)} group rows across the whole dataset; run them with --engine local")
+
+
+# -- reading -------------------------------------------------------------------
+def _files(source: str) -> tuple[Any, list[str]]:
+    """(pyarrow filesystem, data files) for a file or a folder at a local path or URI."""
+    from pyarrow import fs
+
+    filesystem, path = fs.FileSystem.from_uri(source) if "://" in source else (fs.LocalFileSystem(), source)
+    info = filesystem.get_file_info(path)
+    if info.type == fs.FileType.NotFound:
+        raise InputError("no such file or folder", file=source)
+    if info.type == fs.FileType.File:
+        return filesystem, [path]
+    found = sorted(i.path for i in filesystem.get_file_info(fs.FileSelector(path, recursive=True))
+                   if i.type == fs.FileType.File and PurePosixPath(i.path).suffix.lower() in _FORMATS)
+    if not found:
+        raise InputError(f"the folder holds no {', '.join(_FORMATS)} files", file=source)
+    return filesystem, found
+
+
+def _format(files: Sequence[str], source: str) -> str:
+    kinds = {_FORMATS.get(PurePosixPath(f).suffix.lower()) for f in files}
+    if None in kinds or len(kinds) != 1:
+        raise InputError(f"the Ray engine reads one format at a time from {', '.join(_FORMATS)} files", file=source)
+    return kinds.pop()
+
+
+def _header(filesystem: Any, path: str, fmt: str) -> list[str]:
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    if fmt == "parquet":
+        return [str(n) for n in pq.ParquetFile(filesystem.open_input_file(path)).schema_arrow.names]
+    if fmt == "jsonl":
+        head = b""
+        with filesystem.open_input_stream(path) as stream:
+            while b"\n" not in head.lstrip():
+                piece = stream.read(1 << 16)
+                if not piece:
+                    break
+                head += piece
+        first = head.decode("utf-8-sig", errors="replace").lstrip().split("\n", 1)[0]
+        return [str(key) for key in json.loads(first)]
+    with filesystem.open_input_stream(path) as stream:
+        reader = pcsv.open_csv(stream, parse_options=pcsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ","))
+        return [str(n) for n in reader.schema.names]
+
+
+def _row_estimate(filesystem: Any, files: Sequence[str], fmt: str) -> int:
+    """Rows in the files: exact for Parquet, from the line length of the first MiB otherwise."""
+    import pyarrow.parquet as pq
+
+    if fmt == "parquet":
+        return sum(pq.ParquetFile(filesystem.open_input_file(f)).metadata.num_rows for f in files)
+    with filesystem.open_input_stream(files[0]) as stream:
+        sample = stream.read(1 << 20)
+    per_row = len(sample) / max(1, sample.count(b"\n"))
+    return round(sum(filesystem.get_file_info(f).size for f in files) / per_row)
+
+
+def _read(filesystem: Any, files: list[str], fmt: str, columns: list[str], blocks: int) -> Any:
+    """The files as a Ray dataset of ``blocks`` blocks: the same blocks on every run over the same files."""
+    import pyarrow.csv as pcsv
+
+    ray = _ray()
+    if fmt == "parquet":
+        return ray.data.read_parquet(files, filesystem=filesystem, override_num_blocks=blocks)
+    if fmt == "jsonl":
+        # one row per line, parsed on the workers with json.loads: every value keeps its JSON type
+        return ray.data.read_text(files, filesystem=filesystem, file_extensions=None, override_num_blocks=blocks)
+    return ray.data.read_csv(
+        files, filesystem=filesystem, file_extensions=None, override_num_blocks=blocks,
+        parse_options=pcsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",", newlines_in_values=True),
+        convert_options=pcsv.ConvertOptions(column_types={c: pa.string() for c in columns},
+                                            strings_can_be_null=False, quoted_strings_can_be_null=False))
+
+
+# -- the work of one batch (runs on a Ray worker) ---------------------------------
+def _block_key(rows: Sequence[Datum]) -> str:
+    digest = hashlib.sha1()
+    for row in rows:
+        digest.update(f"{len(row.datum_id)}:{row.datum_id}{len(row.model)}:{row.model}".encode())
+    return digest.hexdigest()[:20]
+
+
+def _datums(batch: pa.Table, mapping: Mapping[str, Any] | None, label: str) -> list[Datum]:
+    """The batch's rows, normalized by the local loader (``mapping`` None: rows read from the store)."""
+    if mapping is None:
+        return [Datum(r["datum_id"], r["model"], r["query"], r["prediction"], tuple(r["refs"] or ()),
+                      tuple(r["contexts"] or ()), json.loads(r["metadata"]) if r["metadata"] else {})
+                for r in batch.to_pylist()]
+    if batch.column_names == ["text"] and mapping.get("_jsonl"):
+        columns, values = _json_lines(batch.column("text").to_pylist(), mapping["_jsonl"], label)
+    else:
+        columns = check_header(list(batch.column_names), label)
+        values = [[_unbytes(v) for v in row.values()] for row in batch.to_pylist()]
+    values = [row for row in values if any(v not in (None, "") and str(v).strip() for v in row)]
+    raw = RawTable(columns=columns, rows=values, row_numbers=list(range(1, len(values) + 1)),
+                   lines=[None] * len(values), label=label)
+    try:
+        return _normalize(raw, ColumnMapping.from_dict({k: v for k, v in mapping.items() if k != "_jsonl"}))[0]
+    except InputError as exc:
+        first = values[0] if values else []
+        raise InputError(f"{exc.message} (row {exc.row} of the block that starts with {first[:2]})",
+                         file=label, column=exc.column) from None
+
+
+def _json_lines(lines: Sequence[str], header: Sequence[str], label: str) -> tuple[list[str], list[list[Any]]]:
+    """JSON Lines as columns (the first line's keys, then new keys as they appear) and rows."""
+    objects = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"a line is not valid JSON: {exc.msg} (character {exc.colno}): {line[:80]!r}",
+                             file=label) from None
+        if not isinstance(value, dict):
+            raise InputError(f"each line must be one JSON object; found {line[:80]!r}", file=label)
+        objects.append(value)
+    columns = dict.fromkeys(header)
+    for obj in objects:
+        columns.update(dict.fromkeys(str(k) for k in obj))
+    names = list(columns)
+    return check_header(names, label), [[obj.get(c) for c in names] for obj in objects]
+
+
+def score_batch(batch: pa.Table, *, mapping: Mapping[str, Any] | None, label: str,
+                metrics: Mapping[str, Mapping[str, Any]], finished: frozenset[str]) -> pa.Table:
+    """One batch in, the same rows out with their cells (none when the block was finished before)."""
+    from ..evaluate import _records
+    from ..store.store import _json
+    from ..streaming.score import score_chunk
+
+    try:
+        rows = _datums(batch, mapping, label)
+    except InputError as exc:  # Ray passes errors back as text only: send it as data, raised by the driver
+        problem = json.dumps([exc.message, exc.file, exc.row, exc.column])
+        return pa.Table.from_pylist([{"block": "", "block_rows": 1, "skipped": True, "datum_id": "", "model": "",
+                                      "cells": [], "error": problem}], schema=_OUT_SCHEMA)
+    key = _block_key(rows)
+    skipped = key in finished
+    per_row: list[list[dict[str, Any]]] = [[] for _ in rows]
+    if not skipped and rows:
+        position = {(r.datum_id, r.model): i for i, r in enumerate(rows)}
+        for metric, cells in score_chunk(rows, metrics).items():
+            outputs = get_metric(metric).outputs(metrics[metric])
+            for datum_id, model, _m, score, value, details, reason in _records(rows, metric, outputs, cells):
+                per_row[position[(datum_id, model)]].append(
+                    {"metric": metric, "score": score, "value": value, "details": _json(details), "reason": reason})
+    return pa.Table.from_pydict({
+        "block": [key] * len(rows), "block_rows": [len(rows)] * len(rows), "skipped": [skipped] * len(rows),
+        "datum_id": [r.datum_id for r in rows], "model": [r.model for r in rows],
+        "query": [r.query for r in rows], "prediction": [r.prediction for r in rows],
+        "refs": [list(r.references) for r in rows], "contexts": [list(r.contexts) for r in rows],
+        "metadata": [_json(dict(r.metadata)) if r.metadata else None for r in rows],
+        "cells": per_row, "error": [None] * len(rows),
+    }, schema=_OUT_SCHEMA)
+
+
+# -- the driver -----------------------------------------------------------------
+def run_ray(store: Store, source: str, metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]] | None = None,
+            *, mapping: ColumnMapping | Mapping[str, Any] | Callable[[list[str]], ColumnMapping] | None = None,
+            name: str | None = None, models: Sequence[str] | None = None, judge: Any | None = None,
+            address: str | None = None, progress: ProgressCallback | None = None,
+            cancel: threading.Event | None = None, block_rows: int = BLOCK_ROWS) -> int:
+    """Read ``source`` with Ray Data, score it on the cluster, store dataset and run; returns the run id."""
+    from ..evaluate import _signature, check_metrics
+
+    names = list(dict.fromkeys(get_metric(m).name for m in metrics))
+    if not names:
+        raise ParameterError("choose at least one metric")
+    check_ray_metrics(names)
+    del judge  # refused above when a judge metric is chosen
+    resolved = resolve_params(names, params)
+    source = str(source)
+    filesystem, files = _files(source)
+    fmt = _format(files, source)
+    columns = check_header(_header(filesystem, files[0], fmt), source)
+    header = RawTable(columns=columns, rows=[], row_numbers=[], label=source)
+    chosen = guess_mapping(columns) if mapping is None else mapping if isinstance(mapping, ColumnMapping) \
+        else mapping(columns) if callable(mapping) else ColumnMapping.from_dict(mapping)
+    if not chosen.id:
+        raise InputError("the Ray engine needs a datum id column (map one with --map id=COLUMN): rows read in "
+                         "parallel blocks have no file row number to stand in for it", file=source)
+    _check_mapping(header, chosen)
+    _check_required(header, chosen, _needs({f: m for m in names for f in get_metric(m).needs}))
+    used = set(chosen.columns_used())
+    fields = {f for f in ("query", "prediction", "references", "contexts") if getattr(chosen, f)}
+    fields |= {"prediction"} if chosen.format == "wide" else set()
+    problems = check_metrics(names, resolved, fields | {c for c in columns if c not in used}, None)
+    if problems:
+        raise ParameterError("cannot run these metrics on this dataset:\n  " + "\n  ".join(problems))
+    dataset_name, earlier = store.free_dataset_names(name or PurePosixPath(files[0]).stem)
+    dataset_id = store.start_dataset(dataset_name, source, chosen.to_dict())
+    signatures = {m: _signature(get_metric(m), resolved[m], None) for m in names}
+    run_id = store.create_run(dataset_id, names, resolved, signatures, list(models or []), None)
+    store.record_block_run(run_id, source, chosen.to_dict(), block_rows)
+    try:
+        _score(store, run_id, dataset_id, source, resolved, chosen.to_dict(), progress, cancel, address, block_rows,
+               new_data=True, models=models)
+    except InputError:
+        store.delete_dataset(dataset_id, force=True)  # bad input: nothing half-written stays behind
+        raise
+    if store.get_run(run_id)["status"] == "finished":
+        _reuse(store, dataset_id, earlier)
+    return run_id
+
+
+def resume_ray(store: Store, run_id: int, *, address: str | None = None, progress: ProgressCallback | None = None,
+               cancel: threading.Event | None = None) -> int:
+    """Finish a Ray run: blocks already stored are read but not scored again."""
+    info = store.block_run(run_id)
+    if info is None:
+        raise ParameterError(f"run {run_id} was not scored by the Ray engine")
+    source, mapping, block_rows = info
+    run = store.get_run(run_id)
+    store.set_run_status(run_id, "running")
+    _score(store, run_id, run["dataset_id"], source if mapping is not None else None, run["params"], mapping, progress, cancel, address, block_rows,
+           new_data=mapping is not None, models=run["models"] or None)
+    return run_id
+
+
+def evaluate_stored(store: Store, dataset_id: int, run_id: int, metrics: Mapping[str, Mapping[str, Any]], *,
+                    models: Sequence[str] | None = None, address: str | None = None, progress: ProgressCallback | None = None,
+                    cancel: threading.Event | None = None, block_rows: int = BLOCK_ROWS) -> None:
+    """Score a stored dataset on Ray for a run :func:`textgen_core.evaluate.evaluate` registered."""
+    check_ray_metrics(list(metrics))
+    store.record_block_run(run_id, f"dataset:{dataset_id}", None, block_rows)
+    _score(store, run_id, dataset_id, None, metrics, None, progress, cancel, address, block_rows,
+           new_data=False, models=models)
+
+
+def _score(store: Store, run_id: int, dataset_id: int, source: str | None, metrics: Mapping[str, Mapping[str, Any]],
+           mapping: Mapping[str, Any] | None, progress: ProgressCallback | None, cancel: threading.Event | None,
+           address: str | None, block_rows: int, *, new_data: bool, models: Sequence[str] | None) -> None:
+    with store.session():  # one open file for the whole run, not one per block
+        _score_in_session(store, run_id, dataset_id, source, metrics, mapping, progress, cancel, address, block_rows,
+                          new_data=new_data, models=models)
+
+
+def _score_in_session(store: Store, run_id: int, dataset_id: int, source: str | None,
+                      metrics: Mapping[str, Mapping[str, Any]], mapping: Mapping[str, Any] | None,
+                      progress: ProgressCallback | None, cancel: threading.Event | None, address: str | None,
+                      block_rows: int, *, new_data: bool, models: Sequence[str] | None) -> None:
+    started = time.monotonic() - (store.get_run(run_id).get("duration_s") or 0.0)
+    connect(address)
+    ray = _ray()
+    metadata_columns: list[str] = []
+    if source is None:
+        stored = store.data_arrow(dataset_id, models)
+        dataset = ray.data.from_arrow([stored.slice(start, block_rows)
+                                       for start in range(0, max(1, stored.num_rows), block_rows)])
+        label = f"dataset {dataset_id}"
+    else:
+        filesystem, files = _files(source)
+        fmt = _format(files, source)
+        columns = _header(filesystem, files[0], fmt)
+        blocks = max(1, -(-_row_estimate(filesystem, files, fmt) // block_rows))
+        dataset = _read(filesystem, files, fmt, columns, blocks)
+        used = set(ColumnMapping.from_dict(mapping or {}).columns_used())
+        metadata_columns = [c for c in check_header(columns, source) if c not in used]
+        label = source
+        if fmt == "jsonl":
+            mapping = {**(mapping or {}), "_jsonl": columns}  # workers parse the lines: they need the header
+    finished = frozenset(store.finished_blocks(run_id))
+    # batch_size=None: each block is one batch, so a block's key is the same on a resumed run
+    scored = dataset.map_batches(score_batch, batch_size=None, batch_format="pyarrow", fn_kwargs={
+        "mapping": mapping, "label": label, "metrics": dict(metrics), "finished": finished})
+    index = done = unscored = skipped = 0
+    arrived: dict[str, int] = {}
+    seen_models: dict[str, None] = {}
+    try:
+        for table in scored.iter_batches(batch_size=None, batch_format="pyarrow"):
+            problems = table.column("error").drop_null()
+            if len(problems):
+                message, file, row, column = json.loads(problems[0].as_py())
+                raise InputError(message, file=file, row=row, column=column)
+            for key, count in zip(*_block_counts(table)):
+                arrived[key] = arrived.get(key, 0) + count
+            complete = [k for k, total in _block_totals(table).items() if arrived.get(k) == total]
+            fresh = table.filter(pc.invert(table.column("skipped")))
+            if fresh.num_rows or complete:
+                store.write_block(run_id, dataset_id if new_data else None, index, fresh, complete,
+                                  resumed=bool(finished))
+            for model in table.column("model").unique().to_pylist():
+                seen_models.setdefault(model, None)
+            index += table.num_rows
+            done += table.num_rows
+            skipped += table.num_rows - fresh.num_rows
+            unscored += sum(1 for cells in fresh.column("cells").to_pylist() for c in cells if c["value"] is None)
+            if progress:
+                # the row count is known only at the end; ``cached``: rows of blocks finished before a resume
+                progress(Progress("ray", done, done, unscored, cached=skipped))
+            if cancel is not None and cancel.is_set():
+                store.set_run_status(run_id, "cancelled", duration_s=time.monotonic() - started)
+                return
+    except KeyboardInterrupt:
+        store.set_run_status(run_id, "interrupted", duration_s=time.monotonic() - started)
+        raise
+    except TextgenError:
+        raise
+    except Exception as exc:  # a worker's error arrives wrapped by Ray: keep the run for resuming
+        cause = _input_error(exc)
+        if cause is not None:
+            raise cause from None
+        store.set_run_status(run_id, "failed", error=str(exc)[:2000], duration_s=time.monotonic() - started)
+        raise TextgenError(f"run {run_id} failed on Ray ({type(exc).__name__}); fix the cause and resume it: "
+                           f"textgen-eval resume {run_id}") from exc
+    if new_data:
+        store.finish_dataset(dataset_id, index, list(seen_models), metadata_columns)
+    chosen = [m for m in seen_models if not models or m in models]
+    if new_data:
+        store.set_run_models(run_id, chosen)
+    store.write_aggregates(run_id, _corpus(store, run_id, dataset_id, metrics))
+    store.set_run_status(run_id, "finished", duration_s=time.monotonic() - started)
+    if progress:
+        progress(Progress("done", done, done, unscored, cached=skipped))
+
+
+def _block_counts(table: pa.Table) -> tuple[list[str], list[int]]:
+    counts = table.group_by("block").aggregate([("block", "count")])
+    return counts.column("block").to_pylist(), counts.column("block_count").to_pylist()
+
+
+def _block_totals(table: pa.Table) -> dict[str, int]:
+    totals = table.group_by("block").aggregate([("block_rows", "max")])
+    return dict(zip(totals.column("block").to_pylist(), totals.column("block_rows_max").to_pylist()))
+
+
+def _input_error(exc: BaseException) -> InputError | None:
+    """The InputError a Ray worker raised, found in the chain of errors Ray wraps it in."""
+    queue, seen = [exc], set()
+    while queue:
+        error = queue.pop(0)
+        if id(error) in seen:
+            continue
+        seen.add(id(error))
+        if isinstance(error, InputError):
+            return error
+        queue += [e for e in (getattr(error, "cause", None), error.__cause__, error.__context__)
+                  if isinstance(e, BaseException)]
+    return None
+
+
+def _corpus(store: Store, run_id: int, dataset_id: int, metrics: Mapping[str, Mapping[str, Any]]
+            ) -> list[tuple[str, str, float | None, dict]]:
+    """Corpus aggregates from the stored cells, in row order (resumed blocks included)."""
+    from ..streaming.score import corpus_aggregates
+
+    stats: dict[tuple[str, str], RowStats] = {}
+    for metric in metrics:
+        if get_metric(metric).corpus is None:
+            continue
+        row: dict[str, Cell] = {}
+        current: tuple[int, str] | None = None
+        for row_index, model, score, value, details in store.corpus_cells(run_id, dataset_id, metric):
+            if current is not None and current[0] != row_index:
+                stats.setdefault((metric, current[1]), RowStats()).add(row)
+                row = {}
+            current = (row_index, model)
+            row[score] = Cell(value, json.loads(details) if details else None)
+        if current is not None:
+            stats.setdefault((metric, current[1]), RowStats()).add(row)
+    return corpus_aggregates(metrics, stats)
