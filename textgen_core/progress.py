@@ -18,6 +18,9 @@ class Progress:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: int = 0
+    #: Judge requests refused with 429 and waited out, and seconds requests waited for rate limits.
+    rate_limited: int = 0
+    waited_s: float = 0.0
 
     @property
     def fraction(self) -> float:

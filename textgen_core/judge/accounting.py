@@ -28,6 +28,10 @@ class Usage:
     in_flight: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: Requests the endpoint refused with 429 (waited out and sent again, never a lost cell).
+    rate_limited: int = 0
+    #: Seconds requests were held by the shared limiter (pacing, Retry-After pauses, concurrency).
+    waited_s: float = 0.0
 
 
 class Meter:
@@ -49,7 +53,7 @@ class Meter:
                         self.endpoint)
         self.bump(calls=1, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
 
-    def bump(self, **deltas: int) -> None:
+    def bump(self, **deltas: float) -> None:
         with self._lock:
             usage = self.usage
             for name, delta in deltas.items():

@@ -27,27 +27,25 @@ class Stopped(Exception):
 
 
 class Gate:
-    """Admits judge requests, at most ``limit`` at a time, until the run starts stopping.
+    """Admits judge requests until the run starts stopping, and counts those on the wire.
 
-    Requests are admitted here before they reach the client, so once the gate
-    closes nothing new goes on the wire and the requests already out can be
+    No limit here: the client's shared limiter bounds requests in flight. Once
+    the gate closes nothing new is sent, and the requests already out can be
     waited for: their replies land in the cache and a resume never pays twice.
     """
 
-    def __init__(self, limit: int) -> None:
-        self.slots = asyncio.Semaphore(limit)
+    def __init__(self) -> None:
         self.closed = False
         self.active = 0
 
     async def run(self, make: Callable[[], Awaitable[Any]]) -> Any:
-        async with self.slots:
-            if self.closed:
-                raise Stopped()
-            self.active += 1
-            try:
-                return await make()
-            finally:
-                self.active -= 1
+        if self.closed:
+            raise Stopped()
+        self.active += 1
+        try:
+            return await make()
+        finally:
+            self.active -= 1
 
     async def drain(self, grace: float) -> None:
         """Close, then wait up to ``grace`` seconds for admitted requests to finish."""

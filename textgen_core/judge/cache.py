@@ -14,7 +14,6 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
-import asyncio
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:
@@ -83,9 +82,6 @@ class ReplyCache(Protocol):
 class MemoryCache:
     """Process-local cache for clients without a store (tests, one-off scripts)."""
 
-    #: Lookups cost nothing: no batching needed.
-    batched = False
-
     def __init__(self) -> None:
         self._entries: dict[str, CacheEntry] = {}
         self._lock = threading.Lock()
@@ -128,14 +124,11 @@ class StoreCache:
     :meth:`put` hands an entry to :func:`~textgen_core.judge.store_writer.writer_for`
     at once (so it is queued before any cell that uses it) and keeps it in
     memory until it is committed, so :meth:`get`/:meth:`has` see it at once.
-    Reads of the table are point queries (:meth:`get`) or one query for many
-    keys (:meth:`get_many`, which the client batches across concurrent asks).
+    Reads of the table are point queries (:meth:`get`), skipped when the store's
+    key index proves a miss, or one query for many keys (:meth:`get_many`).
     :meth:`flush` waits until everything queued is committed; :meth:`nudge`
     asks the writer to commit now without waiting.
     """
-
-    #: Lookups are SQL queries: the client batches concurrent ones.
-    batched = True
 
     def __init__(self, store: "Store") -> None:
         from .store_writer import writer_for
@@ -207,50 +200,3 @@ class StoreCache:
         if waiting:
             self.writer.flush(check=False)  # a failed result write is the run's to raise
         return waiting
-
-
-class BatchedReads:
-    """Coalesces the cache lookups of concurrent asks on one event loop into one query at a time.
-
-    Lookups wait in one batch while the previous query runs on a worker thread
-    (the loop's default executor), so the loop keeps sending requests and the
-    batches grow with the query's latency: a query costs about as much for 50
-    keys as for one.
-    """
-
-    def __init__(self, cache: ReplyCache) -> None:
-        self.cache = cache
-        self._waiting: dict[str, list[asyncio.Future]] = {}
-        self._running = False
-
-    async def get(self, key: str) -> CacheEntry | None:
-        loop = asyncio.get_running_loop()
-        future = loop.create_future()
-        if not self._waiting and not self._running:
-            loop.call_soon(self._start, loop)  # behind the asks already runnable in this turn
-        self._waiting.setdefault(key, []).append(future)
-        return await future
-
-    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
-        if self._running or not self._waiting:
-            return
-        batch, self._waiting = self._waiting, {}
-        self._running = True
-        query = loop.run_in_executor(None, self.cache.get_many, list(batch))
-        query.add_done_callback(lambda done: self._deliver(loop, batch, done))
-
-    def _deliver(self, loop: asyncio.AbstractEventLoop, batch: dict[str, list[asyncio.Future]],
-                 done: asyncio.Future) -> None:
-        self._running = False
-        error = done.exception() if not done.cancelled() else asyncio.CancelledError()
-        found = done.result() if error is None else {}
-        for key, futures in batch.items():
-            for future in futures:
-                if future.done():
-                    continue
-                if error is not None:
-                    future.set_exception(error)
-                else:
-                    future.set_result(found.get(key))
-        if self._waiting:
-            self._start(loop)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 
 from . import schema_check
 from .accounting import Meter, Usage
-from .cache import BatchedReads, CacheEntry, MemoryCache, ReplyCache, StoreCache, chat_key, embedding_key, logprobs_key
+from .cache import CacheEntry, MemoryCache, ReplyCache, StoreCache, chat_key, embedding_key, logprobs_key
 from .replies import (CORRECTION, MODES, SCHEMA_INSTRUCTION, JudgeReply, Modes, Unscored, copy_messages,
                       read_choice, read_embeddings, read_logprobs, render, usage_of)
 from .retry import RetryPolicy
@@ -361,11 +361,7 @@ class JudgeClient:
 
     # -- cache plumbing ---------------------------------------------------------------
     async def _cached_reply(self, state: LoopState, key: str) -> JudgeReply | None:
-        entry = self._cache.peek(key)
-        if entry is None and self._cache.batched and not self._cache.surely_missing(key):
-            if state.reads is None:
-                state.reads = BatchedReads(self._cache)
-            entry = await state.reads.get(key)
+        entry = self._cache.get(key)  # a point query, or none when the key index proves a miss
         if entry is None:
             return None
         self._meter.bump(cached=1)

@@ -7,7 +7,7 @@ request is asked once (a reference's statements serve every model's row), and
 every finished cell is queued with its verdicts to the store's writer thread
 (:mod:`.store_writer`), which commits cells and the replies they came from in
 batches, replies first. Nothing touches the database on the event loop's
-thread but the batched cache reads, so a cancelled or killed run leaves only
+thread but cache point reads, so a cancelled or killed run leaves only
 whole cells behind (losing at most the last uncommitted batch) and resumes
 from the judge cache without repeating a finished exchange.
 """
@@ -23,7 +23,6 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 
 from ..errors import ParameterError
-from ..gc_tuning import fewer_gc_passes
 from ..metrics.spec import MetricSpec
 from ..model import Cell, Datum
 from ..progress import Progress, ProgressCallback
@@ -65,14 +64,24 @@ def _spec(name: str) -> MetricSpec:
 
 def plan_groups(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
                 skip: set[tuple[str, str, str]] | frozenset = frozenset()) -> list[list[Job]]:
-    """Cells to score, grouped by datum id in first-seen order; cells in ``skip`` are left out."""
+    """Cells to score, grouped by datum id in first-seen order; cells in ``skip`` are left out.
+
+    A plan with ``peers`` (a metric that compares models) gets, in its params, ``peers``:
+    every row of the same datum id, and ``models``: every model of ``rows`` in first-seen order.
+    """
     resolved = {name: (_spec(name).plan, _spec(name).resolve(params)) for name, params in metrics.items()}
-    groups: dict[str, list[Job]] = {}
+    by_datum: dict[str, list[Datum]] = {}
     for row in rows:
-        for name, (plan, params) in resolved.items():
-            if (row.datum_id, row.model, name) not in skip:
-                groups.setdefault(row.datum_id, []).append((row, name, plan, params))
-    return list(groups.values())
+        by_datum.setdefault(row.datum_id, []).append(row)
+    models = tuple(dict.fromkeys(row.model for row in rows))
+    groups: list[list[Job]] = []
+    for peers in by_datum.values():
+        jobs = [(row, name, plan, {**params, "peers": tuple(peers), "models": models} if plan.peers else params)
+                for row in peers for name, (plan, params) in resolved.items()
+                if (row.datum_id, row.model, name) not in skip]
+        if jobs:
+            groups.append(jobs)
+    return groups
 
 
 async def score_cell(asker: Any, job: Job) -> Outcome:
@@ -161,9 +170,8 @@ async def _estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, An
             await score_cell(asker, job)
 
     try:
-        with fewer_gc_passes():
-            for start in range(0, len(groups), ESTIMATE_CHUNK):
-                await asyncio.gather(*(dry_group(g) for g in groups[start:start + ESTIMATE_CHUNK]))
+        for start in range(0, len(groups), ESTIMATE_CHUNK):
+            await asyncio.gather(*(dry_group(g) for g in groups[start:start + ESTIMATE_CHUNK]))
     finally:
         await client.aclose()
     return Estimate(tally.calls, tally.cached, tally.prompt_tokens, tally.completion_tokens,
@@ -240,7 +248,8 @@ class _Tracker:
         self._last = now
         used = self.spent()
         self.callback(Progress("judge", self.total, self.done, self.failed, self.client.usage.in_flight,
-                               used.prompt_tokens, used.completion_tokens, used.cached))
+                               used.prompt_tokens, used.completion_tokens, used.cached, used.rate_limited,
+                               used.waited_s))
 
 
 async def _run(store: Store, run_id: int, groups: list[list[Job]], client: JudgeClient,
@@ -249,7 +258,7 @@ async def _run(store: Store, run_id: int, groups: list[list[Job]], client: Judge
     settings = client.settings
     tracker = _Tracker(sum(len(g) for g in groups), client, progress)
     writer = ResultWriter(store, run_id, written=written)
-    gate = Gate(settings.concurrency)
+    gate = Gate()
     pending = iter(groups)
 
     async def worker() -> None:
@@ -280,6 +289,10 @@ async def _run(store: Store, run_id: int, groups: list[list[Job]], client: Judge
                                 cost=settings.price(used.prompt_tokens, used.completion_tokens))
         await client.aclose()
         tracker.report(force=True)
+        spent = tracker.spent()
+        if spent.rate_limited or spent.waited_s >= 1.0:
+            log.warning("judge: requests waited %.1f s in all for the endpoint's rate limits; %d refused with 429 "
+                        "were waited out and sent again", spent.waited_s, spent.rate_limited)
 
 
 async def _watch(cancel: threading.Event, gate: Gate, workers: list[asyncio.Task], grace: float) -> None:

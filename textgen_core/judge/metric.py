@@ -145,6 +145,8 @@ class JudgePlan:
     steps: tuple[Request, ...] = ()
     api: Literal["chat", "embeddings", "completions"] = "chat"
     empty: EmptyRule = "unscored"
+    #: True for a metric that compares models: the engine adds the datum's other rows to its params.
+    peers: bool = False
 
     def prompt_versions(self) -> str:
         """'step/version,...' for the reproducibility signature."""
