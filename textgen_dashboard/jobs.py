@@ -20,7 +20,7 @@ from textgen_core.progress import Progress
 #: A job body: gets the store and its job (cancel event, progress and run-id hooks); returns a run id.
 JobBody = Callable[[Any, "Job"], int]
 
-RUNNING, FINISHED, FAILED, CANCELLED = "running", "finished", "failed", "cancelled"
+RUNNING, FINISHED, FAILED, CANCELLED, INTERRUPTED = "running", "finished", "failed", "cancelled", "interrupted"
 
 
 @dataclass
@@ -37,6 +37,9 @@ class Job:
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None
     thread: threading.Thread | None = field(default=None, repr=False)
+    #: The run's judge settings (prices, spending cap) and its judge cost before this job, for live spend.
+    judge: Any = None
+    spent_before: float = 0.0
 
     def report(self, progress: Progress) -> None:
         self.progress = progress
@@ -64,10 +67,11 @@ class JobRegistry:
         #: Bumped whenever a job starts or ends; cached readers key on it to see fresh run rows.
         self.version = 0
 
-    def start(self, label: str, store: Any, body: JobBody, *, run_id: int | None = None) -> Job:
+    def start(self, label: str, store: Any, body: JobBody, *, run_id: int | None = None, judge: Any = None) -> Job:
         """Run ``body`` on a daemon thread; ``run_id`` is known up front when resuming."""
+        spent = float(store.get_run(run_id)["cost"] or 0.0) if run_id is not None and judge is not None else 0.0
         with self._lock:
-            job = Job(next(self._ids), label, run_id=run_id)
+            job = Job(next(self._ids), label, run_id=run_id, judge=judge, spent_before=spent)
             self._jobs[job.job_id] = job
             self.version += 1
         job.thread = threading.Thread(target=self._work, args=(job, store, body),
@@ -79,6 +83,9 @@ class JobRegistry:
         try:
             job.run_id = body(store, job)
             job.status = CANCELLED if job.cancel.is_set() else FINISHED
+            run = store.get_run(job.run_id)
+            if run["status"] == INTERRUPTED:  # stopped cleanly at a spending cap
+                job.status, job.error = INTERRUPTED, run["error"]
         except Exception as exc:  # the job reports it; the run row records it too
             job.error = str(exc) or type(exc).__name__
             job.status = FAILED
@@ -127,7 +134,7 @@ def start_evaluation(registry: JobRegistry, store: Any, dataset_id: int, metrics
         return evaluate(db, dataset_id, metrics, params, models=models, judge=judge, progress=job.report,
                         cancel=job.cancel, on_start=job.run_started)
 
-    return registry.start(label, store, body)
+    return registry.start(label, store, body, judge=judge)
 
 
 def start_resume(registry: JobRegistry, store: Any, run_id: int, *, judge: Any | None = None) -> Job:
@@ -135,4 +142,4 @@ def start_resume(registry: JobRegistry, store: Any, run_id: int, *, judge: Any |
     def body(db: Any, job: Job) -> int:
         return resume(db, run_id, judge=judge, progress=job.report, cancel=job.cancel)
 
-    return registry.start(f"resume run {run_id}", store, body, run_id=run_id)
+    return registry.start(f"resume run {run_id}", store, body, run_id=run_id, judge=judge)

@@ -17,6 +17,7 @@ from textgen_core.judge.settings import (DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE
                                          SETTING_HELP, JudgeSettings)
 from textgen_core.metrics.spec import MetricSpec, Param
 
+from .judge_scale import scale_inputs, spend_against_cap
 from . import data, page_path
 from .safe_text import plain
 from .state import judge_key
@@ -92,6 +93,10 @@ def job_panel(job_key: str) -> None:
     if job.status == "finished":
         st.success(f"{run} finished in {job.elapsed:.1f} s.")
         link("results", "See the results", icon="📊")
+    elif job.status == "interrupted":  # a spending cap stopped it
+        st.warning(f"{run} stopped: {plain(job.error or 'interrupted')}. Finished cells are kept; resume it from "
+                   "the Runs page (with a higher cap, or none).")
+        link("runs", "Runs", icon="🗂️")
     elif job.status == "cancelled":
         st.warning(f"{run} was cancelled; finished cells are kept. Resume it from the Runs page.")
         link("runs", "Runs", icon="🗂️")
@@ -109,6 +114,8 @@ def _live_job(job_id: int) -> None:
         data.refresh()
         st.rerun()
     progress_counts(job.progress, job.elapsed, job.run_id)
+    if job.progress is not None:
+        spend_against_cap(job.progress.prompt_tokens, job.progress.completion_tokens, job.judge, job.spent_before)
     if st.button("Cancel", key=f"job.cancel.{job_id}", disabled=job.cancel.is_set(),
                  help="Stops after the work in flight; finished cells are kept and the run can be resumed"):
         job.cancel.set()
@@ -190,6 +197,7 @@ def judge_form(page: str, defaults: Mapping[str, Any] | None = None) -> tuple[Ju
         completion_price = st.number_input("Price per 1M completion tokens", min_value=0.0, key=key("price_completion"),
                                            value=_float(given.get("price_completion_per_million")),
                                            help=tip["price_completion_per_million"])
+    scale = scale_inputs(key, given, tip)
     if not model.strip():
         return None, "set the judge model (and base URL) to run judge or endpoint metrics"
     try:
@@ -199,7 +207,7 @@ def judge_form(page: str, defaults: Mapping[str, Any] | None = None) -> tuple[Ju
             max_tokens=int(given.get("max_tokens") or 1024), concurrency=int(concurrency),
             retries=int(given.get("retries") if given.get("retries") is not None else 4),
             price_prompt_per_million=prompt_price, price_completion_per_million=completion_price,
-            embedding_model=embedding.strip() or None)
+            embedding_model=embedding.strip() or None, **scale)
     except ParameterError as exc:
         return None, str(exc)
     return settings, None
