@@ -28,12 +28,14 @@ class Scorer:
     are parsed once per call. Module-level functions keep it picklable.
     """
 
-    def __init__(self, per_row: Callable[[Mapping[str, Any]], RowFn] | None = None,
-                 per_chunk: ChunkFn | None = None) -> None:
+    def __init__(self, per_row: Callable[..., RowFn] | None = None, per_chunk: ChunkFn | None = None,
+                 sees_chunk: bool = False) -> None:
         if (per_row is None) == (per_chunk is None):
             raise ValueError("a lexical scorer takes exactly one of per_row and per_chunk")
         self.per_row = per_row
         self.per_chunk = per_chunk
+        #: per_row(params, rows) is also given the chunk's rows, to compute what it can for all at once.
+        self.sees_chunk = sees_chunk
         #: The owning spec's ``resolve``, bound when the :class:`LexicalSpec` is declared.
         self.resolve: Callable[[Mapping[str, Any] | None], dict[str, Any]] | None = None
 
@@ -48,7 +50,8 @@ def run(rows: Sequence[Datum], jobs: Sequence[tuple[Scorer, Mapping[str, Any]]])
     rows = list(rows)
     cache = TextCache(_repeated(rows))
     results: list[list[dict[str, Cell]]] = [[] for _ in jobs]
-    per_row = [(results[i], scorer.per_row(params)) for i, (scorer, params) in enumerate(jobs) if scorer.per_row]
+    per_row = [(results[i], scorer.per_row(params, rows) if scorer.sees_chunk else scorer.per_row(params))
+               for i, (scorer, params) in enumerate(jobs) if scorer.per_row]
     with fewer_gc_passes():
         if per_row:
             for row in rows:

@@ -46,11 +46,14 @@ def row_stats(cache: TextCache, tokenizer: str, prediction: str, references: Seq
                 break  # no n-gram match means no longer match either
             matches[n - 1] = found
         ref_len = min((len(r.tokens) for r in refs), key=lambda length: (abs(length - hyp_len), length))
+    return {"matches": matches, "totals": _totals(hyp_len, orders), "hyp_len": hyp_len, "ref_len": ref_len}
+
+
+def _totals(hyp_len: int, orders: int) -> list[int]:
+    """nltk's precision denominators: max(1, number of n-grams) for n = 1..orders."""
     if hyp_len > orders:
-        totals = list(range(hyp_len, hyp_len - orders, -1))
-    else:
-        totals = [hyp_len - n + 1 if hyp_len > n else 1 for n in range(1, orders + 1)]
-    return {"matches": matches, "totals": totals, "hyp_len": hyp_len, "ref_len": ref_len}
+        return list(range(hyp_len, hyp_len - orders, -1))
+    return [hyp_len - n + 1 if hyp_len > n else 1 for n in range(1, orders + 1)]
 
 
 def order_stats(cache: TextCache, tokenizer: str, prediction: str, references: Sequence[str], n: int) -> list[int]:
@@ -158,31 +161,69 @@ def _method6(values: list, matches, last_hyp_len: int) -> list:
     return values
 
 
-def row_scorer(params: Mapping[str, Any]) -> RowFn:
+def row_scorer(params: Mapping[str, Any], rows: Sequence[Datum] = ()) -> RowFn:
+    """Scores one row; statistics of the chunk's ``rows`` come from the compiled kernel when it pays."""
     weights = tuple(params["weights"])
     smoothing = params["smoothing"]
     tokenizer = params["tokenizer"]
     needs_p5 = smoothing in ("method5", "method7")
     orders = len(weights)
+    compiled = compiled_stats(rows, params)
 
     def score_row(row: Datum, cache: TextCache) -> dict[str, Cell]:
         reason = row_inputs(row)
         if reason:
             return {"bleu": Cell.unscored(reason)}
-        stats = row_stats(cache, tokenizer, row.prediction, row.references, orders)  # type: ignore[arg-type]
-        p5 = (0, 1)
-        if needs_p5:
-            stats["p5"] = order_stats(cache, tokenizer, row.prediction, row.references, 5)  # type: ignore[arg-type]
-            p5 = tuple(stats["p5"])
-        hyp_len = stats["hyp_len"]
-        try:
-            value = bleu_value(stats["matches"], stats["totals"], hyp_len, stats["ref_len"], weights, smoothing,
-                               hyp_len, p5)
-        except ValueError as exc:
-            return {"bleu": Cell.unscored(str(exc), stats)}
-        return {"bleu": Cell(value, stats)}
+        stats = compiled.get(id(row))
+        if stats is None:
+            stats = row_stats(cache, tokenizer, row.prediction, row.references, orders)  # type: ignore[arg-type]
+            if needs_p5:
+                stats["p5"] = order_stats(cache, tokenizer, row.prediction, row.references, 5)  # type: ignore[arg-type]
+        return _cell(stats, weights, smoothing)
 
     return score_row
+
+
+def _cell(stats: dict[str, Any], weights: tuple[float, ...], smoothing: str) -> dict[str, Cell]:
+    """The row's BLEU cell from its statistics (``p5`` present for smoothing methods 5 and 7)."""
+    hyp_len = stats["hyp_len"]
+    p5 = tuple(stats["p5"]) if "p5" in stats else (0, 1)
+    try:
+        value = bleu_value(stats["matches"], stats["totals"], hyp_len, stats["ref_len"], weights, smoothing,
+                           hyp_len, p5)  # type: ignore[arg-type]
+    except ValueError as exc:
+        return {"bleu": Cell.unscored(str(exc), stats)}
+    return {"bleu": Cell(value, stats)}
+
+
+#: Chunks with at least this many scorable rows take the compiled kernel (``bleu_kernel``); smaller
+#: ones stay in Python, where loading numba (about half a second, once per process) costs more.
+COMPILED_MIN_ROWS = 500
+#: Tokenizers the kernel implements, and whether each lowercases first.
+_KERNEL_LOWERS = {"regex": False, "regex-lower": True}
+
+
+def compiled_stats(rows: Sequence[Datum], params: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
+    """{id(row): the row's statistics} from the compiled kernel, or {} when the chunk stays in Python."""
+    lower = _KERNEL_LOWERS.get(params["tokenizer"])
+    scorable = [row for row in rows if row_inputs(row) is None] if lower is not None else []
+    if len(scorable) < COMPILED_MIN_ROWS:
+        return {}
+    from . import bleu_kernel  # numba: loaded only by chunks large enough to repay it
+
+    orders = len(params["weights"])
+    needs_p5 = params["smoothing"] in ("method5", "method7")
+    matches, hyp_lens, ref_lens = bleu_kernel.bleu_stats(
+        [row.prediction for row in scorable], [row.references for row in scorable],  # type: ignore[misc]
+        max(orders, 5) if needs_p5 else orders, lower)
+    out: dict[int, dict[str, Any]] = {}
+    for row, found, hyp_len, ref_len in zip(scorable, matches, hyp_lens, ref_lens):
+        stats: dict[str, Any] = {"matches": found[:orders] if needs_p5 else found,
+                                 "totals": _totals(hyp_len, orders), "hyp_len": hyp_len, "ref_len": ref_len}
+        if needs_p5:
+            stats["p5"] = [found[4], max(1, hyp_len - 4)]
+        out[id(row)] = stats
+    return out
 
 
 def corpus(rows: Sequence[Datum], cells: Sequence[Mapping[str, Cell]], params: Mapping[str, Any]) -> dict[str, float]:
@@ -243,7 +284,7 @@ SPEC = LexicalSpec(
     ),
     libraries=("nltk",),
     tokenizer=tokenizer_label,
-    score=Scorer(per_row=row_scorer),
+    score=Scorer(per_row=row_scorer, sees_chunk=True),
     corpus=corpus,
     check=_check,
     notes="Equal to nltk.translate.bleu_score.sentence_bleu(references, prediction, weights, smoothing) on the "
