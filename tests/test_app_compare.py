@@ -372,3 +372,46 @@ def test_largest_differences_keep_dataset_order_among_equals():
     top = largest(pairs, 3, "lower", 1e-9)
     assert top["datum_id"].tolist() == ["d1", "d2", "d0"]
     assert top["outcome"].tolist() == [BETTER, WORSE, WORSE]  # lower is better: a drop is a win
+
+
+# -- the pairwise preference judge ------------------------------------------------------
+def pairwise_run() -> int:
+    """'base' against 'cand' on 6 datums: 3 wins, 1 agreed tie, 2 order-inconsistent; plus a rouge1 score."""
+    lines = ["id,model,question,answer"] + [f"d{i},{m},Question {i}?,Answer {i} by {m}" for i in range(6)
+                                             for m in ("base", "cand")]
+    db = store()
+    dataset_id = db.save_dataset(load_dataset("\n".join(lines).encode(), file_name="pw.csv", name="pairwise"))
+    run_id = db.create_run(dataset_id, ["pairwise_preference", "rouge"], {}, {}, ["base", "cand"])
+    said = [("candidate", "candidate")] * 3 + [("tie", "tie"), ("baseline", "candidate"), ("baseline", "candidate")]
+    outcome = ["win"] * 3 + ["tie", "order-inconsistent", "order-inconsistent"]
+    cells = []
+    for i, ((first, second), result) in enumerate(zip(said, outcome)):
+        details = {"baseline": "base", "outcome": result, "baseline first": first, "candidate first": second,
+                   "candidate_words": 5, "baseline_words": 4}
+        value = {"win": 1.0, "tie": 0.5}.get(result, 0.5)
+        cells.append((f"d{i}", "cand", "pairwise_preference", "pairwise_preference", value, details, None))
+        cells.append((f"d{i}", "base", "pairwise_preference", "pairwise_preference", None, None,
+                      "baseline: the model the others are compared with"))
+        for m in ("base", "cand"):
+            cells.append((f"d{i}", m, "rouge", "rouge1", 0.1 * i + (0.05 if m == "cand" else 0.0), None, None))
+    db.write_cells(run_id, cells)
+    db.set_run_status(run_id, "finished")
+    return run_id
+
+
+def test_pairwise_preference_on_compare_and_results(app_db):
+    from textgen_core.compare.pairwise import pairwise_summary
+
+    run_id = pairwise_run()
+    expected = pairwise_summary(store(), run_id).iloc[0]
+    assert (expected["wins"], expected["ties"], expected["order_inconsistent"]) == (3, 1, 2)
+    assert expected["win_rate"] == pytest.approx(4.5 / 6) and expected["flip_rate"] == pytest.approx(2 / 6)
+    assert expected["longer_preferred"] == pytest.approx(8 / 10)  # 6 verdicts of the wins + 2 of the 4 flip verdicts
+    for at in (compare_page(), page("app.py").run().switch_page("views/results.py").run()):
+        no_exception(at)
+        shown = frame_with(at, "flip_rate").iloc[0]
+        assert shown["candidate"] == "cand" and (shown["wins"], shown["ties"], shown["losses"]) == (3, 1, 0)
+        assert shown["win_rate"] == pytest.approx(0.75) and shown["flip_rate"] == pytest.approx(1 / 3)
+        assert "Pairwise preference against base" in [s.value for s in at.subheader]
+    at = compare_page()
+    assert at.multiselect(key=state.COMPARE_SCORES).value == ["rouge1"]  # the pairwise cell is not a mean to test

@@ -15,6 +15,7 @@ from textgen_core.cli.compare import GATE_FAILED
 from textgen_core.cli.main import main
 from textgen_core.compare import compare_models
 from textgen_core.compare.verdicts import VERDICTS
+from textgen_core.store import Store
 
 INTERVAL = re.compile(r"\[([-+]?\d+\.\d+), ([-+]?\d+\.\d+)\]")
 
@@ -167,9 +168,11 @@ def test_the_planner_column_and_the_sensitivity_line(db_path: Path, capsys: pyte
                  "--plan", "0.05"]) == 0
     out = capsys.readouterr().out
     assert "n needed" in out and "sensitivity skips / faithfulness: counting missing and unscored cells as 0.0000" in out
-    frame = compare_models(__import__("textgen_core.store", fromlist=["Store"]).Store(db_path), run_id, "base",
-                           "skips", plan=0.05)
-    assert frame["n_needed"].iloc[0] >= 2
+    frame = compare_models(Store(db_path), run_id, "base", ["skips", "worse"], scores=["faithfulness"],
+                           plan=0.05).set_index("candidate")
+    # 'skips' differs by exactly +0.01 on every pair: a zero spread says nothing about new datums.
+    assert math.isnan(frame.loc["skips", "n_needed"]) and math.isnan(frame.loc["skips", "mde"])
+    assert frame.loc["worse", "n_needed"] >= 2 and frame.loc["worse", "mde"] > 0
 
 
 def test_run_fails_when_too_much_is_unscored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

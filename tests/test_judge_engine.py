@@ -23,7 +23,7 @@ from textgen_core.model import Dataset, Datum
 from textgen_core.progress import Progress
 from textgen_core.store import Store
 
-LLM_SUITE = {s.name: {} for s in SPECS if s.group == "llm"}
+LLM_SUITE = {s.name: {} for s in SPECS if s.group == "llm" and not s.plan.peers}  # pairwise: own tests
 #: Chat calls per datum of LLM_SUITE on suite_rows (one reference, one opinion): the statements of the
 #: prediction and of the reference, its claims and its opinions, then one verdict or rating per metric.
 PER_DATUM = 4 + 12

@@ -69,7 +69,7 @@ def test_parse_logprobs_rejects(raw: object) -> None:
 def test_every_judge_metric_is_declared_once_and_documented() -> None:
     registry = all_metrics()
     names = [s.name for s in SPECS]
-    assert len(names) == len(set(names)) == 14
+    assert len(names) == len(set(names)) == 15
     for spec in SPECS:
         assert registry[spec.name] is spec
         assert spec.group in ("llm", "endpoint")
@@ -80,7 +80,7 @@ def test_every_judge_metric_is_declared_once_and_documented() -> None:
     assert lower == {"bias", "toxicity", "hallucination", "perplexity"}
     assert registry["summary_coherence"].value_range == (1.0, 5.0)
     assert registry["perplexity"].value_range == (1.0, None)
-    assert prompt_signature("answer_correctness") == "statements/2,answer_correctness/2"
+    assert prompt_signature("answer_correctness") == "statements/3,answer_correctness/3"
 
 
 def test_perplexity_column_parameter_is_checked_against_the_dataset() -> None:
@@ -108,21 +108,22 @@ def test_prompt_schemas_are_strict_and_say_fenced_text_is_data(request_: Request
 #: Prompt version -> hash of its text. A prompt whose wording changes must get a new version (the
 #: cache key and the signature follow the version); record the new version's hash here.
 RECORDED = {
-    'answer_correctness/2': 'f1aaa4f142c3f681',
-    'answer_relevance/2': '6acd73faaa7e3015',
-    'bias/1': '75197dac3f826525',
-    'claims/1': 'cd98459463e33187',
-    'coherence/2': 'df0fac3fd1372b59',
-    'context_precision/2': '042c0df271b63131',
-    'context_recall/2': '411b9e13ee5eda26',
-    'context_relevance/2': 'f25879b328958fe1',
-    'faithfulness/2': '53e095852d75ed7f',
-    'hallucination/2': '9dc154422d2485e4',
-    'opinions/1': '2b5cb953042fc9c6',
-    'qa_grade/2': '5bac30d86d245568',
-    'statements/2': 'd8bae52a390cc430',
-    'summary_coherence/2': '9a8f08c0b69a91a6',
-    'toxicity/1': '447bb3dec400e1fc',
+    'answer_correctness/3': '5e747921fc3ab4ba',
+    'answer_relevance/3': 'fec3366b1c6807a0',
+    'bias/2': '2ba068575b765d6e',
+    'claims/2': '2bf5939435f92915',
+    'coherence/3': '3eb6fbca0c1125a2',
+    'context_precision/3': 'c499e36823cc8a90',
+    'context_recall/3': '0f9f127a1e764d34',
+    'context_relevance/3': '1a833539a6f1e4fd',
+    'faithfulness/3': '343ea3c692e6dacc',
+    'hallucination/3': '757766ed9a8f09a7',
+    'opinions/2': '5cf888616e13968f',
+    'pairwise_preference/1': '4ebfc7f2ef2fd454',
+    'qa_grade/3': 'fb9900651e0fa611',
+    'statements/3': '5d79c1ca68fd0ffc',
+    'summary_coherence/3': '3f644f1b21f14d18',
+    'toxicity/2': '5d561d724dfb08f3',
 }
 
 

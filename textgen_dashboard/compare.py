@@ -19,6 +19,7 @@ from pandas.io.formats.style import Styler
 
 from textgen_core.compare.comparison import needed
 from textgen_core.compare.verdicts import APART, BETTER, INCONCLUSIVE, NO_DIFFERENCE, WORSE
+from textgen_core.judge.metrics.pairwise_preference import NAME as PAIRWISE
 from textgen_core.errors import TextgenError
 
 from . import data, state
@@ -73,7 +74,8 @@ def render() -> None:
         st.info("A comparison needs scores for two models or more; this run has "
                 f"{'none' if not models else 'one: ' + plain(models[0])}.")
         return
-    choice = choose(models, list(dict.fromkeys(scored["score"])))
+    pairwise_section(run_id)
+    choice = choose(models, [name for name in dict.fromkeys(scored["score"]) if name != PAIRWISE])
     if choice is None or not confirmed(run_id, work(scored, choice), choice.resamples):
         return
     try:
@@ -273,6 +275,31 @@ def p_text(value: float) -> str:
 
 def _interval(low: float, high: float) -> str:
     return "too few" if pd.isna(low) or pd.isna(high) else f"[{low:+.4f}, {high:+.4f}]"
+
+
+# -- the pairwise preference judge ----------------------------------------------
+def pairwise_section(run_id: int) -> None:
+    """Wins, ties, losses, win rate, flip rate and length bias of the pairwise judge, when the run has it."""
+    summary = data.pairwise(run_id)
+    if summary.empty:
+        return
+    st.subheader(f"Pairwise preference against {plain(str(summary['baseline'].iloc[0]))}")
+    number = st.column_config.NumberColumn
+    table = summary.assign(interval=[_interval(lo, hi).replace("+", "") for lo, hi in
+                                     zip(summary["ci_low"], summary["ci_high"])])
+    st.dataframe(table[["candidate", "wins", "ties", "losses", "order_inconsistent", "unscored", "win_rate",
+                        "interval", "flip_rate", "longer_preferred", "length_verdicts"]], hide_index=True,
+                 column_config={
+                     "order_inconsistent": number("flips"), "win_rate": number("win rate", format="%.3f"),
+                     "interval": st.column_config.TextColumn(f"{summary.attrs['confidence']:.0%} CI"),
+                     "flip_rate": number("flip rate", format="%.2f"),
+                     "longer_preferred": number("longer preferred", format="%.2f"),
+                     "length_verdicts": number("of verdicts")})
+    st.caption("The judge saw each pair twice, baseline first and candidate first; a pair is won or lost only "
+               "when both orders agree. Flips: the orders disagreed (counted as a tie, 0.5). Win rate: the mean "
+               "cell with a bootstrap percentile interval. Longer preferred: share of single-order verdicts that "
+               "picked the longer answer; near 1 the judge rewards length. Open a datum in Explore to read "
+               "both answers and both verdicts.")
 
 
 # -- per datum -----------------------------------------------------------------

@@ -316,6 +316,18 @@ def comparison(run_id: int, baseline: str, candidates: Any, *, scores: Any = Non
                        int(seed), float(tie_tolerance), bool(holm), jobs().version)
 
 
+@st.cache_data(ttl=COMPARE_TTL, max_entries=32, show_spinner=False)
+def _pairwise(path: str, run_id: int, version: int) -> pd.DataFrame:
+    from textgen_core.compare.pairwise import pairwise_summary
+
+    return pairwise_summary(_store(path), run_id)
+
+
+def pairwise(run_id: int) -> pd.DataFrame:
+    """pairwise_summary of a run: per candidate wins/ties/losses, win rate and interval, flip rate, length bias."""
+    return _pairwise(db_path(), int(run_id), jobs().version)
+
+
 @st.cache_data(ttl=COMPARE_TTL, max_entries=64, show_spinner=False)
 @_one_open
 def _paired(path: str, run_id: int, baseline: str, candidate: str, score: str, version: int) -> pd.DataFrame:

@@ -15,6 +15,7 @@ import streamlit as st
 from textgen_core.metrics.registry import direction_of
 
 from . import charts, data
+from .compare import pairwise_section
 from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint, score_range
 from .state import (RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_ROWS, RESULTS_RUN, RESULTS_SCORE,
                     RESULTS_UNSCORED, results_range)
@@ -48,6 +49,7 @@ def render() -> None:
         return
     shown = summary_table(summary[summary["model"].isin(models)], run["metrics"], all_models)
     summary_section(shown, data.aggregates(run_id), models)
+    pairwise_section(run_id)
     scores = list(dict.fromkeys(shown["score"]))
     keep_choice(RESULTS_SCORE, scores)
     score = st.selectbox("Score", scores, key=RESULTS_SCORE, persist_state="session")

@@ -8,6 +8,7 @@ import math
 import pandas as pd
 
 from ..compare import compare_models, judge_human_agreement
+from ..compare.pairwise import pairwise_summary
 from ..compare.verdicts import APART, GATES, INCONCLUSIVE, WORSE, fails
 from ..errors import ParameterError
 from ..export import write_table
@@ -89,11 +90,30 @@ def _directions(values: list[str]) -> dict[str, str]:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    frame = compare_models(open_store(args, read_only=True), args.run_id, args.baseline, args.candidate, scores=_scores(args.scores),
-                           resamples=args.resamples, seed=args.seed, tie_tolerance=args.tie_tolerance,
-                           holm=not args.no_holm, confidence=args.confidence,
-                           directions=_directions(args.direction), holm_undirected=args.holm_undirected,
-                           plan=args.plan)
+    store = open_store(args, read_only=True)
+    pairwise = pairwise_summary(store, args.run_id, confidence=args.confidence, seed=args.seed)
+    try:
+        frame = compare_models(store, args.run_id, args.baseline, args.candidate, scores=_scores(args.scores),
+                               resamples=args.resamples, seed=args.seed, tie_tolerance=args.tie_tolerance,
+                               holm=not args.no_holm, confidence=args.confidence,
+                               directions=_directions(args.direction), holm_undirected=args.holm_undirected,
+                               plan=args.plan)
+    except ParameterError:
+        if pairwise.empty:
+            raise
+        frame = None  # a run of the pairwise judge alone has nothing else to compare
+    if frame is not None:
+        _print_comparison(args, frame)
+    if not pairwise.empty:
+        _print_pairwise(pairwise)
+    if args.out and frame is not None:
+        out = frame.rename(columns={"score": "metric"})
+        out = out[[c for c in OUT_COLUMNS if c in out.columns] + (["n_needed"] if "n_needed" in out else [])]
+        print(f"wrote {write_table(out, args.out)} ({len(out)} rows)")
+    return _gate(frame, args.fail_if) if frame is not None else 0
+
+
+def _print_comparison(args: argparse.Namespace, frame: pd.DataFrame) -> None:
     attrs = frame.attrs
     print(f"run {args.run_id}: baseline {args.baseline}; {len(attrs['candidates'])} candidate(s), "
           f"{len(attrs['scores'])} score(s); {attrs['resamples']} resamples, seed {attrs['seed']}")
@@ -106,11 +126,25 @@ def _compare(args: argparse.Namespace) -> int:
         print(_table(apart, attrs["confidence"], False).to_string(index=False))
     _sensitivity(frame)
     _legend(frame, attrs)
-    if args.out:
-        out = frame.rename(columns={"score": "metric"})
-        out = out[[c for c in OUT_COLUMNS if c in out.columns] + (["n_needed"] if "n_needed" in out else [])]
-        print(f"wrote {write_table(out, args.out)} ({len(out)} rows)")
-    return _gate(frame, args.fail_if)
+
+
+def _print_pairwise(summary: pd.DataFrame) -> None:
+    confidence = summary.attrs["confidence"]
+    shown = pd.DataFrame({
+        "candidate": summary["candidate"], "baseline": summary["baseline"],
+        "W/T/L": [f"{w}/{t}/{l}" for w, t, l in zip(summary["wins"], summary["ties"], summary["losses"])],
+        "flips": summary["order_inconsistent"], "unscored": summary["unscored"],
+        "win rate": summary["win_rate"].map(_num),
+        f"{confidence:.0%} CI": [_interval(lo, hi) for lo, hi in zip(summary["ci_low"], summary["ci_high"])],
+        "flip rate": summary["flip_rate"].map(lambda v: "-" if math.isnan(v) else f"{v:.2f}"),
+        "longer preferred": [f"{v:.2f} of {n}" if n else "-" for v, n in
+                             zip(summary["longer_preferred"], summary["length_verdicts"])],
+    })
+    print("\nPairwise preference (the judge asked in both orders; a verdict counts only when both agree):")
+    print(shown.to_string(index=False))
+    print("W/T/L: pairs the candidate won / tied / lost in both orders; flips: the orders disagreed (counted as "
+          "ties). win rate: mean cell (1 win, 0.5 tie or flip, 0 loss) with a bootstrap percentile interval. "
+          "longer preferred: share of single-order verdicts that picked the longer answer (length bias near 1).")
 
 
 def _legend(frame: pd.DataFrame, attrs: dict) -> None:

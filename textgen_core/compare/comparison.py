@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ParameterError
+from ..judge.metrics.pairwise_preference import NAME as PAIRWISE
 from ..store import Store
 from .pairing import Pairs, RunScores, load_run_scores, pair
 from .power import datums_needed, mde
@@ -88,6 +89,9 @@ def compare_pairs(pairs: Pairs, *, score: str, direction: str, rng: np.random.Ge
     diffs = pairs.diffs
     n = int(diffs.size)
     alpha = 1.0 - confidence
+    #: Spread of the paired differences; NaN below 2 pairs. Zero spread says nothing about the next datums,
+    #: so the mde and the planner stay empty then.
+    spread = float(diffs.std(ddof=1)) if n >= 2 else NAN
     boot_rng, test_rng, sens_boot, sens_test = rng.spawn(4)
     ci_low, ci_high = (bootstrap_ci(diffs, resamples=resamples, confidence=confidence, rng=boot_rng)
                        if n >= 2 else (NAN, NAN))
@@ -109,8 +113,8 @@ def compare_pairs(pairs: Pairs, *, score: str, direction: str, rng: np.random.Ge
         candidate_mean=float(pairs.candidate.mean()) if n else NAN,
         delta=float(diffs.mean()) if n else NAN, ci_low=ci_low, ci_high=ci_high, p_value=p_value,
         p_adjusted=None, verdict="", why="",
-        mde=mde(float(diffs.std(ddof=1)), n, alpha) if n >= 2 else NAN,
-        spread=float(diffs.std(ddof=1)) if n >= 2 else NAN,
+        mde=mde(spread, n, alpha) if spread > 0 else NAN,
+        spread=spread,
         wins=wins, ties=ties, losses=losses,
         scored_baseline=int(np.count_nonzero(~np.isnan(pairs.baseline_all))), unscored_baseline=0,
         empty_baseline=0, missing_baseline=pairs.missing_baseline,
@@ -163,11 +167,12 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
                                 worst=_worst(data, name, direction[name]))
             row = replace(row, family=HOLM if name in in_family else APART,
                           **_count_fields(counts, baseline, other, name))
-            limit = smallest_p(int(np.count_nonzero(np.abs(pairs.diffs) > tie_tolerance)), resamples=resamples,
-                               family=family, alpha=alpha)
-            if name in in_family and row.n >= 2 and limit * family >= alpha:
-                warnings.append(f"{other} / {name}: with {row.n} pairs the test cannot reach p < {alpha:g} "
-                                f"across {family} comparisons (smallest possible p {limit:.2g}); more datums needed.")
+            differing = int(np.count_nonzero(np.abs(pairs.diffs) > tie_tolerance))
+            limit = smallest_p(differing, resamples=resamples, family=family, alpha=alpha)
+            if name in in_family and differing and limit * family >= alpha:
+                warnings.append(f"{other} / {name}: only {differing} of {row.n} pairs differ, so the test cannot "
+                                f"reach p < {alpha:g} across {family} comparisons (smallest possible p "
+                                f"{limit:.2g}); more datums needed.")
             rows.append({"baseline": baseline, "candidate": other, **asdict(row)})
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame = pd.concat([frame[frame["family"] == HOLM], frame[frame["family"] == APART]], ignore_index=True)
@@ -228,7 +233,7 @@ def _worst(data: RunScores, score: str, direction: str) -> float:
 
 def needed(difference: float, spread: float, alpha: float) -> float:
     """Datums that detect ``difference`` at 80% power for a row's ``spread``; NaN without one, inf beyond reach."""
-    if not math.isfinite(spread):
+    if not math.isfinite(spread) or spread == 0:
         return NAN
     try:
         return float(datums_needed(difference, spread, alpha))
@@ -281,8 +286,9 @@ def _candidates(data: RunScores, baseline: str, candidate: str | Sequence[str] |
 
 
 def _scores_of(data: RunScores, models: Sequence[str]) -> list[str]:
+    """Scored names of these models; the pairwise preference is left out (it compares models itself)."""
     names = data.values.loc[data.values["model"].isin(models), "score"]
-    found = list(dict.fromkeys(names))
+    found = [name for name in dict.fromkeys(names) if name != PAIRWISE]
     if not found:
         raise ParameterError(f"run {data.run_id} has no scored values for {', '.join(models)}")
     return found

@@ -14,12 +14,12 @@ from typing import Any, Mapping
 from ...metrics.spec import MetricSpec
 from ..settings import JudgeSettings
 from . import (answer_correctness, answer_relevance, bias, coherence, context_precision, context_recall,
-               context_relevance, faithfulness, hallucination, perplexity, qa_grade, semantic_similarity,
-               summary_coherence, toxicity)
+               context_relevance, faithfulness, hallucination, pairwise_preference, perplexity, qa_grade,
+               semantic_similarity, summary_coherence, toxicity)
 
 MODULES = (answer_correctness, answer_relevance, bias, toxicity, context_precision, context_recall,
            context_relevance, faithfulness, hallucination, summary_coherence, coherence, qa_grade,
-           semantic_similarity, perplexity)
+           semantic_similarity, perplexity, pairwise_preference)
 
 SPECS: tuple[MetricSpec, ...] = tuple(m.SPEC for m in MODULES)
 BY_NAME: dict[str, MetricSpec] = {spec.name: spec for spec in SPECS}
