@@ -51,7 +51,53 @@ CASES = [
     ("wide_missing_column.csv", {"mapping": WIDE}, None, "prediction_claude",
      ["model 'claude' prediction column 'prediction_claude' is not in the file", "prediction_gpt"]),
     ("null_model.jsonl", {}, 2, "model", ["line 2", "model is empty"]),
+    # nesting deep enough to overflow a recursive reader
+    ("deep_list_reference.jsonl", {}, 2, "reference", ["line 2", "more than 64 levels deep"]),
+    ("deep_object_metadata.jsonl", {}, 1, "notes", ["line 1", "more than 64 levels deep"]),
+    ("deep_list_cell.csv", {}, 2, "reference", ["line 3", "more than 64 levels deep"]),
+    ("deep_array.json", {}, None, None, ["more than 64 levels deep"]),
+    # text that is not valid Unicode
+    ("lone_surrogate.jsonl", {}, 2, "answer", ["line 2", "character 5", "lone surrogate", "\\ud800"]),
+    ("lone_surrogate_key.jsonl", {}, None, "note\\udc00", ["column name", "lone surrogate"]),
+    ("lone_surrogate_id.jsonl", {}, 1, "id", ["lone surrogate", "\\udfff"]),
+    ("lone_surrogate_reference.jsonl", {}, 1, "references", ["lone surrogate", "\\ud83d"]),
+    ("surrogate_escape_pair_broken.json", {}, 1, "answer", ["item 1 of the array", "lone surrogate", "\\udc00"]),
+    # JSON that readers disagree on
+    ("duplicate_key.jsonl", {}, 2, "answer", ["line 2", "key 'answer' appears twice"]),
+    ("duplicate_key_array.json", {}, None, "model", ["key 'model' appears twice"]),
+    ("infinity.jsonl", {}, 1, None, ["line 1", "Infinity is not a JSON value"]),
+    ("empty_objects.jsonl", {}, None, None, ["no data", "empty object {}"]),
+    ("empty_objects_array.json", {}, None, None, ["no data", "empty objects {}"]),
+    ("top_level_number.json", {}, 1, None, ["line 1", "a number", "one JSON object"]),
+    ("array_of_arrays.json", {}, 1, None, ["item 1", "a list", "JSON object"]),
+    ("trailing_garbage.json", {}, None, None, ["not valid JSON", "Extra data"]),
+    ("unterminated_string.jsonl", {}, 1, None, ["line 1", "not valid JSON", "Unterminated string"]),
+    # headers and cells
+    ("duplicate_after_cleaning.csv", {}, None, "model", ["'model' appears twice", "columns 2 and 3"]),
+    ("header_only_bom.csv", {}, None, None, ["header (id, model, answer)", "no data rows"]),
+    ("bom_blank.csv", {}, None, None, ["only blank lines"]),
+    ("ragged_after_crlf.csv", {}, 2, "answer", ["line 3", "4 fields", "header has 3"]),
+    ("id_is_bool.jsonl", {}, 1, "id", ["datum id", "true/false"]),
+    ("model_is_list.jsonl", {}, 1, "model", ["model must be text", "a list"]),
+    ("contexts_object.jsonl", {}, 1, "contexts", ["expected text or a list of texts", "a JSON object"]),
+    ("truncated.parquet", {}, None, None, ["not a readable Parquet file"]),
+    ("not_parquet.parquet", {}, None, None, ["not a readable Parquet file"]),
 ]
+
+# Files that used to be read wrong and now load right: file -> (models, references of each row, warning words).
+LOADABLE = {
+    "bom_header.csv": (["m1", "m2"], [("Paris",), ("Paris",)], []),
+    "zero_width_header.csv": (["m1", "m2"], [("Paris",), ("Paris",)], []),
+    "bom_header.jsonl": (["m1", "m2"], [("Paris",), ("Paris",)], []),
+    "code_pipes.csv": (["m"], [("return x || y;",), ("a || b",)], []),
+    "nan_references.csv": (["m"], [("Paris",), ("NaN",), ("None",), ("null",)], ["rows 2, 3, 4", "NaN, None or null"]),
+    "nan_in_jsonl.jsonl": (["m"], [("a",), ("b",)], []),
+    "cr_only_lines.csv": (["m"], [("a",), ("c",)], []),
+    "utf16.csv": (["m"], [("a",)], []),
+    "formulas.csv": (["@m", "+m"], [("=cmd|' /C calc'!A0",), ("x",)], []),
+    "empty_lines_between.jsonl": (["m"], [("a",), ("b",)], []),
+    "nul_byte.csv": (["m"], [()], []),
+}
 
 
 @pytest.mark.parametrize(("name", "kwargs", "row", "column", "words"), CASES,
@@ -72,10 +118,34 @@ def test_bad_input_names_file_row_and_column(name: str, kwargs: dict, row: int |
 
 
 def test_every_corpus_file_has_a_case() -> None:
-    covered = {case[0] for case in CASES}
+    covered = {case[0] for case in CASES} | set(LOADABLE)
     on_disk = {p.name for p in BAD.iterdir() if p.is_file()}
     assert on_disk == covered
-    assert len(on_disk) >= 15
+    assert len(on_disk) >= 60
+
+
+@pytest.mark.parametrize("name", sorted(LOADABLE))
+def test_hostile_but_valid_files_load_right(name: str) -> None:
+    models, references, warning_words = LOADABLE[name]
+    dataset = load_dataset(BAD / name)
+    assert dataset.models == models
+    assert [r.references for r in dataset.rows] == references
+    text = " ".join(dataset.warnings)
+    assert all(word in text for word in warning_words), text
+    assert bool(dataset.warnings) == bool(warning_words)
+
+
+def test_null_references_can_be_treated_as_missing() -> None:
+    dataset = load_dataset(BAD / "nan_references.csv", ColumnMapping(id="id", model="model", prediction="answer",
+                                                                    references=("reference",), null_references="missing"))
+    assert [r.references for r in dataset.rows] == [("Paris",), (), (), ()]
+    assert "treated as missing" in dataset.warnings[0] and "rows 2, 3, 4" in dataset.warnings[0]
+
+
+def test_delimiter_splitting_happens_only_when_asked() -> None:
+    mapping = ColumnMapping(id="id", model="model", prediction="answer", references=("reference",),
+                            list_format="delimiter")
+    assert load_dataset(BAD / "code_pipes.csv", mapping).rows[0].references == ("return x", "y;")
 
 
 @pytest.mark.parametrize("name", ["latin1.csv", "ragged_more.csv", "malformed.jsonl", "corrupt.parquet", "empty.csv"])

@@ -164,6 +164,25 @@ def _check_before_storing(dataset: Dataset, metrics: list[str], params: dict, mo
 
 
 def _run(args: argparse.Namespace) -> int:
+    """Score a file or stored dataset; a refused command leaves no database file it created behind."""
+    created = args.db != ":memory:" and not Path(args.db).exists()
+    try:
+        return _score(args)
+    except BaseException:
+        if created:
+            _remove_if_empty(args.db)
+        raise
+
+
+def _remove_if_empty(db: str) -> None:
+    """Delete a database file this command created when it holds no dataset (nothing was kept)."""
+    path = Path(db)
+    if path.exists() and Store(path, read_only=True, timeout=0).list_datasets().empty:
+        for leftover in (path, Path(f"{db}.wal")):
+            leftover.unlink(missing_ok=True)
+
+
+def _score(args: argparse.Namespace) -> int:
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     specs = [get_metric(m) for m in metrics]
     params = parse_params(args.param)
@@ -210,10 +229,13 @@ def _stream(args: argparse.Namespace, store: Store, metrics: list[str], params: 
     try:
         with ProgressBar(sys.stderr) as bar:
             streamed = stream_file(store, args.data, metrics, params, mapping=lambda columns: _mapping(args, columns),
-                                   name=args.name, models=models, progress=bar.update, workers=args.workers)
+                                   name=args.name, file_name=Path(args.data).name, models=models,
+                                   progress=bar.update, workers=args.workers)
     except NotStreamable:
         return None
     print(f"{'using stored' if streamed.reused else 'stored'} dataset {streamed.dataset_name!r} ({streamed.rows} rows)")
+    for warning in streamed.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     return streamed.run_id
 
 

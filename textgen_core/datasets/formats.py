@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -239,7 +240,35 @@ def _loads(text: str, label: str | None, row: int | None, where: str | None = No
         raise _deep_error(text, label, row, where) from None
     if too_deep(value):
         raise _deep_error(text, label, row, where)
+    if _SURROGATE_ESCAPE.search(text):
+        _check_surrogates(value, label, row, where)
     return value
+
+
+# A \uD800-\uDFFF escape: only then can parsed JSON hold a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def _check_surrogates(value: Any, label: str | None, row: int | None, where: str | None) -> None:
+    """A located error for the first text holding a lone surrogate (previews and stores cannot encode it)."""
+    if isinstance(value, list) and row is None:  # a JSON array file: each item is a row
+        for position, item in enumerate(value, 1):
+            _check_surrogates(item, label, position, f"item {position} of the array")
+        return
+    tops = value.items() if isinstance(value, dict) else [(None, value)]
+    for column, top in tops:
+        stack = [top]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                bad = unpaired_surrogate(item)
+                if bad is not None:
+                    raise InputError(f"{where or 'the file'}: {surrogate_message(item, bad)}", file=label, row=row,
+                                     column=column)
+            elif isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
 
 
 def _deep_error(text: str, label: str | None, row: int | None, where: str | None) -> InputError:
@@ -294,13 +323,27 @@ def parse_json(text: str, label: str | None) -> RawTable:
 
 
 def _from_objects(objects: list[dict[str, Any]], table: RawTable) -> RawTable:
-    columns: dict[str, None] = {}
+    """Columns are the cleaned keys in first-seen order ("\ufeffmodel" in one line and "model" in
+    the next are one column); two keys of one object that clean to the same name are an error."""
+    names: dict[str, str] = {}  # raw key -> cleaned column name
     for obj in objects:
         for key in obj:
-            columns.setdefault(str(key), None)
-    keys = list(columns)
-    table.columns = check_header(keys, table.label)  # the same name rules as a CSV header
-    table.rows = [[obj.get(k) for k in keys] for obj in objects]
+            if key not in names:
+                names[key] = check_header([key], table.label)[0]
+    table.columns = list(dict.fromkeys(names.values()))
+    position = {column: i for i, column in enumerate(table.columns)}
+    for index, obj in enumerate(objects):
+        row: list[Any] = [None] * len(table.columns)
+        seen: dict[str, str] = {}
+        for key, value in obj.items():
+            column = names[key]
+            if column in seen:
+                raise InputError(f"{table.where(index)}the keys {seen[column]!r} and {key!r} both name the column "
+                                 f"{column!r} once invisible characters are removed; keep one of them",
+                                 file=table.label, row=table.row_numbers[index], column=column)
+            seen[column] = key
+            row[position[column]] = value
+        table.rows.append(row)
     return table
 
 

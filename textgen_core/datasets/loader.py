@@ -186,13 +186,12 @@ def _normalize(raw: RawTable, mapping: ColumnMapping) -> tuple[list[Datum], tupl
 _ROWS_SHOWN = 10
 
 
-def null_reference_warnings(raw: RawTable, mapping: ColumnMapping) -> tuple[str, ...]:
-    """One warning per references column with items that read 'NaN', 'None' or 'null', naming the rows."""
-    warnings = []
+def null_reference_rows(raw: RawTable, mapping: ColumnMapping) -> dict[str, list[int]]:
+    """references column -> data rows holding an item that reads 'NaN', 'None' or 'null'."""
+    found: dict[str, list[int]] = {}
     positions = {c: i for i, c in enumerate(raw.columns)}
     one_item = len(mapping.references) > 1
     for column in mapping.references:
-        rows = []
         for index, values in enumerate(raw.rows):
             try:
                 items = list_cell(plain(values[positions[column]]), mapping.list_format, mapping.delimiter,
@@ -200,11 +199,20 @@ def null_reference_warnings(raw: RawTable, mapping: ColumnMapping) -> tuple[str,
             except CellProblem:
                 continue  # reported by the load itself
             if any(is_null_marker(item) for item in items):
-                rows.append(raw.row_numbers[index])
-        if not rows:
-            continue
-        shown = ", ".join(map(str, rows[:_ROWS_SHOWN])) + (f" and {len(rows) - _ROWS_SHOWN} more" if len(rows) > _ROWS_SHOWN else "")
-        where = f"file {raw.label!r}, column {column!r}" if raw.label else f"column {column!r}"
+                found.setdefault(column, []).append(raw.row_numbers[index])
+    return found
+
+
+def null_reference_warnings(label: str | None, mapping: ColumnMapping,
+                            rows_by_column: Mapping[str, list[int]]) -> tuple[str, ...]:
+    """One warning per references column with 'NaN'/'None'/'null' items, naming the rows (chunked loads
+    gather the rows of every chunk first)."""
+    warnings = []
+    for column, rows in rows_by_column.items():
+        shown = ", ".join(map(str, rows[:_ROWS_SHOWN]))
+        if len(rows) > _ROWS_SHOWN:
+            shown += f" and {len(rows) - _ROWS_SHOWN} more"
+        where = f"file {label!r}, column {column!r}" if label else f"column {column!r}"
         if mapping.null_references == "missing":
             warnings.append(f"{where}: rows {shown} hold a reference that reads NaN, None or null; "
                             "it is treated as missing (those rows have no such reference)")
@@ -259,4 +267,5 @@ def load_dataset(
     rows, meta_columns = _normalize(raw, mapping)
     _check_filled(rows, raw, mapping, needs)
     return Dataset(name=name or default_name, rows=rows, source=origin, mapping=mapping.to_dict(),
-                   metadata_columns=meta_columns, warnings=null_reference_warnings(raw, mapping))
+                   metadata_columns=meta_columns,
+                   warnings=null_reference_warnings(raw.label, mapping, null_reference_rows(raw, mapping)))
