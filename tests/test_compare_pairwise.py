@@ -151,3 +151,12 @@ def test_cli_compare_prints_the_pairwise_table(db_path: Path, capsys: pytest.Cap
     assert main(["--db", str(db_path), "compare", str(run_id), "--baseline", "base"]) == 0
     out = capsys.readouterr().out
     assert "Pairwise preference" in out and "flip rate" in out and "1.00" in out
+
+
+def test_the_unscored_gate_does_not_count_the_pairwise_baseline(db_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from textgen_core.cli.tables import unscored_gate
+
+    store, run_id, _ = run_with(db_path, first_position)
+    assert unscored_gate(store, run_id, 0.0) == 0
+    assert "passed" in capsys.readouterr().out

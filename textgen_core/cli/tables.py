@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from ..compare.pairwise import pairwise_summary
 from ..errors import ParameterError
+from ..judge.metrics.pairwise_preference import NAME as PAIRWISE
 from ..store import Store
 from ..summary import summary_table
 
@@ -16,6 +18,8 @@ def unscored_gate(store: Store, run_id: int, fraction: float) -> int:
     if not 0.0 <= fraction <= 1.0:
         raise ParameterError(f"--fail-if-unscored-above takes a fraction between 0 and 1, got {fraction!r}")
     counts = store.score_counts(run_id)
+    baselines = set(pairwise_summary(store, run_id, resamples=1)["baseline"])
+    counts = counts[~((counts["score"] == PAIRWISE) & counts["model"].isin(baselines))]  # unscored by design
     counts["share"] = (counts["n_unscored"] + counts["n_missing"]) / counts["n_datums"].where(counts["n_datums"] > 0)
     over = counts[counts["share"].fillna(0) > fraction]
     if over.empty:
