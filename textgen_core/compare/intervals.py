@@ -18,7 +18,7 @@ from ..errors import ParameterError
 from .stats import bootstrap_ci
 
 #: From this many values on, the t interval (clipped to the range) replaces the bootstrap.
-BOOTSTRAP_MAX = 2000
+BOOTSTRAP_MAX = 1000
 #: Resamples of the bootstrap interval of a mean.
 RESAMPLES = 2000
 WILSON, BOOTSTRAP, T_CLIPPED, TOO_FEW = "Wilson", "bootstrap percentile", "t, clipped to the range", "too few"
