@@ -136,7 +136,7 @@ def test_cli_max_calls_then_resume(tmp_path: Path, reference: dict) -> None:
         first = subprocess.run([sys.executable, "-m", "textgen_core", "run", str(data), "--metrics", ",".join(METRICS),
                                 "--max-calls", "10", *judge], cwd=tmp_path, env=env, capture_output=True, text=True,
                                timeout=120)
-        assert first.returncode == 1, first.stderr
+        assert first.returncode == 1, first.stdout + first.stderr
         assert "interrupted" in first.stdout and "budget reached: 10 judge calls" in first.stdout
         assert "textgen-eval resume 1" in first.stdout
         assert server.count(CHAT) <= 10
