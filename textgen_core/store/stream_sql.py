@@ -70,14 +70,26 @@ class StreamTablesMixin:
                 "VALUES (?, ?, NULL, [], ?, []) RETURNING dataset_id",
                 [name, source, json.dumps(dict(mapping), ensure_ascii=False, default=str)]).fetchone()[0])
 
-    def append_data(self, dataset_id: int, first_index: int, rows: Sequence[Datum]) -> None:
-        """Add rows; a (datum id, model) already stored raises :class:`DuplicateRow` and adds nothing."""
-        table = data_table(dataset_id, first_index, rows)
-        try:
-            with self.transaction() as cur:  # type: ignore[attr-defined]
-                cur.from_arrow(table).insert_into("data")
+    def append_data(self, dataset_id: int, first_index: int, rows: pa.Table) -> None:
+        """Add rows (the data table's columns but dataset_id and row_index, numbered from ``first_index``);
+        a (datum id, model) already stored raises :class:`DuplicateRow` and adds nothing."""
+        with self.transaction() as cur:  # type: ignore[attr-defined]
+            self._insert_data(cur, dataset_id, first_index, rows, "INSERT")
+
+    def _insert_data(self, cur: Any, dataset_id: int, first_index: int, rows: pa.Table, verb: str) -> None:
+        count = rows.num_rows
+        block_rows = pa.table({"dataset_id": pa.array([dataset_id] * count, pa.int32()),
+                               "row_index": pa.array(range(first_index, first_index + count), pa.int32()),
+                               **{c: rows.column(c) for c in DATA_SCHEMA.names[2:]}}).cast(DATA_SCHEMA)
+        try:  # the Arrow table is read by its variable name; verb is a constant
+            cur.execute(f"{verb} INTO data SELECT * FROM block_rows")
         except duckdb.ConstraintException:
-            raise self._duplicate(dataset_id, table) from None
+            raise self._duplicate(dataset_id, block_rows) from None
+
+    def insert_cells(self, cells: pa.Table) -> None:
+        """Add the cells of a new run (rows of the scores table; none of them stored before)."""
+        with self.transaction() as cur:  # type: ignore[attr-defined]
+            cur.execute("INSERT INTO scores SELECT * FROM cells")  # the Arrow table, by its variable name
 
     def _duplicate(self, dataset_id: int, table: pa.Table) -> DuplicateRow:
         cur = self._cur().cursor()  # type: ignore[attr-defined]  # the failed insert's cursor is not reusable
@@ -161,14 +173,7 @@ class StreamTablesMixin:
             self._block_tables(cur)
             block_cells = table.select(["datum_id", "model", "cells"])  # read by name in the SQL below
             if dataset_id is not None:
-                block_rows = pa.table({"dataset_id": pa.array([dataset_id] * rows, pa.int32()),
-                                       "row_index": pa.array(range(first_index, first_index + rows), pa.int32()),
-                                       **{c: table.column(c) for c in DATA_SCHEMA.names[2:]}}).cast(DATA_SCHEMA)
-                verb = "INSERT OR IGNORE" if resumed else "INSERT"  # a constant
-                try:  # the Arrow table is read by its variable name
-                    cur.execute(f"{verb} INTO data SELECT * FROM block_rows")
-                except duckdb.ConstraintException:
-                    raise self._duplicate(dataset_id, block_rows) from None
+                self._insert_data(cur, dataset_id, first_index, table, "INSERT OR IGNORE" if resumed else "INSERT")
             cur.execute(
                 "INSERT OR REPLACE INTO scores SELECT ?, datum_id, model, c.metric, c.score, c.value, c.details, "
                 "c.reason FROM (SELECT datum_id, model, unnest(cells) AS c FROM block_cells)", [run_id])

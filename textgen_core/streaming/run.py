@@ -17,20 +17,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+import pyarrow as pa
+
 from ..datasets.formats import RawTable
-from ..datasets.loader import _check_filled, _check_mapping, _check_required, _duplicate, _needs, _normalize
+from ..datasets.loader import (_check_filled, _check_mapping, _check_required, _duplicate, _needs, _normalize,
+                               null_reference_rows, null_reference_warnings)
 from ..datasets.mapping import ColumnMapping, guess_mapping
-from ..errors import ParameterError, TextgenError
+from ..errors import InputError, ParameterError, TextgenError
 from ..metrics.registry import get_metric, resolve_params
 from ..model import TEXT_FIELDS, Datum
 from ..progress import Progress, ProgressCallback
 from ..store import Store
 from ..store.stream_sql import DuplicateRow
 from .read import ChunkReader, NotStreamable
-from .score import StreamTotals, corpus_aggregates, score_stream
+from .score import ChunkResult, corpus_aggregates, in_order, work_chunk
+from .stats import RowStats
 
 #: Rows per chunk: large enough that per-chunk costs vanish, small enough that a few chunks in flight stay small.
 CHUNK_ROWS = 5000
+#: Cells stored per insert: DuckDB's primary-key index makes one large insert much cheaper than many small ones.
+CELLS_PER_INSERT = 200_000
 
 MappingSource = ColumnMapping | Mapping[str, Any] | Callable[[list[str]], ColumnMapping] | None
 
@@ -44,6 +50,8 @@ class StreamedRun:
     rows: int
     reused: bool
     run_id: int | None = None
+    #: Problems that did not stop the load (references reading NaN/None/null, with their rows).
+    warnings: tuple[str, ...] = ()
 
 
 def streamable_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]] | None) -> bool:
@@ -63,7 +71,7 @@ def _mapping(source: MappingSource, columns: list[str]) -> ColumnMapping:
 
 
 class _Loader:
-    """Normalizes raw chunks and stores them; remembers what the dataset-level checks need."""
+    """Stores what the workers send back, in file order; remembers what the dataset-level checks need."""
 
     def __init__(self, store: Store, dataset_id: int, mapping: ColumnMapping, header: RawTable) -> None:
         self.store, self.dataset_id, self.mapping, self.header = store, dataset_id, mapping, header
@@ -71,24 +79,49 @@ class _Loader:
         self.models: dict[str, None] = {}
         self.filled: set[str] = set()
         self.metadata_columns: tuple[str, ...] = ()
+        self.null_rows: dict[str, list[int]] = {}  # references column -> rows reading NaN/None/null
+        self.stats: dict[tuple[str, str], RowStats] = {}
+        self.scored = self.unscored = 0
+        self._cells: list[pa.Table] = []
+        self._buffered = 0
 
-    def rows(self, raw: RawTable) -> list[Datum]:
-        rows, self.metadata_columns = _normalize(raw, self.mapping)
-        for row in rows:
-            self.models.setdefault(row.model, None)
-        for name in TEXT_FIELDS:
-            if name not in self.filled and any(getattr(r, name) for r in rows):
-                self.filled.add(name)
+    def note(self, raw: RawTable) -> RawTable:
+        """Before the chunk goes to a worker: what only the raw cells tell."""
+        for column, numbers in null_reference_rows(raw, self.mapping).items():
+            self.null_rows.setdefault(column, []).extend(numbers)
+        return raw
+
+    def take(self, result: ChunkResult) -> None:
+        if result.error is not None:
+            message, file, row, column = result.error
+            raise InputError(message, file=file, row=row, column=column)
+        self.models.update(dict.fromkeys(result.models))
+        self.filled |= result.filled
+        self.metadata_columns = result.metadata_columns
         first = len(self.row_numbers)
-        per_raw_row = len(rows) // len(raw.rows)  # wide format: one row per model
-        for number in raw.row_numbers:
+        per_raw_row = result.rows // max(1, len(result.row_numbers))  # wide format: one row per model
+        for number in result.row_numbers:
             self.row_numbers.extend([number] * per_raw_row)
         try:
-            self.store.append_data(self.dataset_id, first, rows)
+            self.store.append_data(self.dataset_id, first, result.data)
         except DuplicateRow as exc:
-            raise _duplicate(raw, self.mapping, (exc.datum_id, exc.model), self.row_numbers[exc.existing_index],
-                             self.row_numbers[exc.new_index]) from None
-        return rows
+            raise _duplicate(self.header, self.mapping, (exc.datum_id, exc.model),
+                             self.row_numbers[exc.existing_index], self.row_numbers[exc.new_index]) from None
+        for key, packed in result.stats.items():
+            self.stats.setdefault(key, RowStats()).extend(packed)
+        if result.cells is not None:
+            self.scored += result.scored
+            self.unscored += result.unscored
+            self._cells.append(result.cells)
+            self._buffered += result.cells.num_rows
+            if self._buffered >= CELLS_PER_INSERT:
+                self.flush()
+
+    def flush(self) -> None:
+        """Store the buffered cells in one insert (one large insert costs DuckDB far less than many small)."""
+        if self._cells:
+            self.store.insert_cells(pa.concat_tables(self._cells))
+        self._cells, self._buffered = [], 0
 
 
 def stream_file(store: Store, path: str | Path, metrics: Sequence[str] = (),
@@ -145,8 +178,8 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
                 on_start(run_id)
         loader = _Loader(store, dataset_id, chosen, header)
         started = time.monotonic()
-        totals = _load_and_score(store, reader, loader, run_id, resolved, models, progress, cancel,
-                                 workers or os.cpu_count() or 1, chunk_rows)
+        _load_and_score(reader, loader, run_id, resolved, models, progress, cancel, workers or os.cpu_count() or 1,
+                        chunk_rows)
         _check_filled([], header, chosen, {f: why for f, why in needs.items() if f not in loader.filled})
         unknown = sorted(set(models or ()) - set(loader.models))
         if unknown:
@@ -157,16 +190,17 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
             raise _Cancelled()
         if run_id is not None:
             store.set_run_models(run_id, [m for m in loader.models if not models or m in models])
-            store.write_aggregates(run_id, corpus_aggregates(resolved, totals.stats))
+            store.write_aggregates(run_id, corpus_aggregates(resolved, loader.stats))
             store.set_run_status(run_id, "finished", duration_s=time.monotonic() - started)
     except BaseException:
         store.delete_dataset(dataset_id, force=True)  # with its run: nothing half-written stays behind
         raise
     reused = _reuse(store, dataset_id, earlier)
     if progress:
-        progress(Progress("done", totals.rows, totals.rows, totals.unscored))
+        done = loader.scored if run_id is not None else n_rows
+        progress(Progress("done", done, done, loader.unscored))
     return StreamedRun(reused or dataset_id, _name_of(store, reused) if reused else dataset_name, n_rows,
-                       reused is not None, run_id)
+                       reused is not None, run_id, null_reference_warnings(reader.label, chosen, loader.null_rows))
 
 
 class _Cancelled(TextgenError):
@@ -182,41 +216,32 @@ def _mapped(mapping: ColumnMapping, field: str) -> bool:
     return bool(getattr(mapping, field))
 
 
-def _load_and_score(store: Store, reader: ChunkReader, loader: _Loader, run_id: int | None,
+def _load_and_score(reader: ChunkReader, loader: _Loader, run_id: int | None,
                     metrics: Mapping[str, Mapping[str, Any]], models: Sequence[str] | None,
                     progress: ProgressCallback | None, cancel: threading.Event | None, workers: int,
-                    chunk_rows: int) -> StreamTotals:
-    wanted = set(models) if models else None
-    read = [0]
-
+                    chunk_rows: int) -> None:
     def estimate(done: int) -> int:
         """Rows in the whole file, from the share of bytes read so far (exact at the end)."""
+        read = len(loader.row_numbers)
         if reader.bytes_read >= reader.size:
-            return max(done, read[0])
-        return max(done, read[0], round(read[0] * reader.size / max(1, reader.bytes_read)))
+            return max(done, read)
+        return max(done, read, round(read * reader.size / max(1, reader.bytes_read)))
 
-    def chunks() -> Iterator[list[Datum]]:
-        for raw in reader.chunks(chunk_rows):
-            rows = loader.rows(raw)
-            read[0] += len(rows)
-            if progress and run_id is None:
-                progress(Progress("reading", estimate(read[0]), read[0]))
-            elif progress and read[0] == len(rows):
-                progress(Progress("reading", estimate(0), 0))  # first chunk: something shows at once
+    def chunks() -> Iterator[RawTable]:
+        for number, raw in enumerate(reader.chunks(chunk_rows)):
+            if progress and number == 0:
+                progress(Progress("reading", max(1, round(len(raw.rows) * reader.size / max(1, reader.bytes_read))), 0))
+            yield loader.note(raw)
             if cancel is not None and cancel.is_set():
                 return
-            yield [r for r in rows if r.model in wanted] if wanted else rows
 
-    if run_id is None:
-        for _ in chunks():
-            pass
-        return StreamTotals(rows=read[0])
-
-    def after(totals: StreamTotals) -> None:
+    phase = "reading" if run_id is None else "lexical"
+    for result in in_order(chunks(), work_chunk, (loader.mapping.to_dict(), run_id, dict(metrics), models), workers):
+        loader.take(result)
         if progress:
-            progress(Progress("lexical", estimate(totals.rows), totals.rows, totals.unscored))
-
-    return score_stream(store, run_id, chunks(), metrics, workers=workers, after_chunk=after, cancel=cancel)
+            done = len(loader.row_numbers) if run_id is None else loader.scored
+            progress(Progress(phase, estimate(done), done, loader.unscored))
+    loader.flush()
 
 
 def _reuse(store: Store, dataset_id: int, earlier: Sequence[str]) -> int | None:

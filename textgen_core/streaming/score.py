@@ -1,8 +1,10 @@
-"""Scoring chunks of rows as they come, storing each chunk's cells, keeping only corpus statistics.
+"""The work of one chunk, on a pool worker: normalize, score, and turn rows and cells into Arrow.
 
-At most ``workers + 1`` chunks are in flight, so memory stays bounded however
-long the stream is; cells are written as each chunk finishes, in order. What
-the corpus aggregates need is kept packed (:class:`RowStats`), not the cells.
+The parent process only reads the file, hands raw chunks out, and stores what
+comes back: everything per row or per cell (normalizing, scoring, JSON of
+details, packing corpus statistics) happens in the workers. At most
+``workers + 1`` chunks are in flight, so memory stays bounded however long the
+file is; results come back in file order.
 """
 
 from __future__ import annotations
@@ -10,102 +12,130 @@ from __future__ import annotations
 import itertools
 import logging
 import multiprocessing
-import threading
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+import pyarrow as pa
+
+from ..datasets.formats import RawTable
+from ..errors import InputError
 from ..metrics.registry import get_metric
-from ..model import Cell, Datum
-from ..store import Store
+from ..model import TEXT_FIELDS, Cell, Datum
 from .stats import RowStats
 
 log = logging.getLogger(__name__)
 
-Scored = dict[str, list[dict[str, Cell]]]
+SCORE_SCHEMA = pa.schema([
+    ("run_id", pa.int32()), ("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string()),
+    ("score", pa.string()), ("value", pa.float64()), ("details", pa.string()), ("reason", pa.string()),
+])
 
 
 @dataclass
-class StreamTotals:
-    """What a stream of chunks has done so far."""
+class ChunkResult:
+    """What one chunk gives the parent: its rows and cells as Arrow, and what the dataset checks need."""
 
     rows: int = 0
+    row_numbers: list[int] = field(default_factory=list)  # the file row of each raw row
+    data: pa.Table | None = None  # the data table's columns without dataset_id and row_index
+    cells: pa.Table | None = None
+    scored: int = 0  # rows scored (those of the chosen models)
     unscored: int = 0
-    #: (metric, model) -> packed cells, for metrics with a corpus aggregate
     stats: dict[tuple[str, str], RowStats] = field(default_factory=dict)
+    models: list[str] = field(default_factory=list)
+    filled: set[str] = field(default_factory=set)
+    metadata_columns: tuple[str, ...] = ()
+    #: a bad-input problem, as (message, file, row, column): raised by the parent
+    error: tuple[str, str | None, int | None, str | None] | None = None
 
 
-def score_chunk(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]]) -> Scored:
-    """Every chosen lexical metric on one chunk (module-level, so a process pool can run it)."""
+def score_chunk(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, list[dict[str, Cell]]]:
+    """Every chosen lexical metric on one chunk of rows."""
     from ..metrics.lexical import score_lexical
 
     return score_lexical(rows, metrics)
 
 
-def _in_order(chunks: Iterable[Sequence[Datum]], metrics: Mapping[str, Mapping[str, Any]],
-              workers: int) -> Iterator[tuple[Sequence[Datum], Scored]]:
-    """(chunk, cells) in input order, scored in a pool of ``workers`` processes (in-process for 1)."""
+def cells_table(run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
+                scored: Mapping[str, list[dict[str, Cell]]]) -> tuple[pa.Table, int]:
+    """(the cells as rows of the scores table, how many are unscored), by the one record rule of evaluate."""
+    from ..evaluate import _records
+    from ..store.store import _json
+
+    records = [record for metric, cells in scored.items()
+               for record in _records(rows, metric, get_metric(metric).outputs(metrics[metric]), cells)]
+    table = pa.Table.from_pydict({
+        "run_id": [run_id] * len(records), "datum_id": [r[0] for r in records], "model": [r[1] for r in records],
+        "metric": [r[2] for r in records], "score": [r[3] for r in records], "value": [r[4] for r in records],
+        "details": [_json(r[5]) for r in records], "reason": [r[6] for r in records],
+    }, schema=SCORE_SCHEMA)
+    return table, sum(1 for r in records if r[4] is None)
+
+
+def work_chunk(raw: RawTable, mapping: Mapping[str, Any], run_id: int | None,
+               metrics: Mapping[str, Mapping[str, Any]], models: Sequence[str] | None) -> ChunkResult:
+    """Normalize one raw chunk with the loader's rules, score it, and pack the result (module-level: picklable)."""
+    from ..datasets.loader import _normalize
+    from ..datasets.mapping import ColumnMapping
+    from ..store.stream_sql import data_table
+
+    try:
+        rows, metadata_columns = _normalize(raw, ColumnMapping.from_dict(mapping))
+    except InputError as exc:
+        return ChunkResult(error=(exc.message, exc.file, exc.row, exc.column))
+    result = ChunkResult(rows=len(rows), row_numbers=raw.row_numbers, data=data_table(0, 0, rows).drop_columns(["dataset_id", "row_index"]),
+                         models=list(dict.fromkeys(r.model for r in rows)), metadata_columns=metadata_columns,
+                         filled={name for name in TEXT_FIELDS if any(getattr(r, name) for r in rows)})
+    if run_id is None or not metrics:
+        return result
+    wanted = [r for r in rows if r.model in models] if models else rows
+    scored = score_chunk(wanted, metrics)
+    result.scored = len(wanted)
+    result.cells, result.unscored = cells_table(run_id, wanted, metrics, scored)
+    for metric in metrics:
+        if get_metric(metric).corpus is None:
+            continue
+        for row, cells in zip(wanted, scored[metric]):
+            stats = result.stats.get((metric, row.model))
+            if stats is None:
+                stats = result.stats[(metric, row.model)] = RowStats()
+            stats.add(cells)
+    return result
+
+
+def in_order(chunks: Iterable[Any], work: Callable[..., Any], args: tuple, workers: int) -> Iterator[Any]:
+    """``work(chunk, *args)`` for every chunk, in input order, on a pool of ``workers`` processes (inline for 1)."""
     chunks = iter(chunks)
     if workers <= 1:
         for chunk in chunks:
-            yield chunk, score_chunk(chunk, metrics)
+            yield work(chunk, *args)
         return
-    pending: deque[tuple[Sequence[Datum], Future | None]] = deque()
+    pending: deque[tuple[Any, Future | None]] = deque()
     context = multiprocessing.get_context("spawn")  # safe inside threaded hosts such as Streamlit
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             for chunk in chunks:
                 pending.append((chunk, None))
-                pending[-1] = (chunk, pool.submit(score_chunk, chunk, metrics))
+                pending[-1] = (chunk, pool.submit(work, chunk, *args))
                 while len(pending) > workers:
                     yield _oldest(pending)
             while pending:
                 yield _oldest(pending)
     except BrokenProcessPool as exc:
         # e.g. a script without an `if __name__ == "__main__":` guard, which spawned workers re-run
-        log.warning("process pool unavailable (%s); scoring the remaining rows in this process", exc)
+        log.warning("process pool unavailable (%s); working on the remaining chunks in this process", exc)
         for chunk in itertools.chain((c for c, _ in pending), chunks):
-            yield chunk, score_chunk(chunk, metrics)
+            yield work(chunk, *args)
 
 
-def _oldest(pending: deque[tuple[Sequence[Datum], Future | None]]) -> tuple[Sequence[Datum], Scored]:
-    """The first chunk's cells; it leaves the queue only once they are there (a broken pool keeps it)."""
-    chunk, future = pending[0]
-    scored = future.result()  # type: ignore[union-attr]
+def _oldest(pending: deque[tuple[Any, Future | None]]) -> Any:
+    """The first chunk's result; the chunk leaves the queue only once it is there (a broken pool keeps it)."""
+    result = pending[0][1].result()  # type: ignore[union-attr]
     pending.popleft()
-    return chunk, scored
-
-
-def score_stream(store: Store, run_id: int, chunks: Iterable[Sequence[Datum]],
-                 metrics: Mapping[str, Mapping[str, Any]], *, workers: int = 1,
-                 after_chunk: Callable[[StreamTotals], None] | None = None,
-                 cancel: threading.Event | None = None) -> StreamTotals:
-    """Score and store every chunk; returns the totals with the corpus statistics."""
-    from ..evaluate import _records  # one cell -> record rule (non-finite values unscored) for every engine
-
-    outputs = {m: get_metric(m).outputs(p) for m, p in metrics.items()}
-    corpus = [m for m in metrics if get_metric(m).corpus is not None]
-    totals = StreamTotals()
-    for chunk, scored in _in_order(chunks, metrics, workers):
-        records = []
-        for metric, cells in scored.items():
-            records.extend(_records(chunk, metric, outputs[metric], cells))
-        store.write_cells(run_id, records)
-        for metric in corpus:
-            for row, cells in zip(chunk, scored[metric]):
-                stats = totals.stats.get((metric, row.model))
-                if stats is None:
-                    stats = totals.stats[(metric, row.model)] = RowStats()
-                stats.add(cells)
-        totals.rows += len(chunk)
-        totals.unscored += sum(1 for r in records if r[4] is None)
-        if after_chunk is not None:
-            after_chunk(totals)
-        if cancel is not None and cancel.is_set():
-            break
-    return totals
+    return result
 
 
 def corpus_aggregates(metrics: Mapping[str, Mapping[str, Any]],

@@ -120,3 +120,18 @@ class RowStats:
                 row[score] = Cell(value, details)
             cursor[number] = at
             yield row
+
+    def extend(self, other: RowStats) -> None:
+        """Append ``other``'s rows after these (packed arrays are appended, not unpacked)."""
+        renumber = []
+        for shape, number in sorted(other._shapes.items(), key=lambda item: item[1]):
+            if shape not in self._shapes and len(self._shapes) >= _MAX_SHAPES:
+                raise ValueError("too many kinds of cells to pack")  # pragma: no cover - thousands of shapes
+            mine = self._shapes.get(shape)
+            if mine is None:
+                mine = self._shapes[shape] = len(self._shapes)
+                self._numbers.append(array("d"))
+            renumber.append(mine)
+            self._numbers[mine].extend(other._numbers[number])
+        self._order.extend(array("H", [renumber[n] for n in other._order]))
+        self._others.extend(other._others)
