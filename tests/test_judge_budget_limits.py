@@ -1,0 +1,60 @@
+"""User-set rate limits (--rpm / --tpm) reach the client's limiter: a run paces itself below them.
+
+The loopback judge here enforces nothing, so any pacing seen comes from the user's limits alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from judge_server import CHAT, JudgeServer
+from test_judge_engine import suite_rows
+from test_judge_metrics_scripted import ScriptedJudge
+from textgen_core.cli.judge_args import add_judge_arguments, judge_settings_from_args
+from textgen_core.evaluate import evaluate
+from textgen_core.model import Dataset
+from textgen_core.store import Store
+
+METRICS = ["faithfulness", "coherence"]
+
+
+def settings_from_flags(server: JudgeServer, *flags: str):
+    parser = argparse.ArgumentParser()
+    add_judge_arguments(parser)
+    return judge_settings_from_args(parser.parse_args(["--judge-base-url", server.url, "--judge-model", "judge",
+                                                       "--concurrency", "16", *flags]))
+
+
+def busiest_second(server: JudgeServer) -> int:
+    """Most requests that arrived within any one second."""
+    starts = sorted(r.started for r in server.recorded(CHAT))
+    return max(sum(1 for t in starts[i:] if t - start < 1.0) for i, start in enumerate(starts))
+
+
+def test_rpm_flag_paces_the_run(db_path: Path) -> None:
+    with JudgeServer(responder=ScriptedJudge(), latency=0.01) as server:
+        settings = settings_from_flags(server, "--rpm", "240")  # 4 per second
+        assert settings.rpm == 240
+        store = Store(db_path)
+        run_id = evaluate(store, store.save_dataset(Dataset("d", suite_rows(8))), METRICS, judge=settings)
+        assert store.get_run(run_id)["status"] == "finished"
+        calls = server.count(CHAT)
+        starts = sorted(r.started for r in server.recorded(CHAT))
+        assert calls >= 20  # unpaced they all go out within 0.2 s
+        assert (calls - 1) / (starts[-1] - starts[0]) * 60 <= 240 * 1.1  # no faster than the limit
+        assert busiest_second(server) <= 4 + 4  # at most one second's worth beyond the pace
+        assert store.scores(run_id)["value"].notna().all()
+
+
+def test_tpm_flag_paces_the_run(db_path: Path) -> None:
+    with JudgeServer(responder=ScriptedJudge(), latency=0.01) as server:
+        # Each request counts its prompt plus the reply it may get (--max-tokens 200): about 6 per second.
+        settings = settings_from_flags(server, "--tpm", "90000", "--max-tokens", "200")
+        assert settings.tpm == 90000
+        store = Store(db_path)
+        run_id = evaluate(store, store.save_dataset(Dataset("d", suite_rows(8))), METRICS, judge=settings)
+        assert store.get_run(run_id)["status"] == "finished"
+        starts = sorted(r.started for r in server.recorded(CHAT))
+        elapsed = starts[-1] - starts[0]
+        assert elapsed > 1.5  # unpaced, these requests would all go out within a fraction of a second
