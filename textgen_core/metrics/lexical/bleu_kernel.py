@@ -52,66 +52,59 @@ def classes() -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _class_at(buf, i, cls):
-    """(class of the code point whose UTF-8 starts at byte i, index of the next code point)."""
-    b = buf[i]
+def _decode(buf, i):
+    """(code point whose UTF-8 starts at byte i, index of the next one)."""
+    b = np.int64(buf[i])
     if b < 0x80:
-        return cls[b], i + 1
+        return b, i + 1
     if b < 0xE0:
-        return cls[((b & 0x1F) << 6) | (buf[i + 1] & 0x3F)], i + 2
+        return ((b & 0x1F) << 6) | (buf[i + 1] & 0x3F), i + 2
     if b < 0xF0:
-        return cls[((b & 0x0F) << 12) | ((buf[i + 1] & 0x3F) << 6) | (buf[i + 2] & 0x3F)], i + 3
-    cp = ((b & 0x07) << 18) | ((buf[i + 1] & 0x3F) << 12) | ((buf[i + 2] & 0x3F) << 6) | (buf[i + 3] & 0x3F)
-    return cls[cp], i + 4
-
-
-@njit(cache=True, nogil=True)
-def _run_end(buf, j, end, cls, kind):
-    """Where a run starting at byte j ends: kind 0 = word characters, 1 = digits, 2 = all but space and period."""
-    while j < end:
-        b = buf[j]
-        if b < 0x80:
-            c = cls[b]
-            after = j + 1
-        else:
-            c, after = _class_at(buf, j, cls)
-        if kind == 0:
-            if c != WORD and c != DIGIT:
-                break
-        elif kind == 1:
-            if c != DIGIT:
-                break
-        elif c == SPACE or c == PERIOD:
-            break
-        j = after
-    return j
+        return ((b & 0x0F) << 12) | ((buf[i + 1] & 0x3F) << 6) | (buf[i + 2] & 0x3F), i + 3
+    return ((b & 0x07) << 18) | ((buf[i + 1] & 0x3F) << 12) | ((buf[i + 2] & 0x3F) << 6) | (buf[i + 3] & 0x3F), i + 4
 
 
 @njit(cache=True, nogil=True)
 def _tokenize(buf, start, end, cls, ts, te, th, k):
     """Byte spans (ts, te) and hashes (th) of the tokens of buf[start:end], from index k; returns the new k.
 
-    At each position the pattern's first alternative that matches wins:
-    \\w+ (greedy), then \\$\\d+, then a run of anything but \\s and the period.
+    At each position the pattern's first alternative that matches wins: \\w+ (greedy), then
+    \\$\\d+, then a run of anything but \\s and the period. ``mode`` says which run is being read.
     """
     i = start
     while i < end:
-        c, j = _class_at(buf, i, cls)
+        cp, j = _decode(buf, i)
+        c = cls[cp]
         if c == SPACE or c == PERIOD:
             i = j
             continue
+        mode = 2
         if c == WORD or c == DIGIT:
-            j = _run_end(buf, j, end, cls, 0)
-        elif c == DOLLAR and j < end and _class_at(buf, j, cls)[0] == DIGIT:
-            j = _run_end(buf, j, end, cls, 1)
-        else:
-            j = _run_end(buf, j, end, cls, 2)
-        h = np.uint64(j - i)
-        for x in range(i, j):  # rotate-xor: short dependency chain; equal bytes, equal hash
-            h = ((h << np.uint64(7)) | (h >> np.uint64(57))) ^ np.uint64(buf[x])
+            mode = 0
+        elif c == DOLLAR and j < end and cls[_decode(buf, j)[0]] == DIGIT:
+            mode = 1
+        h = np.uint64(cp)
+        while j < end:
+            b = buf[j]
+            if b < 0x80:
+                cp = np.int64(b)
+                after = j + 1
+            else:
+                cp, after = _decode(buf, j)
+            d = cls[cp]
+            if mode == 0:
+                if d != WORD and d != DIGIT:
+                    break
+            elif mode == 1:
+                if d != DIGIT:
+                    break
+            elif d == SPACE or d == PERIOD:
+                break
+            h = ((h << np.uint64(9)) | (h >> np.uint64(55))) ^ np.uint64(cp)  # equal tokens, equal hash
+            j = after
         ts[k] = i
         te[k] = j
-        th[k] = h * np.uint64(0x9E3779B97F4A7C15)
+        th[k] = (h ^ np.uint64(j - i)) * np.uint64(0x9E3779B97F4A7C15)
         k += 1
         i = j
     return k
