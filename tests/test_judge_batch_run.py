@@ -20,6 +20,7 @@ import pytest
 from judge_server import CHAT, JudgeServer
 from test_judge_engine import suite_rows
 from test_judge_metrics_scripted import ScriptedJudge
+from textgen_core.errors import TextgenError
 from textgen_core.evaluate import evaluate, resume
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.model import Dataset
@@ -185,3 +186,15 @@ def test_dry_run_shows_direct_and_batch_cost(tmp_path: Path) -> None:
         batch_cost = float(line.split("batch ")[1].split(" ")[0])
         assert batch_cost == pytest.approx(direct_cost * 0.5, rel=1e-3) and direct_cost > 0
         assert server.count(CHAT) == 0 and not server.batches.created
+
+
+def test_a_refused_key_fails_the_batch_run_with_the_reason(db_path: Path) -> None:
+    with JudgeServer(responder=ScriptedJudge(), api_key="sk-the-right-one") as server:
+        store = Store(db_path)
+        dataset_id = store.save_dataset(Dataset("d", suite_rows(2)))
+        with pytest.raises(TextgenError, match="refused: HTTP 401"):
+            evaluate(store, dataset_id, METRICS, judge=settings(server, batch=True))
+        run = store.get_run(1)
+        assert run["status"] == "failed" and "Incorrect API key" in run["error"]
+        assert "sk-batch" not in run["error"]  # the key sent is never repeated
+        assert not server.batches.created

@@ -245,6 +245,8 @@ class Batcher:
         self.created: list[str] = []
         self.adopted: list[str] = []
         self.rounds = 0
+        #: Why the endpoint refused for good (bad key, unknown model): every later request would fail the same way.
+        self.fatal: list[str] = []
         self._pending: dict[str, tuple[dict, list[asyncio.Future]]] = {}
         self._flusher: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -273,6 +275,8 @@ class Batcher:
             if not failure.retryable or budget.transient_left <= 0:
                 message = failure.message + (f" (gave up after {budget.attempts} batch attempts)"
                                              if failure.retryable else "")
+                if failure.fatal and message not in self.fatal:
+                    self.fatal.append(message)
                 raise Unscored(message, kind=failure.kind, status=failure.status, attempts=budget.attempts,
                                fatal=failure.fatal)
             budget.transient_left -= 1

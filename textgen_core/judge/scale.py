@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import BudgetReached
+from ..errors import BudgetReached, TextgenError
 from .batch import Batcher
 from .budget import SpendingCap
 from .client import JudgeClient
@@ -51,7 +51,10 @@ class RunScale:
             transport.spending = None
 
     def check(self) -> None:
-        """Raise :class:`BudgetReached` when the cap stopped the run."""
+        """Raise :class:`BudgetReached` when the cap stopped the run, or the batch endpoint's refusal for good."""
+        if self.batcher is not None and self.batcher.fatal:  # as the engine reports a direct endpoint's refusal
+            raise TextgenError(f"the judge endpoint refused: {'; '.join(self.batcher.fatal)}. The cells are kept "
+                               "as unscored; fix the judge settings and resume the run.")
         if self.cap is not None and self.cap.reached.is_set():
             raise BudgetReached(self.cap.reason)
 
