@@ -1,0 +1,118 @@
+"""Signals on real processes: SIGTERM stops a run like Ctrl-C (interrupted, resumable), and stopping
+`textgen-eval dashboard` stops its Streamlit server (no orphan keeps serving or holding the file)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from textgen_core.model import Dataset, Datum
+from textgen_core.store import Store
+
+CLI = [sys.executable, "-m", "textgen_core.cli.main"]
+ROWS = 20_000
+
+
+def _big_dataset() -> Dataset:
+    words = "the quick brown fox jumps over the lazy dog while seven small cats watch from a sunny wall".split()
+    rows = []
+    for i in range(ROWS):
+        text = " ".join(words[(i + k) % len(words)] for k in range(40))
+        rows.append(Datum(f"d{i}", "m", "q", text, (text[::-1], text)))
+    return Dataset("big", rows)
+
+
+def _wait_for(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _scored(db: Path, run_id: int) -> int:
+    return len(Store(db, read_only=True).scores(run_id))
+
+
+@pytest.mark.timeout(300)
+def test_sigterm_marks_the_run_interrupted_and_resume_finishes_it(db_path: Path) -> None:
+    Store(db_path).save_dataset(_big_dataset(), "big")
+    proc = subprocess.Popen([*CLI, "--db", str(db_path), "run", "big", "--metrics", "meteor", "--workers", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: not Store(db_path, read_only=True).list_runs().empty and _scored(db_path, 1) > 0,
+                  120, "the first cells")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "interrupted" in err and "resume" in err and "Traceback" not in err
+    run = Store(db_path, read_only=True).get_run(1)
+    assert run["status"] == "interrupted"
+    kept = _scored(db_path, 1)
+    assert 0 < kept < ROWS  # finished cells are kept, the rest is left to resume
+    done = subprocess.run([*CLI, "--db", str(db_path), "resume", "1"], capture_output=True, text=True, timeout=280)
+    assert done.returncode == 0, done.stderr
+    assert Store(db_path, read_only=True).get_run(1)["status"] == "finished"
+    assert _scored(db_path, 1) == ROWS
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
+            return reply.status == 200
+    except OSError:
+        return False
+
+
+def _servers_on(port: int) -> list[int]:
+    """PIDs of processes whose command line serves Streamlit on ``port``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"streamlit" in b" ".join(argv) and str(port).encode() in argv:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_stopping_the_dashboard_command_stops_its_server(tmp_path: Path, stop: int) -> None:
+    port = _free_port()
+    db = tmp_path / "dash.duckdb"
+    proc = subprocess.Popen([*CLI, "--db", str(db), "dashboard", "--port", str(port)], cwd=tmp_path,
+                            env=dict(os.environ, STREAMLIT_SERVER_HEADLESS="true"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for(lambda: _healthy(port), 60, "the dashboard server")
+        assert _servers_on(port) == [proc.pid]  # the command became the server: nothing else to orphan
+        proc.send_signal(stop)
+        proc.wait(timeout=30)
+        _wait_for(lambda: not _healthy(port), 10, "the server to stop answering")
+        assert _servers_on(port) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
