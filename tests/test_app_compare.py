@@ -415,3 +415,29 @@ def test_pairwise_preference_on_compare_and_results(app_db):
         assert "Pairwise preference against base" in [s.value for s in at.subheader]
     at = compare_page()
     assert at.multiselect(key=state.COMPARE_SCORES).value == ["rouge1"]  # the pairwise cell is not a mean to test
+
+
+def test_explore_shows_both_answers_and_both_pairwise_verdicts(app_db):
+    from judge_server import JudgeServer
+    from test_compare_pairwise import first_position, rows
+
+    from textgen_core.evaluate import evaluate
+    from textgen_core.judge.settings import JudgeSettings
+    from textgen_core.model import Dataset
+
+    with JudgeServer(responder=first_position) as server:
+        settings = JudgeSettings(base_url=server.url, model="judge-test", api_key="sk-test")
+        db = store()
+        run_id = evaluate(db, db.save_dataset(Dataset("capitals", rows())), ["pairwise_preference"], judge=settings)
+    at = page("app.py").run()
+    at.session_state[EXPLORE_RUN] = run_id
+    at.session_state[EXPLORE_DATUM] = "d0"
+    at = at.switch_page("views/explore.py").run()
+    no_exception(at)
+    shown = [t.value for t in at.text]
+    assert "Lyon." in shown and "Paris." in shown  # the baseline's and a candidate's answers, side by side
+    verdicts = [f for f in (e.value for e in at.dataframe) if "verdict" in f.columns and "item" in f.columns]
+    right = next(f for f in verdicts if "A = right" in " ".join(f["item"]))
+    assert right["item"].tolist() == ["baseline first: A = base, B = right", "candidate first: A = right, B = base"]
+    assert right["verdict"].tolist() == ["baseline", "candidate"]  # the judge followed the position
+    assert set(right["reason"]) == {"the first answer is always better"}
