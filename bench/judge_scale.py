@@ -32,6 +32,7 @@ for _path in (ROOT, ROOT / "tests"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+from judge import datums  # noqa: E402 - bench/judge.py: the same 50 datums shape
 from judge_scripting import Reply, prompt_text  # noqa: E402
 from judge_server import CHAT, JudgeServer, RateLimit  # noqa: E402
 from test_judge_metrics_scripted import rule_reply  # noqa: E402
@@ -62,17 +63,6 @@ def responder(request: dict) -> Reply:
 
     content = json.dumps(rule_reply(request))
     return Reply(content, prompt_tokens=max(1, tokens(prompt_text(request))), completion_tokens=tokens(content))
-
-
-def datums(n: int) -> list[Datum]:
-    return [Datum(
-        f"q{i:04d}", "model", query=f"What do we know about topic {i}?",
-        prediction=f"Topic {i} was described in {1900 + i}. I think topic {i} is always fascinating. "
-                   f"It has {i % 7 + 2} main parts.",
-        references=(f"Topic {i} was described in {1900 + i}. It has {i % 7 + 2} main parts.",),
-        contexts=(f"Topic {i} was first described in {1900 + i}.", f"Topic {i} has {i % 7 + 2} main parts.",
-                  f"The weather on day {i} was mild."),
-    ) for i in range(n)]
 
 
 def one_run(server: JudgeServer, rows: list[Datum], **overrides: Any) -> dict[str, Any]:

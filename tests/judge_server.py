@@ -44,7 +44,7 @@ from judge_scripting import (  # noqa: F401 - the tests import these from judge_
     CHAT, COMPLETIONS, EMBEDDINGS, TRANSIENT_FAULTS, Fault, Recorded, Reply, Responder, count_tokens,
     default_embed, default_logprob, example_for, last_user_text, prompt_text, request_schema,
 )
-from judge_server_batch import BatchService, is_batch_path  # the Batch API (H2, #13)
+from judge_server_batch import BatchService, chat_payload, is_batch_path  # the Batch API (H2, #13)
 from judge_server_limits import RateLimit, Route, azure_route  # noqa: F401 - rate limits, Azure paths (H2, #13)
 
 
@@ -358,19 +358,7 @@ class _Handler(BaseHTTPRequestHandler):
                 answer = self._respond(state, body)
         reply = self._shape(answer, body)
         record.reply = reply.content
-        prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else max(1, count_tokens(prompt_text(body)))
-        completion_tokens = (reply.completion_tokens if reply.completion_tokens is not None
-                             else count_tokens(reply.content or reply.refusal or ""))
-        payload = {
-            "id": f"chatcmpl-{len(state.requests)}", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model", ""),
-            "choices": [{"index": 0, "finish_reason": reply.finish_reason, "logprobs": None,
-                         "message": {"role": "assistant", "content": reply.content, "refusal": reply.refusal}}],
-        }
-        if reply.usage:
-            payload["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                                "total_tokens": prompt_tokens + completion_tokens}
-        self._send_json(200, payload)
+        self._send_json(200, chat_payload(reply, body, f"chatcmpl-{len(state.requests)}"))
         return 200
 
     @staticmethod

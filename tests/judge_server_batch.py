@@ -256,20 +256,23 @@ class BatchService:
         """The chat completion a direct request with ``body`` would get (no faults, no latency)."""
         from judge_server import _Handler
 
-        reply = _Handler._shape(_Handler._respond(self.server, body), body)
-        prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else max(1, count_tokens(prompt_text(body)))
-        completion_tokens = (reply.completion_tokens if reply.completion_tokens is not None
-                             else count_tokens(reply.content or reply.refusal or ""))
-        payload = {
-            "id": f"chatcmpl-batch-{number}", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model", ""),
-            "choices": [{"index": 0, "finish_reason": reply.finish_reason, "logprobs": None,
-                         "message": {"role": "assistant", "content": reply.content, "refusal": reply.refusal}}],
-        }
-        if reply.usage:
-            payload["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                                "total_tokens": prompt_tokens + completion_tokens}
-        return payload
+        return chat_payload(_Handler._shape(_Handler._respond(self.server, body), body), body, f"chatcmpl-batch-{number}")
+
+
+def chat_payload(reply: Any, body: dict, reply_id: str) -> dict[str, Any]:
+    """A chat.completion body for a :class:`judge_scripting.Reply` (usage counted unless the reply sets it)."""
+    prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else max(1, count_tokens(prompt_text(body)))
+    completion_tokens = (reply.completion_tokens if reply.completion_tokens is not None
+                         else count_tokens(reply.content or reply.refusal or ""))
+    payload: dict[str, Any] = {
+        "id": reply_id, "object": "chat.completion", "created": int(time.time()), "model": body.get("model", ""),
+        "choices": [{"index": 0, "finish_reason": reply.finish_reason, "logprobs": None,
+                     "message": {"role": "assistant", "content": reply.content, "refusal": reply.refusal}}],
+    }
+    if reply.usage:
+        payload["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                            "total_tokens": prompt_tokens + completion_tokens}
+    return payload
 
 
 def _error(message: str, code: str = "invalid_request") -> dict[str, Any]:
