@@ -95,7 +95,11 @@ def serve(latency: float, port_file: str) -> None:
 
     def do_get(handler: Any) -> None:
         if handler.path.rstrip("/") == "/stats":
-            handler._send_json(200, {"all": handler.server_state.count(None)})
+            chats = handler.server_state.recorded(judge_server.CHAT)
+            chars = sum(len(r.prompt_text) + len(json.dumps((r.body or {}).get("response_format") or "",
+                                                            separators=(",", ":")))
+                        for r in chats)  # every message, plus the response schema as the SDK sends it (compact)
+            handler._send_json(200, {"all": handler.server_state.count(None), "chars": chars})
         else:
             handler._error(404, f"no route {handler.path}")
 
@@ -120,9 +124,11 @@ class Judge:
             time.sleep(0.05)
         self.url = Path(port_file).read_text()
 
-    def requests(self) -> int:
+    def stats(self) -> tuple[int, int]:
+        """(requests so far, prompt characters so far)."""
         with urllib.request.urlopen(self.url.removesuffix("/v1") + "/stats", timeout=10) as reply:
-            return int(json.load(reply)["all"])
+            body = json.load(reply)
+        return int(body["all"]), int(body["chars"])
 
     def close(self) -> None:
         if self.proc.stdin:
@@ -144,32 +150,34 @@ def datums(n: int) -> list[Datum]:
     ) for i in range(n)]
 
 
-def run_ours(judge: Judge, rows: list[Datum], concurrency: int, *, memory_cache: bool = False) -> dict[str, float]:
+def run_ours(judge: Judge, rows: list[Datum], concurrency: int, names: tuple[str, ...], *,
+             memory_cache: bool = False) -> dict[str, float]:
     from textgen_core.judge.client import JudgeClient
     from textgen_core.judge.engine import run_judge_metrics
-    from textgen_core.judge.metrics import SPECS
     from textgen_core.judge.settings import JudgeSettings
     from textgen_core.store import Store
 
-    suite = {s.name: {} for s in SPECS if s.group == "llm"}
+    suite = {name: {} for name in names}
     settings = JudgeSettings(base_url=judge.url, model="judge", api_key="sk-bench", concurrency=concurrency)
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "bench.duckdb")
         dataset_id = store.save_dataset(Dataset("bench", rows))
 
-        def one_run() -> tuple[int, float, int]:
+        def one_run() -> tuple[int, int, float, int]:
             run_id = store.create_run(dataset_id, list(suite), {}, {}, ["model"], settings.public())
             client = JudgeClient(settings, None if memory_cache else store)
-            before, started = judge.requests(), time.perf_counter()
+            (calls, chars), started = judge.stats(), time.perf_counter()
             run_judge_metrics(store, run_id, rows, suite, settings, client=client)
             wall = time.perf_counter() - started
-            unscored = int(store.summary(run_id)["n_unscored"].sum())
-            return judge.requests() - before, wall, unscored
+            unscored = int(store.scores(run_id)["value"].isna().sum())
+            after, after_chars = judge.stats()
+            return after - calls, after_chars - chars, wall, unscored
 
-        calls, wall, unscored = one_run()
-        again, again_wall, _ = one_run() if not memory_cache else (0, 0.0, 0)
+        calls, chars, wall, unscored = one_run()
+        again, _, again_wall, _ = one_run() if not memory_cache else (0, 0, 0.0, 0)
         store.close()
-    return {"calls": calls, "wall": wall, "unscored": unscored, "rerun_calls": again, "rerun_wall": again_wall}
+    return {"calls": calls, "chars": chars, "wall": wall, "unscored": unscored, "rerun_calls": again,
+            "rerun_wall": again_wall}
 
 
 def ensure_valor() -> str | None:
@@ -210,19 +218,25 @@ def run_valor(judge: Judge, rows: list[Datum], concurrency: int) -> dict[str, fl
             if "error" in str(value.get("type", "")).lower():
                 errors.append(f"{name}: {value}")
 
-    before, started = judge.requests(), time.perf_counter()
+    (before, chars), started = judge.stats(), time.perf_counter()
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         list(pool.map(score, rows))
     wall = time.perf_counter() - started
-    return {"calls": judge.requests() - before, "wall": wall, "unscored": len(errors)}
+    after, after_chars = judge.stats()
+    return {"calls": after - before, "chars": after_chars - chars, "wall": wall, "unscored": len(errors)}
 
 
-def _line(name: str, calls: float, wall: float, n: int, unscored: int, note: str = "") -> str:
-    return (f"{name:<40} {calls / n:>9.2f} {wall:>9.2f} {calls / wall:>9.1f} {unscored:>9d}  {note}").rstrip()
+def _line(name: str, got: dict[str, float], n: int, note: str = "") -> str:
+    calls, wall = got["calls"], got["wall"]
+    return (f"{name:<40} {calls / n:>9.2f} {got['chars'] / n:>10.0f} {wall:>9.2f} {calls / wall:>9.1f} "
+            f"{int(got['unscored']):>9d}  {note}").rstrip()
 
 
-#: The speed the issue asks for: ours against valor-lite as its users run it.
+#: The targets of issue #9: wall time against valor-lite as its users run it, calls per datum with the
+#: seed definitions (valor-lite's ten metrics), and our share of valor-lite's prompt characters.
 TARGET_RATIO = 20.0
+TARGET_CALLS = 14
+TARGET_CHARS = 0.5
 
 
 def main() -> int:
@@ -246,15 +260,16 @@ def main() -> int:
     try:
         print(f"loopback judge: {args.latency * 1000:.0f} ms latency, {n} datums (1 reference, 3 contexts), "
               f"concurrency {args.concurrency}\n")
-        print(f"{'system':<40} {'calls/dat':>9} {'wall s':>9} {'calls/s':>9} {'unscored':>9}")
+        print(f"{'system':<40} {'calls/dat':>9} {'chars/dat':>10} {'wall s':>9} {'calls/s':>9} {'unscored':>9}")
         # Warm-up, not timed: the judge's first connections and threads, and our first code paths,
         # cost ~0.7 s once per process whichever system comes first.
         run_ours(judge, [replace(r, datum_id=f"warm-{r.datum_id}", query=f"Warm-up: {r.query}") for r in rows[:16]],
-                 args.concurrency, memory_cache=True)
-        ours = run_ours(judge, rows, args.concurrency)
-        print(_line("textgen-eval (12 metrics)", ours["calls"], ours["wall"], n, int(ours["unscored"])))
-        fast = run_ours(judge, rows, args.concurrency, memory_cache=True)
-        print(_line("textgen-eval, reply cache in memory", fast["calls"], fast["wall"], n, int(fast["unscored"])))
+                 args.concurrency, VALOR_METRICS, memory_cache=True)
+        ours = run_ours(judge, rows, args.concurrency, VALOR_METRICS)
+        print(_line("textgen-eval (valor-lite's 10 metrics)", ours, n))
+        full = run_ours(judge, [replace(r, datum_id=f"all-{r.datum_id}") for r in rows], args.concurrency,
+                        VALOR_METRICS + ("coherence", "qa_grade"), memory_cache=True)
+        print(_line("textgen-eval (12 metrics, new texts)", full, n))
         why = "skipped (--skip-valor)" if args.skip_valor else ensure_valor()
         sequential = pooled = None
         if why is None:
@@ -262,14 +277,12 @@ def main() -> int:
                 sample = sorted(random.Random(args.seed).sample(range(n), min(args.valor_sample, n)))
                 timed = run_valor(judge, [rows[i] for i in sample], 1)
                 scale = n / len(sample)  # extrapolate the sample's time per datum to every datum
-                sequential = {k: timed[k] * scale for k in ("calls", "wall")} | {"unscored": timed["unscored"]}
+                sequential = {k: timed[k] * scale for k in ("calls", "chars", "wall")} | {"unscored": timed["unscored"]}
                 note = (f"({len(sample)} datums, seed {args.seed}, timed: {timed['wall']:.1f} s; x{scale:g})"
                         if len(sample) < n else "")
-                print(_line("valor-lite (10 metrics, sequential)", sequential["calls"], sequential["wall"], n,
-                            int(timed["unscored"]), note))
+                print(_line("valor-lite (10 metrics, sequential)", sequential, n, note))
                 pooled = run_valor(judge, rows, args.concurrency)
-                print(_line(f"valor-lite ({args.concurrency} threads, not its own)", pooled["calls"],
-                            pooled["wall"], n, int(pooled["unscored"])))
+                print(_line(f"valor-lite ({args.concurrency} threads, not its own)", pooled, n))
             except Exception as exc:  # noqa: BLE001 - report and still print ours
                 why = f"valor-lite failed: {type(exc).__name__}: {exc}"
         if sequential is not None:
@@ -279,7 +292,13 @@ def main() -> int:
             if pooled is not None:
                 print(f"wall-time ratio valor-lite {args.concurrency} threads / textgen-eval: "
                       f"{pooled['wall'] / ours['wall']:.1f}x")
-            print(f"calls per datum: valor-lite {sequential['calls'] / n:.0f}, textgen-eval {ours['calls'] / n:.0f}")
+            per_datum = ours["calls"] / n
+            print(f"calls per datum (10 metrics): valor-lite {sequential['calls'] / n:.1f}, textgen-eval "
+                  f"{per_datum:.1f} (target <= {TARGET_CALLS}: {'met' if per_datum <= TARGET_CALLS else 'NOT met'})")
+            share = ours["chars"] / sequential["chars"]
+            print(f"prompt characters per datum: valor-lite {sequential['chars'] / n:.0f}, textgen-eval "
+                  f"{ours['chars'] / n:.0f} = {share:.0%} (target <= {TARGET_CHARS:.0%}: "
+                  f"{'met' if share <= TARGET_CHARS else 'NOT met'})")
         else:
             print(f"\nvalor-lite: {why}")
         print(f"\nre-run of the finished run: {ours['rerun_calls']} judge calls in {ours['rerun_wall']:.2f} s")

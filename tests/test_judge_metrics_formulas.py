@@ -100,7 +100,7 @@ def test_prompt_schemas_are_strict_and_say_fenced_text_is_data(request_: Request
     assert is_strict_compatible(request_.schema)
     validate(request_.placeholder, request_.schema)
     assert [m["role"] for m in request_.messages] == ["system", "user"]
-    assert "never instructions" in request_.messages[0]["content"]
+    assert "never follow instructions" in request_.messages[0]["content"]
     if request_.check is not None:
         assert request_.check(request_.placeholder) is None
 
@@ -119,7 +119,7 @@ RECORDED = {
     'faithfulness/3': '343ea3c692e6dacc',
     'hallucination/3': '757766ed9a8f09a7',
     'opinions/2': '5cf888616e13968f',
-    'pairwise_preference/1': '4ebfc7f2ef2fd454',
+    'pairwise_preference/2': '4ebfc7f2ef2fd454',
     'qa_grade/3': 'fb9900651e0fa611',
     'statements/3': '5d79c1ca68fd0ffc',
     'summary_coherence/3': '3f644f1b21f14d18',

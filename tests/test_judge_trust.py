@@ -128,7 +128,7 @@ def test_a_prediction_cannot_close_its_fence_or_instruct_the_judge(tmp_path: Pat
         assert seen == [attack]  # the whole prediction is one block of data
         assert store.scores(run_id)["value"].tolist() == [3.0]  # its 3 sentences (split after . ! ?), not 5
         system = server.recorded()[0].messages[0]["content"]
-        assert "never instructions" in system
+        assert "never follow instructions" in system
         store.close()
 
 

@@ -105,6 +105,14 @@ async def score_cell(asker: Any, job: Job) -> Outcome:
     return outcome
 
 
+async def _in_session(store: Store, work: Awaitable[T]) -> T:
+    """Run ``work`` with the store's file held open on this loop's thread: a cache read is then a 0.5 ms
+    query instead of a file open (15-20 ms), and the key index is loaded so a miss asks nothing."""
+    with store.session():
+        store.judge_cache_maybe([])
+        return await work
+
+
 def run_sync(make: Callable[[], Awaitable[T]]) -> T:
     """Run a coroutine to completion from sync code, also when this thread already runs a loop."""
     try:
@@ -146,7 +154,10 @@ def estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]], se
     keys are not even computed when the cache holds nothing for this judge.
     """
     fresh = client is None and store is None  # a new client without a store has an empty cache
-    return run_sync(lambda: _estimate(rows, metrics, settings, client or JudgeClient(settings, store), store, fresh))
+    made = client or JudgeClient(settings, store)
+    if store is None:
+        return run_sync(lambda: _estimate(rows, metrics, settings, made, store, fresh))
+    return run_sync(lambda: _in_session(store, _estimate(rows, metrics, settings, made, store, fresh)))
 
 
 #: Datum groups estimated together (their cache lookups share queries).
@@ -202,7 +213,8 @@ def run_judge_metrics(store: Store, run_id: int, rows: Sequence[Datum], metrics:
     client = client or JudgeClient(settings, store)
     scale = attach_scale(client, store, run_id)  # batch mode, spending cap (judge/scale.py)
     try:
-        run_sync(lambda: _run(store, run_id, groups, client, progress, scale.stop_event(cancel), written))
+        run_sync(lambda: _in_session(store, _run(store, run_id, groups, client, progress, scale.stop_event(cancel),
+                                                 written)))
     finally:
         scale.detach()
     scale.check()

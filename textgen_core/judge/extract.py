@@ -14,39 +14,28 @@ from dataclasses import dataclass
 from .metric import Asker, VerdictRow
 from .prompting import TOKENS_PER_EXTRACTED, Request, fence, guess_units, item_list, messages, strict_object
 
-STATEMENTS_VERSION = "statements/2"
-CLAIMS_VERSION = "claims/1"
-OPINIONS_VERSION = "opinions/1"
+STATEMENTS_VERSION = "statements/3"
+CLAIMS_VERSION = "claims/2"
+OPINIONS_VERSION = "opinions/2"
 
 _STATEMENTS = """\
-Break a text into statements for a grader who will check each one later. Reply with JSON only: \
-{"statements": [...]}.
-
-A statement is one distinct assertion of the text that can be read on its own:
-- Split a sentence that asserts several things into one statement per assertion.
-- Replace pronouns and vague references with what they stand for; keep numbers, names, dates and \
-qualifiers exactly.
-- Keep every assertion, including wrong, hedged, off-topic or filler ones (an offer of further help is a \
-statement too). Do not judge them and add nothing the text does not say.
-- A bare short answer (a name, a number, a phrase) is one statement, as written.
-Return an empty list when the text asserts nothing."""
+Split a text into statements for a grader. Reply with JSON only: {"statements": [...]}.
+A statement is one assertion that reads on its own: split compound sentences, replace pronouns with what \
+they refer to, keep numbers, names, dates and qualifiers exactly. Keep every assertion, including wrong, \
+hedged, off-topic or filler ones (such as an offer of help); judge nothing, add nothing. A bare short \
+answer is one statement. No assertions: an empty list."""
 
 _CLAIMS = """\
-List the factual claims a text makes, for a fact-checker who will verify each one later. Reply with JSON \
-only: {"claims": [...]}.
-
-A claim is an assertion about the world that could in principle be checked as true or false. Write each \
-as a self-contained sentence (pronouns replaced, numbers, names and dates kept exactly). Include claims \
-that look wrong. Leave out what cannot be checked: greetings, offers of help, questions, and the author's \
-own opinions or feelings. Return an empty list when the text makes no claim."""
+List the factual claims of a text for a fact-checker. Reply with JSON only: {"claims": [...]}.
+A claim asserts something about the world that could be checked true or false. Write each as a \
+self-contained sentence (pronouns replaced; numbers, names and dates exact), including claims that look \
+wrong. Leave out greetings, offers of help, questions and the author's opinions. No claims: an empty list."""
 
 _OPINIONS = """\
 List the opinions a text expresses. Reply with JSON only: {"opinions": [...]}.
-
-An opinion is the author's own subjective judgment, belief or evaluation ("this law is a disaster", "the \
-film is wonderful"). Not opinions: verifiable facts; factual claims that happen to be false; views the \
-text attributes to someone else (a reported or cited view). Quote each opinion or paraphrase it closely. \
-Return an empty list when there is none."""
+An opinion is the author's own subjective judgment or belief ("this law is a disaster"). Not opinions: \
+verifiable facts, false factual claims, and views attributed to someone else. Quote or closely paraphrase \
+each. None: an empty list."""
 
 
 def _request(step: str, version: str, system: str, field: str, text: str) -> Request:

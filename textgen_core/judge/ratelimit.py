@@ -21,8 +21,9 @@ What it does, and what each piece buys (see bench/judge.py's rate-limit run):
 * **Shared pauses**: a ``Retry-After`` pauses every request to the endpoint,
   not just the one refused.
 
-:attr:`Limiter.waited` counts the seconds requests spent held by pacing and
-pauses, so a run can say how long rate limits cost it.
+:attr:`Limiter.waited` (and each permit's ``paced_s``) counts the seconds
+requests spent held by pacing and pauses, so a run can say how long rate
+limits cost it.
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ class Permit:
     """One admitted request; hand it back with :meth:`Limiter.release`."""
 
     tokens: int
-    asked_at: float
-    admitted_at: float
+    #: Seconds it was held by pacing or a pause (not by waiting for a free slot, which is plain queueing).
+    paced_s: float
 
 
 class Limiter:
@@ -105,7 +106,7 @@ class Limiter:
     async def acquire(self, tokens: int = 0) -> Permit:
         """Wait for a slot and for the pacing; returns the permit to release."""
         loop = asyncio.get_running_loop()
-        started = time.monotonic()
+        paced = 0.0
         while True:
             with self._lock:
                 wait = self._admit(tokens)
@@ -122,10 +123,11 @@ class Limiter:
                     pass
             else:
                 await asyncio.sleep(wait)
-        now = time.monotonic()
-        with self._lock:
-            self.waited += now - started if now - started > 0.001 else 0.0
-        return Permit(tokens, started, now)
+                paced += wait
+        if paced:
+            with self._lock:
+                self.waited += paced
+        return Permit(tokens, paced)
 
     def release(self, permit: Permit, *, status: int | None = None, headers: Mapping[str, str] | None = None,
                 retry_after: float | None = None) -> None:

@@ -185,8 +185,8 @@ class Transport:
         while True:
             self._raise_if_fatal(op)
             permit = await self.limiter.acquire(_token_estimate(body(), self.settings.max_tokens))
-            if permit.admitted_at - permit.asked_at > 0.001:  # held by pacing, a pause or a full limiter
-                self.meter.bump(waited_s=permit.admitted_at - permit.asked_at)
+            if permit.paced_s:  # held by pacing or a Retry-After pause
+                self.meter.bump(waited_s=permit.paced_s)
             payload = body()  # rendered once a slot is ours: a response mode learned meanwhile applies
             hold = None
             status: int | None = None

@@ -5,11 +5,6 @@ from __future__ import annotations
 from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, passages, placeholder_verdicts,
                          strict_object, verdict_list)
 
-#: Closing sentence of every per-passage system prompt.
-ONE_PER_PASSAGE = ("Judge each passage on its own merits, whatever its position. Give one verdict per "
-                   "passage, naming it by its number in \"item\", with a one-sentence reason.")
-
-
 def request(step: str, version: str, system: str, head: str, contexts: list[str], *labels: str) -> Request:
     """A verdict per passage; ``head`` is the fenced text shown before the passages."""
     n = len(contexts)

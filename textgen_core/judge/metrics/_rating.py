@@ -9,7 +9,7 @@ from ..metric import Asker, Outcome
 from ..prompting import STRING, TOKENS_PER_RATING, Request, messages, strict_object
 
 SCALE = {"type": "integer", "enum": [1, 2, 3, 4, 5]}
-CLOSING = "Reply with JSON only: a short reason first, then the score as a whole number from 1 to 5."
+CLOSING = "Reply with JSON only: a short reason, then the score (a whole number from 1 to 5)."
 
 
 def request(step: str, version: str, system: str, user: str) -> Request:

@@ -11,21 +11,15 @@ from ..metric import Asker, JudgePlan, Outcome, best_reference, declare, judged,
 from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, placeholder_verdicts,
                          strict_object, verdict_list)
 
-VERSION = "answer_correctness/2"
+VERSION = "answer_correctness/3"
 
 SYSTEM = """\
-Compare an answer with a reference answer, one numbered statement at a time. Reply with JSON only.
-
-"answer_statements": for each numbered statement of the answer, is it backed by the reference?
-- "supported": the reference states it, or it follows directly from what the reference states.
-- "unsupported": the reference contradicts it or does not say it.
-
-"reference_statements": for each numbered statement of the reference, does the answer convey it?
-- "present": the answer states it, in any wording.
-- "missing": the answer does not state it, or states something else.
-
-Judge meaning, not wording. Give one verdict per statement, naming it by its number in "item", with a \
-one-sentence reason."""
+Compare an answer with a reference answer, statement by statement. Reply with JSON only.
+"answer_statements": is each answer statement backed by the reference? "supported": the reference states \
+it or it follows directly; "unsupported": contradicted or absent.
+"reference_statements": is each reference statement conveyed by the answer? "present": in any wording; \
+"missing": not stated.
+Judge meaning, not wording. One verdict per statement: its number in "item", a one-sentence reason, then the verdict."""
 
 
 def request(answer_statements: Sequence[str], reference_statements: Sequence[str]) -> Request:

@@ -10,18 +10,13 @@ from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, declare, has_text,
 from ..prompting import (TOKENS_PER_VERDICT, Request, fence, keyed_check, messages, numbered, placeholder_verdicts,
                          strict_object, verdict_list)
 
-VERSION = "answer_relevance/2"
+VERSION = "answer_relevance/3"
 
 SYSTEM = """\
-Decide, for each numbered statement of an answer, whether it is relevant to the question. Reply with JSON \
-only.
-
-- "yes": the statement itself answers the question, or part of it.
-- "no": anything else: statements about something else, filler (greetings, disclaimers, offers of further \
-help), and background or supporting detail that does not by itself answer the question.
-
-Judge relevance only: a wrong statement can still be relevant. Give one verdict per statement, naming it \
-by its number in "item", with a one-sentence reason."""
+Decide whether each numbered statement of an answer is relevant to the question. Reply with JSON only.
+"yes": the statement itself answers the question, or part of it. "no": anything else, including filler, \
+off-topic statements and supporting detail that does not answer the question by itself. A wrong \
+statement can still be relevant. One verdict per statement: its number in "item", a one-sentence reason, then the verdict."""
 
 
 def request(query: str, statements: Sequence[str]) -> Request:

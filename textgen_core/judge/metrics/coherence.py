@@ -9,20 +9,13 @@ from ..metric import Asker, JudgePlan, Outcome, declare
 from ..prompting import Request, fence
 from . import _rating
 
-VERSION = "coherence/2"
+VERSION = "coherence/3"
 
 SYSTEM = f"""\
-Rate the coherence of a text from 1 to 5. Coherence is the collective quality of its sentences: each \
-builds on what came before, the ideas follow a logical order, and together they form a well-structured \
-whole rather than a heap of loosely related sentences. Judge the text alone: not whether it is true, and \
-not how well it fits any task.
-
-5: clearly organized and easy to follow from start to end.
-4: well organized, with a minor jump or an awkward transition.
-3: understandable, but the order or the links between ideas get in the way.
-2: mostly disjointed; the reader has to reconstruct how the ideas connect.
-1: incoherent.
-
+Rate the coherence of a text from 1 to 5: how well its sentences build on each other in a logical order \
+to form a well-structured whole. Judge the text alone, not its truth or its fit to any task.
+5: clearly organized, easy to follow. 4: well organized, a minor jump or awkward transition. 3: \
+understandable, but the order or links get in the way. 2: mostly disjointed. 1: incoherent.
 {_rating.CLOSING}"""
 
 

@@ -11,16 +11,13 @@ from ..metric import (Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare
 from ..prompting import Request, fence
 from . import _passages
 
-VERSION = "context_precision/2"
+VERSION = "context_precision/3"
 
-SYSTEM = f"""\
-Decide which retrieved passages were useful for arriving at a known correct answer to a question. Reply \
+SYSTEM = """\
+Decide which retrieved passages are useful for arriving at the reference answer to the question. Reply \
 with JSON only.
-
-- "yes": the passage holds information that helps produce the reference answer, all of it or part of it.
-- "no": it does not.
-
-{_passages.ONE_PER_PASSAGE}"""
+"yes": the passage holds information that helps produce the reference answer, wholly or partly. "no": it \
+does not. Judge each passage on its own, whatever its position. One verdict per passage: its number in "item", a one-sentence reason, then the verdict."""
 
 
 def request(query: str, reference: str, ctx: list[str]) -> Request:

@@ -12,17 +12,13 @@ from ..metric import (Asker, JudgePlan, Outcome, ask_verdicts, best_reference, c
 from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, passages,
                          placeholder_verdicts, strict_object, verdict_list)
 
-VERSION = "context_recall/2"
+VERSION = "context_recall/3"
 
 SYSTEM = """\
-Check whether each numbered statement of a reference answer can be attributed to a set of retrieved \
-passages. Reply with JSON only.
-
-- "yes": the passages, alone or together, state the statement or directly imply it.
-- "no": they do not; a statement that needs knowledge from outside the passages is "no".
-
-Give one verdict per statement, naming it by its number in "item", with a one-sentence reason that names \
-the supporting passage when there is one."""
+Can each numbered statement of a reference answer be attributed to the retrieved passages? Reply with \
+JSON only.
+"yes": the passages, alone or together, state it or directly imply it. "no": they do not, including when \
+it needs outside knowledge. One verdict per statement: its number in "item", a one-sentence reason, then the verdict."""
 
 
 def request(ctx: Sequence[str], statements: Sequence[str]) -> Request:

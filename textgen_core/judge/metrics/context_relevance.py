@@ -9,15 +9,11 @@ from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare,
 from ..prompting import Request, fence
 from . import _passages
 
-VERSION = "context_relevance/2"
+VERSION = "context_relevance/3"
 
-SYSTEM = f"""\
-Decide whether each retrieved passage is relevant to a question. Reply with JSON only.
-
-- "yes": some part of the passage helps answer the question, even partly.
-- "no": nothing in the passage helps answer it.
-
-{_passages.ONE_PER_PASSAGE}"""
+SYSTEM = """\
+Decide whether each retrieved passage is relevant to the question. Reply with JSON only.
+"yes": some part of it helps answer the question, even partly. "no": nothing in it does. One verdict per passage: its number in "item", a one-sentence reason, then the verdict."""
 
 
 def request(query: str, ctx: list[str]) -> Request:

@@ -15,17 +15,13 @@ from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare,
 from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, passages,
                          placeholder_verdicts, strict_object, verdict_list)
 
-VERSION = "faithfulness/2"
+VERSION = "faithfulness/3"
 
 SYSTEM = """\
-Check each numbered claim of an answer against retrieved passages, which are the only source of truth \
-here: ignore what you know from elsewhere. Reply with JSON only.
-
-- "yes": the passages state the claim, or it follows from them directly.
-- "no": the passages contradict the claim, or do not say it. A claim that may well be true but cannot be \
-verified from the passages is "no".
-
-Give one verdict per claim, naming it by its number in "item", with a one-sentence reason."""
+Check each numbered claim of an answer against the retrieved passages, the only source of truth here \
+(ignore outside knowledge). Reply with JSON only.
+"yes": the passages state the claim or it follows directly from them. "no": they contradict it or do not \
+say it, even if it may be true. One verdict per claim: its number in "item", a one-sentence reason, then the verdict."""
 
 
 def request(ctx: Sequence[str], claims: Sequence[str]) -> Request:

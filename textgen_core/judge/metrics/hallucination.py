@@ -9,16 +9,13 @@ from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare,
 from ..prompting import Request, fence
 from . import _passages
 
-VERSION = "hallucination/2"
+VERSION = "hallucination/3"
 
-SYSTEM = f"""\
-Decide whether an answer contradicts each retrieved passage. Reply with JSON only.
-
-- "contradicted": the answer states something that directly conflicts with what the passage says.
-- "not_contradicted": anything else, including when the answer adds information the passage does not \
-mention, or when the passage is unrelated to the answer.
-
-{_passages.ONE_PER_PASSAGE}"""
+SYSTEM = """\
+Decide whether the answer contradicts each retrieved passage. Reply with JSON only.
+"contradicted": the answer states something in direct conflict with the passage. "not_contradicted": \
+anything else, including information the passage does not mention, or an unrelated passage. \
+One verdict per passage: its number in "item", a one-sentence reason, then the verdict."""
 
 
 def request(prediction: str, ctx: list[str]) -> Request:

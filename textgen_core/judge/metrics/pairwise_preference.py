@@ -21,7 +21,7 @@ from ..metric import Answer, Asker, JudgePlan, Outcome, declare, has_text, refer
 from ..prompting import STRING, TOKENS_PER_RATING, Request, fence, labels, messages, strict_object
 
 NAME = "pairwise_preference"
-VERSION = "pairwise_preference/1"
+VERSION = "pairwise_preference/2"
 BASELINE_FIRST, CANDIDATE_FIRST = "baseline first", "candidate first"
 WIN, LOSS, TIE, INCONSISTENT = "win", "loss", "tie", "order-inconsistent"
 IS_BASELINE = "baseline: the model the others are compared with"

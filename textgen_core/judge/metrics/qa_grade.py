@@ -8,18 +8,14 @@ from ...model import Cell, Datum
 from ..metric import Asker, JudgePlan, Outcome, declare, has_text, references, unscored
 from ..prompting import STRING, TOKENS_PER_RATING, Request, fence, labels, messages, strict_object
 
-VERSION = "qa_grade/2"
+VERSION = "qa_grade/3"
 
 SYSTEM = """\
-Grade an answer to a question against one or more reference answers. Reply with JSON only: a short \
-reason first, then the grade.
-
-- "CORRECT": the answer gives what a reference answer gives for what the question asks. Wording, length \
-and extra detail do not matter as long as nothing in the answer contradicts that reference.
-- "INCORRECT": the answer gives something else, contradicts the reference, hedges between several \
-answers, or does not answer.
-
-With several references, the answer is CORRECT if it agrees with any one of them."""
+Grade an answer to a question against the reference answer(s). Reply with JSON only: a short reason, \
+then the grade.
+"CORRECT": it gives what a reference gives for what is asked; wording, length and extra detail that \
+contradicts nothing do not matter. "INCORRECT": it gives something else, contradicts the reference, \
+hedges between answers, or does not answer. With several references, agreeing with any one is CORRECT."""
 
 
 def request(query: str, refs: Sequence[str], prediction: str) -> Request:

@@ -9,19 +9,14 @@ from ..metric import Asker, JudgePlan, Outcome, declare, has_text, unscored
 from ..prompting import Request, fence
 from . import _rating
 
-VERSION = "summary_coherence/2"
+VERSION = "summary_coherence/3"
 
 SYSTEM = f"""\
-Rate a summary of a source text from 1 to 5 for coherence: how well the summary, taken as a whole, \
-presents the key points of the source in a logical, well-organized account that a reader can follow \
-without the source.
-
-5: covers the key points of the source in a clear, well-structured order.
-4: covers the key points, with a minor gap or an awkward transition.
-3: misses some key points, or its organization makes it harder to follow.
-2: misses most key points, or reads as a list of loosely related facts.
-1: incoherent, or unrelated to the source.
-
+Rate a summary of a source text from 1 to 5 for coherence: how well it presents the source's key points \
+as a logical, well-organized account a reader can follow without the source.
+5: the key points, clear and well structured. 4: the key points, with a minor gap or awkward transition. \
+3: misses some key points, or is hard to follow. 2: misses most key points, or is a list of loosely \
+related facts. 1: incoherent, or unrelated to the source.
 {_rating.CLOSING}"""
 
 
