@@ -175,3 +175,16 @@ def test_logged_batch_is_taken_over_not_resubmitted(server: JudgeServer, judge_s
     assert len(server.batches.created) == 2 and len(server.batches.lines(server.batches.created[1])) == 1
     assert [json.loads(r["choices"][0]["message"]["content"]) for r in replies] == [answer(body(i)) for i in range(5)]
     assert store.judge_batches(8) == []
+
+
+def test_a_round_larger_than_one_batch_is_split(server: JudgeServer, judge_settings: JudgeSettings,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from textgen_core.judge import batch
+
+    monkeypatch.setattr(batch, "MAX_REQUESTS", 4)
+    replies = post_all(Batcher(judge_settings, polling=FAST, settle=0.05), [body(i) for i in range(10)])
+    assert sorted(len(server.batches.lines(b)) for b in server.batches.created) == [2, 4, 4]  # sent side by side
+    assert [json.loads(r["choices"][0]["message"]["content"]) for r in replies] == [answer(body(i)) for i in range(10)]
+    assert len(batch.split({str(i): {"x": "y" * 1000} for i in range(3)})) == 1
+    monkeypatch.setattr(batch, "MAX_BYTES", 2500)
+    assert [len(p) for p in batch.split({str(i): {"x": "y" * 1000} for i in range(3)})] == [2, 1]

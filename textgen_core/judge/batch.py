@@ -53,6 +53,9 @@ TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 ADOPTABLE = frozenset({"submitted", "validating", "in_progress", "finalizing", "completed", "expired", "cancelling"})
 #: Attempts at one file or batch operation (upload, create, retrieve, download) on transient errors.
 OPERATION_ATTEMPTS = 8
+#: The Batch API's limits on one input file: requests, and bytes (200 MB, with room for the JSONL framing).
+MAX_REQUESTS = 50_000
+MAX_BYTES = 190_000_000
 
 
 @dataclass(frozen=True)
@@ -217,6 +220,20 @@ def _status_error(result: LineResult) -> openai.APIStatusError:
     return openai.APIStatusError(result.message, response=response, body=body)
 
 
+def split(requests: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Mapping[str, Any]]]:
+    """Requests in parts that each fit one batch (:data:`MAX_REQUESTS`, :data:`MAX_BYTES`)."""
+    parts: list[dict[str, Mapping[str, Any]]] = []
+    size = 0
+    for cid, body in requests.items():
+        length = len(json.dumps(body, ensure_ascii=False).encode("utf-8")) + 200
+        if not parts or len(parts[-1]) >= MAX_REQUESTS or size + length > MAX_BYTES:
+            parts.append({})
+            size = 0
+        parts[-1][cid] = body
+        size += length
+    return parts
+
+
 class BatchLog(Protocol):
     """Where batches are recorded as soon as they exist (the store; see ``store/batch_sql.py``)."""
 
@@ -326,8 +343,7 @@ class Batcher:
         driver = BatchDriver(api, azure=is_azure(self.settings), polling=self.polling, policy=self.policy)
         try:
             jobs = [self._resume(driver, batch_id, cids) for batch_id, cids in adopt.items()]
-            if fresh:
-                jobs.append(self._submit(driver, fresh))
+            jobs += [self._submit(driver, part) for part in split(fresh)]
             for done in asyncio.as_completed(jobs):
                 for cid, result in (await done).items():
                     for future in batch[cid][1]:
