@@ -182,3 +182,17 @@ def test_run_fails_when_too_much_is_unscored(tmp_path: Path, capsys: pytest.Capt
     assert "FAILED, 1 score(s) over the limit: b / exact_match: 66.7% (0 unscored, 2 missing)" in capsys.readouterr().out
     code, _ = run_cli(tmp_path, rows, "exact_match", "--fail-if-unscored-above", "0.7")
     assert code == 0 and "gate --fail-if-unscored-above 0.7: passed" in capsys.readouterr().out
+
+
+def test_scores_without_a_direction_are_never_better_or_worse_even_in_the_family(db_path: Path,
+                                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    run_id = gate_run(db_path)
+    store = Store(db_path)
+    frame = compare_models(store, run_id, "base", "better", holm_undirected=True)
+    length = frame.set_index("score").loc["answer_length"]
+    assert length["family"] == "holm" and length["p_adjusted"] < 0.05
+    assert length["verdict"] == "inconclusive" and "no better direction" in length["why"]
+    assert frame.attrs["family"] == 2
+    store.close()
+    assert main(["--db", str(db_path), "compare", str(run_id), "--baseline", "base", "--candidate", "better",
+                 "--holm-undirected", "--fail-if", "inconclusive"]) == 0

@@ -192,7 +192,7 @@ def _gate(frame: pd.DataFrame, fail_if: str | None) -> int:
     if fail_if is None:
         return 0
     failing = [f"{r.candidate} / {r.score}: {r.verdict}" for r in frame.itertuples()
-               if fails(r.verdict, r.family, fail_if)]
+               if fails(r.verdict, r.family, fail_if, r.direction)]
     if not failing:
         print(f"gate --fail-if {fail_if}: passed")
         return 0

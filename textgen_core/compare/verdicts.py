@@ -43,10 +43,11 @@ def decide(*, direction: str, family: str, n: int, delta: float, p_value: float,
         return INCONCLUSIVE, f"too few pairs (n = {n})"
     if missingness_p < alpha:
         return INCONCLUSIVE, f"the models were scored on different datums (McNemar p = {missingness_p:.2g})"
-    if family == APART:
-        if p_value >= alpha:
-            return NO_DIFFERENCE, "no better direction; unadjusted p"
-        return INCONCLUSIVE, "differs, but the score has no better direction (unadjusted p)"
+    if family == APART or direction == "none":
+        p, which = (p_value, "unadjusted p") if family == APART else (p_used, "adjusted p")
+        if math.isnan(p) or p >= alpha:
+            return NO_DIFFERENCE, f"no better direction; {which}"
+        return INCONCLUSIVE, f"differs, but the score has no better direction ({which})"
     if math.isnan(p_used) or p_used >= alpha or delta == 0:
         return NO_DIFFERENCE, ""
     improved = delta < 0 if direction == "lower" else delta > 0
@@ -58,12 +59,12 @@ def oriented(direction: str, delta: float) -> float:
     return -delta if direction == "lower" else delta
 
 
-def fails(verdict: str, family: str, fail_if: str) -> bool:
+def fails(verdict: str, family: str, fail_if: str, direction: str = "higher") -> bool:
     """True when a row fails a CI gate: ``worse``, or with ``inconclusive`` also an inconclusive row.
 
-    Rows listed apart (no better direction) never fail a gate.
+    Scores without a better direction never fail a gate, in the Holm family or apart.
     """
-    if family == APART:
+    if family == APART or direction == "none":
         return False
     return verdict == WORSE or (fail_if == INCONCLUSIVE and verdict == INCONCLUSIVE)
 
