@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from app_helpers import all_text, no_exception, page, store, wait_for_jobs
 from judge_server import CHAT, JudgeServer
 from test_judge_metrics_scripted import ScriptedJudge
@@ -83,3 +85,14 @@ def test_batch_checkbox_sends_everything_through_batches(app_db) -> None:
         assert run["status"] == "finished" and run["judge"]["batch"] is True
         assert server.count(CHAT) == 0 and len(server.batches.created) >= 1
         assert store().scores(run_id)["value"].notna().all()
+
+
+def test_estimate_shows_direct_and_batch_cost(app_db) -> None:
+    with JudgeServer(responder=ScriptedJudge()) as server:
+        store().save_dataset(load_dataset(ROWS, file_name="t.csv", name="topics"))
+        at = fill_judge(page("views/evaluate.py").run(), server)
+        no_exception(at)
+        shown = {m.label: m.value for m in at.metric}["Cost (est.)"]
+        direct, batch = (float(x) for x in shown.split(" / "))
+        assert direct > 0 and batch == pytest.approx(direct / 2, abs=1e-4)
+        assert server.count(None) == 0

@@ -132,7 +132,13 @@ def _estimate(dataset_id: int, models: list[str], judged: dict[str, dict[str, An
     cached.metric("From cache", f"{found['cached']:,}")
     tokens.metric("Tokens (est.)", f"{found['prompt_tokens'] + found['completion_tokens']:,}",
                   help=f"{found['prompt_tokens']:,} prompt + {found['completion_tokens']:,} completion")
-    cost.metric("Cost (est.)", "set prices" if found["cost"] is None else f"{found['cost']:.4f}")
+    if found["cost"] is None:
+        cost.metric("Cost (est.)", "set prices")
+    else:  # direct calls and the Batch API side by side
+        direct, batch = (judge.price(found["prompt_tokens"], found["completion_tokens"], batch=b) for b in (False, True))
+        cost.metric("Cost (est.)", f"{direct:.4f} / {batch:.4f}",
+                    help=f"direct calls / Batch API (at {judge.batch_discount:g} of the price"
+                         f"{', chosen' if judge.batch else ''})")
 
 
 def _run_section(dataset_id: int, models: list[str], chosen: list[str], params: dict[str, dict[str, Any]],
