@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from .storage import JudgeStore
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class StoreCache:
     asks the writer to commit now without waiting.
     """
 
-    def __init__(self, store: "Store") -> None:
+    def __init__(self, store: "JudgeStore") -> None:
         from .store_writer import writer_for
 
         self.store = store

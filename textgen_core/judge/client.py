@@ -43,7 +43,7 @@ from .settings import JudgeSettings
 from .transport import Budget, FormatRejected, LoopState, Transport, same_key
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from .storage import JudgeStore
 
 __all__ = ["CORRECTION", "EMBED_BATCH", "MODES", "SCHEMA_INSTRUCTION", "JudgeClient", "JudgeReply", "Unscored",
            "Usage"]
@@ -63,7 +63,7 @@ class JudgeClient:
     loop-bound resources are made per loop.
     """
 
-    def __init__(self, settings: JudgeSettings, store: "Store | None" = None, *,
+    def __init__(self, settings: JudgeSettings, store: "JudgeStore | None" = None, *,
                  on_change: Callable[[Usage], None] | None = None, retry_policy: RetryPolicy | None = None) -> None:
         self.settings = settings
         self.store = store

@@ -26,13 +26,13 @@ from ..errors import ParameterError
 from ..metrics.spec import MetricSpec
 from ..model import Cell, Datum
 from ..progress import Progress, ProgressCallback
-from ..store import Store
 from .asker import CacheLookup, ClientAsker, DryAsker, Gate, Stopped, Tally
 from .client import JudgeClient, Usage
 from .metric import JudgePlan, Outcome, StepFailed, empty_outcome
 from .metrics import BY_NAME
 from .scale import attach as attach_scale, width as group_width
 from .settings import JudgeSettings
+from .storage import JudgeStore
 from .writer import ResultWriter
 
 log = logging.getLogger(__name__)
@@ -105,7 +105,7 @@ async def score_cell(asker: Any, job: Job) -> Outcome:
     return outcome
 
 
-async def _in_session(store: Store, work: Awaitable[T]) -> T:
+async def _in_session(store: JudgeStore, work: Awaitable[T]) -> T:
     """Run ``work`` with the store's file held open on this loop's thread: a cache read is then a 0.5 ms
     query instead of a file open (15-20 ms), and the key index is loaded so a miss asks nothing."""
     with store.session():
@@ -138,7 +138,7 @@ def run_sync(make: Callable[[], Awaitable[T]]) -> T:
 # -- estimate ---------------------------------------------------------------------
 
 def estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]], settings: JudgeSettings,
-             store: Store | None, *, client: JudgeClient | None = None) -> Estimate:
+             store: JudgeStore | None, *, client: JudgeClient | None = None) -> Estimate:
     """Judge calls a run would make (cached exchanges excluded), with a token and cost estimate.
 
     Runs the metrics' own scoring code against a dry asker. A request whose
@@ -165,7 +165,7 @@ ESTIMATE_CHUNK = 1000
 
 
 async def _estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]], settings: JudgeSettings,
-                    client: JudgeClient, store: Store | None, fresh: bool) -> Estimate:
+                    client: JudgeClient, store: JudgeStore | None, fresh: bool) -> Estimate:
     tally = Tally()
     counted: set[Any] = set()
     empty = fresh or (store is not None and not store.judge_cache_holds(
@@ -191,7 +191,7 @@ async def _estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, An
 
 # -- run --------------------------------------------------------------------------
 
-def run_judge_metrics(store: Store, run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
+def run_judge_metrics(store: JudgeStore, run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
                       settings: JudgeSettings, *, progress: ProgressCallback | None = None,
                       cancel: threading.Event | None = None,
                       skip: set[tuple[str, str, str]] | frozenset = frozenset(),
@@ -264,7 +264,7 @@ class _Tracker:
                                used.waited_s))
 
 
-async def _run(store: Store, run_id: int, groups: list[list[Job]], client: JudgeClient,
+async def _run(store: JudgeStore, run_id: int, groups: list[list[Job]], client: JudgeClient,
                progress: ProgressCallback | None, cancel: threading.Event,
                written: set[tuple[str, str, str]]) -> None:
     settings = client.settings
@@ -336,7 +336,7 @@ async def _score_group(asker: ClientAsker, group: list[Job], writer: ResultWrite
         asker.cancel_pending()
 
 
-def exchange(store: Store, cache_key: str) -> dict[str, Any] | None:
+def exchange(store: JudgeStore, cache_key: str) -> dict[str, Any] | None:
     """The prompt and reply behind a verdict row's cache key, or None when it is not cached."""
     entry = store.judge_cache_get(cache_key)
     if entry is None:

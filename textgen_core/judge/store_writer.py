@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from .storage import JudgeStore
     from .cache import CacheEntry
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class CellWrite:
 class StoreWriter:
     """Batches judge writes of one store on a writer thread (started on demand, ends when idle)."""
 
-    def __init__(self, store: "Store", *, max_items: int = 512, max_delay: float = 0.2,
+    def __init__(self, store: "JudgeStore", *, max_items: int = 512, max_delay: float = 0.2,
                  idle_exit: float = 2.0) -> None:
         self._store = weakref.ref(store)  # the registry below must not keep a store alive
         self.max_items, self.max_delay, self.idle_exit = max_items, max_delay, idle_exit
@@ -185,11 +185,11 @@ class StoreWriter:
                     self._error = self._error or exc
 
 
-_WRITERS: "weakref.WeakKeyDictionary[Store, StoreWriter]" = weakref.WeakKeyDictionary()
+_WRITERS: "weakref.WeakKeyDictionary[JudgeStore, StoreWriter]" = weakref.WeakKeyDictionary()
 _WRITERS_LOCK = threading.Lock()
 
 
-def writer_for(store: "Store") -> StoreWriter:
+def writer_for(store: "JudgeStore") -> StoreWriter:
     """The writer of ``store`` (one per store object, shared by every client and run in the process)."""
     with _WRITERS_LOCK:
         writer = _WRITERS.get(store)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from ..model import Datum
-from ..store import Store
 from .metric import Outcome
+from .storage import JudgeStore
 from .store_writer import CellWrite, StoreWriter, writer_for
 
 
@@ -18,7 +18,7 @@ class ResultWriter:
     committed with, or after, the replies it was computed from.
     """
 
-    def __init__(self, store: Store, run_id: int, *, written: set[tuple[str, str, str]] | None = None,
+    def __init__(self, store: JudgeStore, run_id: int, *, written: set[tuple[str, str, str]] | None = None,
                  sink: StoreWriter | None = None) -> None:
         self.store, self.run_id = store, run_id
         #: Cells written by an earlier pass of this run: their old verdicts are replaced, not added to.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -18,8 +18,32 @@ if TYPE_CHECKING:
     import duckdb
     import pandas as pd
 
-    from ..judge.cache import CacheEntry
-    from ..judge.store_writer import CellWrite
+
+class CacheRow(Protocol):
+    """A validated judge reply as the judge_cache table keeps it (the judge's records fit it by field name)."""
+
+    cache_key: str
+    base_url: str
+    model: str
+    prompt_version: str
+    request: Mapping[str, Any]
+    reply: str
+    parsed: Any
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class CellRows(Protocol):
+    """One finished judge cell: its score row, verdict and exchange rows, and the usage behind it."""
+
+    run_id: int
+    cell: Sequence[Any]
+    verdicts: Sequence[Sequence[Any]]
+    exchanges: Sequence[Any]
+    rewritten: bool
+    #: (calls, prompt tokens, completion tokens, cost or None) spent since the run's previous cell.
+    usage: tuple[int, int, int, float | None]
+
 
 #: A verdict row: (datum_id, model, metric, step, item_index, item, verdict, reason, cache_key).
 VerdictRecord = tuple[str, str, str, str, int, str | None, str | None, str | None, str | None]
@@ -170,13 +194,13 @@ class JudgeTablesMixin:
             index.add(keys)
 
     def judge_cache_get(self, cache_key: str) -> dict[str, Any] | None:
-        """One cached reply as a dict of :class:`~textgen_core.judge.cache.CacheEntry` fields, or None."""
+        """One cached reply as a dict of :class:`CacheRow` fields, or None."""
         row = self._cur().execute(f"SELECT {_CACHE_COLUMNS} FROM judge_cache WHERE cache_key = ?",
                                   [cache_key]).fetchone()
         return None if row is None else _cache_row(row)
 
     def judge_cache_entries(self, cache_keys: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Many cached replies in one query: {cache_key: CacheEntry fields} for the keys present."""
+        """Many cached replies in one query: {cache_key: CacheRow fields} for the keys present."""
         keys = self.judge_cache_maybe(list(dict.fromkeys(cache_keys)))
         if not keys:
             return {}
@@ -194,7 +218,7 @@ class JudgeTablesMixin:
             "SELECT cache_key FROM judge_cache WHERE cache_key IN (SELECT unnest(?::VARCHAR[]))", [keys]).fetchall()
         return {r[0] for r in rows}
 
-    def judge_cache_put(self, entries: Iterable["CacheEntry"]) -> int:
+    def judge_cache_put(self, entries: Iterable[CacheRow]) -> int:
         """Store validated replies (replacing any entry with the same key); returns how many."""
         entries = list(entries)
         if not entries:
@@ -304,7 +328,7 @@ class JudgeTablesMixin:
                            [c[:3] for c in cells] if rewritten is None else rewritten)
         return len(cells)
 
-    def write_judge_batch(self, entries: Sequence["CacheEntry"], cells: Sequence["CellWrite"]) -> None:
+    def write_judge_batch(self, entries: Sequence[CacheRow], cells: Sequence[CellRows]) -> None:
         """Reply-cache entries and finished cells (of any runs) in one transaction, entries first.
 
         The judge's store writer commits its queue with this, so a cell never lands without the
@@ -312,7 +336,7 @@ class JudgeTablesMixin:
         """
         if not entries and not cells:
             return
-        runs: dict[int, list["CellWrite"]] = {}
+        runs: dict[int, list[CellRows]] = {}
         for write in cells:
             runs.setdefault(write.run_id, []).append(write)
         cache = _cache_table(entries) if entries else None
@@ -376,7 +400,7 @@ def _cache_row(row: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-def _cache_table(entries: Sequence["CacheEntry"]) -> pa.Table:
+def _cache_table(entries: Sequence[CacheRow]) -> pa.Table:
     return pa.Table.from_pydict({
         "cache_key": [e.cache_key for e in entries],
         "base_url": [e.base_url for e in entries],
