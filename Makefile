@@ -41,3 +41,4 @@ bench: install-test
 	$(PYTHON) bench/judge.py
 	$(PYTHON) bench/scale.py
 	$(PYTHON) bench/dashboard.py
+	$(PYTHON) bench/compare.py
