@@ -171,11 +171,11 @@ def row_scorer(params: Mapping[str, Any], rows: Sequence[Datum] = ()) -> RowFn:
     compiled = compiled_stats(rows, params)
 
     def score_row(row: Datum, cache: TextCache) -> dict[str, Cell]:
-        reason = row_inputs(row)
-        if reason:
-            return {"bleu": Cell.unscored(reason)}
-        stats = compiled.get(id(row))
+        stats = compiled.get(id(row))  # only rows that passed row_inputs are there
         if stats is None:
+            reason = row_inputs(row)
+            if reason:
+                return {"bleu": Cell.unscored(reason)}
             stats = row_stats(cache, tokenizer, row.prediction, row.references, orders)  # type: ignore[arg-type]
             if needs_p5:
                 stats["p5"] = order_stats(cache, tokenizer, row.prediction, row.references, 5)  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import sys
 from functools import lru_cache
 from itertools import accumulate, chain, repeat
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import regex
@@ -34,6 +34,8 @@ from .tokenize import REGEX_FLAGS
 #: Code point classes: what the pattern asks of a character.
 WORD, DIGIT, SPACE, PERIOD, DOLLAR, OTHER = 1, 2, 3, 4, 5, 6
 _EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
+#: n-gram extension keys below this index an array directly (rows up to ~250 distinct tokens).
+_DIRECT_KEYS = 1 << 16
 
 
 @lru_cache(maxsize=1)
@@ -152,7 +154,8 @@ def _extend(gram, tok, n, distinct, seg, nseg, tkey, tval, size):
     """Ids of (n+1)-grams from those of n-grams: gram[x] becomes the id of tokens x..x+n, per segment.
 
     A dead n-gram (-1: not on both sides) has only dead extensions, and so has one whose
-    last n tokens (the n-gram at x+1) are dead; the others get dense ids through the table.
+    last n tokens (the n-gram at x+1) are dead; the others get dense ids through the hash
+    table. Returns how many ids were given.
     """
     mask = size - 1
     count = 0
@@ -178,6 +181,30 @@ def _extend(gram, tok, n, distinct, seg, nseg, tkey, tval, size):
                 s = (s + 1) & mask
         start = seg[q]
     tkey[:size] = _EMPTY
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _extend_direct(gram, tok, n, distinct, seg, nseg, stamp, slot, generation):
+    """:func:`_extend` with the key (n-gram id * distinct + token id) as an index into slot:
+    stamp[key] == generation marks the keys seen in this call, so nothing needs clearing."""
+    count = 0
+    start = 0
+    for q in range(nseg):
+        for x in range(start, seg[q] - n):
+            if gram[x] < 0 or gram[x + 1] < 0:
+                gram[x] = -1
+                continue
+            key = gram[x] * distinct + tok[x + n]
+            if stamp[key] == generation:
+                gram[x] = slot[key]
+            else:
+                stamp[key] = generation
+                slot[key] = count
+                gram[x] = count
+                count += 1
+        start = seg[q]
+    return count
 
 
 @njit(cache=True, nogil=True)
@@ -253,6 +280,9 @@ def chunk_stats(buf, bounds, hyp_text, ref_ptr, ref_text, orders, cls):
     one_ref = np.zeros(cap, np.int64)
     tkey = np.full(2 * cap, _EMPTY, np.uint64)
     tval = np.empty(2 * cap, np.int64)
+    stamp = np.zeros(_DIRECT_KEYS, np.int64)
+    slot = np.empty(_DIRECT_KEYS, np.int64)
+    generation = 0
     seg = np.empty(ref_ptr[rows] - ref_ptr[0] + 1, np.int64)
     for r in range(rows):
         r0 = ref_ptr[r]
@@ -296,11 +326,16 @@ def chunk_stats(buf, bounds, hyp_text, ref_ptr, ref_text, orders, cls):
             size *= 2
         distinct = _token_ids(buf, ts, te, th, total, tok, tkey, tval, size)
         gram[:total] = tok[:total]
+        ids = distinct
         for n in range(orders):  # n-grams of n + 1 tokens
             if hyp <= n:
                 break
             if n > 0:
-                _extend(gram, tok, n, distinct, seg, nref + 1, tkey, tval, size)
+                if ids * distinct <= _DIRECT_KEYS:
+                    generation += 1
+                    ids = _extend_direct(gram, tok, n, distinct, seg, nref + 1, stamp, slot, generation)
+                else:
+                    ids = _extend(gram, tok, n, distinct, seg, nref + 1, tkey, tval, size)
             found = _clipped(gram, n, seg, nref, here, there, one_ref)
             matches[r, n] = found
             if found == 0:
@@ -316,12 +351,22 @@ def bleu_stats(predictions: Sequence[str], references: Sequence[Sequence[str]], 
     needs at least one reference; texts may hold any code point.
     """
     counts = list(map(len, references))
-    texts: list[str] = list(chain.from_iterable((p, *refs) for p, refs in zip(predictions, references)))
+    if counts.count(1) == len(counts):  # one reference each: pair them up in C
+        texts = list(chain.from_iterable(zip(predictions, chain.from_iterable(references))))
+    else:
+        texts = list(chain.from_iterable((p, *refs) for p, refs in zip(predictions, references)))
     if lower:
         texts = list(map(str.lower, texts))  # per text: Greek final sigma depends on the text's end
-    encoded = list(map(str.encode, texts, repeat("utf-8"), repeat("surrogatepass")))
-    bounds = np.fromiter(accumulate(map(len, encoded), initial=0), np.int64, len(encoded) + 1)
-    buf = np.frombuffer(b"".join(encoded) or b"\0", np.uint8)
+    joined = "".join(texts)
+    if joined.isascii():  # one byte a character: lengths are the texts' lengths
+        sizes: Iterable[int] = map(len, texts)
+        raw = joined.encode("ascii")
+    else:
+        encoded = list(map(str.encode, texts, repeat("utf-8"), repeat("surrogatepass")))
+        sizes = map(len, encoded)
+        raw = b"".join(encoded)
+    bounds = np.fromiter(accumulate(sizes, initial=0), np.int64, len(texts) + 1)
+    buf = np.frombuffer(raw or b"\0", np.uint8)
     ref_ptr = np.zeros(len(counts) + 1, np.int64)
     np.cumsum(counts, out=ref_ptr[1:])
     rows = np.arange(len(counts), dtype=np.int64)
