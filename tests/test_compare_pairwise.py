@@ -160,3 +160,25 @@ def test_the_unscored_gate_does_not_count_the_pairwise_baseline(db_path: Path,
     store, run_id, _ = run_with(db_path, first_position)
     assert unscored_gate(store, run_id, 0.0) == 0
     assert "passed" in capsys.readouterr().out
+
+
+def test_a_resume_asks_only_for_the_pairs_that_failed(db_path: Path) -> None:
+    from textgen_core.evaluate import resume
+
+    def broken_on_d3(request: dict[str, Any]) -> Any:
+        return "no JSON here" if "(3)" in last_user_text(request) else first_position(request)
+
+    server = JudgeServer(responder=broken_on_d3)
+    with server:
+        settings = JudgeSettings(base_url=server.url, model="judge-test", api_key="sk-test", retries=0)
+        store = Store(db_path)
+        run_id = evaluate(store, store.save_dataset(Dataset("capitals", rows())), ["pairwise_preference"],
+                          judge=settings)
+        failed = store.scores(run_id, datum_id="d3", models=["wordy", "right"])
+        assert failed["value"].isna().all() and failed["reason"].notna().all()
+        before = server.count(CHAT)
+        server.responder = mentions_paris
+        resume(store, run_id, judge=settings)
+        assert server.count(CHAT) - before == 4  # d3 only: two candidates, both orders; the rest is kept
+    values = store.score_values(run_id, models=["right"]).set_index("datum_id")["value"]
+    assert values["d3"] == 1.0 and (values.drop("d3") == 0.5).all()
