@@ -182,3 +182,17 @@ def test_a_resume_asks_only_for_the_pairs_that_failed(db_path: Path) -> None:
         assert server.count(CHAT) - before == 4  # d3 only: two candidates, both orders; the rest is kept
     values = store.score_values(run_id, models=["right"]).set_index("datum_id")["value"]
     assert values["d3"] == 1.0 and (values.drop("d3") == 0.5).all()
+
+
+@pytest.mark.parametrize("label", ["a", " A ", "a\n"])
+def test_an_impolite_judge_writing_labels_loosely_rules_the_same(db_path: Path, label: str) -> None:
+    store, run_id, _ = run_with(db_path, lambda request: {"preferred": label, "reason": "first"})
+    summary = summary_of(store, run_id)
+    assert summary["right"]["flip_rate"] == 1.0 and summary["right"]["order_inconsistent"] == N
+
+
+def test_a_judge_naming_no_answer_leaves_the_cell_unscored(db_path: Path) -> None:
+    store, run_id, _ = run_with(db_path, lambda request: {"preferred": "C", "reason": "neither"})
+    cells = store.scores(run_id, models=["right"])
+    assert cells["value"].isna().all() and cells["reason"].str.contains("preferred").all()
+    assert summary_of(store, run_id)["right"]["unscored"] == N

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from ...metrics.spec import Param
 from ...model import Cell, Datum
-from ..metric import Answer, Asker, JudgePlan, Outcome, declare, has_text, references, unscored
+from ..metric import Answer, Asker, JudgePlan, Outcome, StepFailed, declare, has_text, references, unscored
 from ..prompting import STRING, TOKENS_PER_RATING, Request, fence, labels, messages, strict_object
 
 NAME = "pairwise_preference"
@@ -88,8 +88,13 @@ async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
 
 
 def _preferred(answer: Answer, roles: Mapping[str, str]) -> str:
-    """'baseline', 'candidate' or 'tie' from one order's reply."""
-    return roles.get(str(answer.value["preferred"]), "tie")
+    """'baseline', 'candidate' or 'tie' from one order's reply; anything else fails the step (never a silent tie)."""
+    said = str(answer.value.get("preferred") if isinstance(answer.value, Mapping) else None)
+    if said == "TIE":
+        return "tie"
+    if said not in roles:
+        raise StepFailed(f"the judge named no answer: preferred {said!r}")
+    return roles[said]
 
 
 def _reason(answer: Answer) -> str:
