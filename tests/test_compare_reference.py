@@ -122,3 +122,23 @@ def test_large_samples_use_the_normal_approximation_which_agrees_with_monte_carl
     assert method == "paired permutation (normal approximation)"
     p_mc, _ = permutation_test(diffs, resamples=4000, rng=np.random.default_rng(0))
     assert p_normal == pytest.approx(p_mc, abs=0.03)
+
+
+@pytest.mark.parametrize(("n", "floor"), [(5, 0.86), (10, 0.91)])
+def test_paired_delta_interval_covers_at_small_n(n: int, floor: float) -> None:
+    """The comparison's paired interval at n = 5 and 10 (n = 30: test_compare_stats), 500 seeded samples.
+
+    Measured over 1000 samples: 89.7% at n = 5, 93.5% at n = 10, 95.6% at n = 30.
+    """
+    from textgen_core.compare.stats import bootstrap_ci
+
+    true_delta = 0.7 * 2 / 7 + 0.3 * 3 / 7 - 2 / 7
+    rng = np.random.default_rng(1000 + n)
+    covered = 0
+    for _ in range(500):
+        baseline = rng.beta(2, 5, n)
+        candidate = 0.7 * baseline + 0.3 * rng.beta(3, 4, n)
+        low, high = bootstrap_ci(candidate - baseline, resamples=400, confidence=0.95, rng=rng)
+        assert -1.0 <= low <= high <= 1.0
+        covered += low <= true_delta <= high
+    assert covered / 500 >= floor, covered / 500
