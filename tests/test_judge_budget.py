@@ -147,3 +147,18 @@ def test_cli_max_calls_then_resume(tmp_path: Path, reference: dict) -> None:
         assert server.count(CHAT) == reference["requests"]
         store = Store(db, read_only=True)
         assert scores(store, 1) == reference["scores"]
+
+
+def test_a_run_capped_in_direct_mode_resumes_in_batch_mode(db_path: Path, reference: dict) -> None:
+    with JudgeServer(responder=ScriptedJudge()) as server:
+        server.batches.delay = 0.05
+        store, run_id = capped_run(db_path, server, max_calls=12)
+        direct_calls = server.count(CHAT)
+        assert store.get_run(run_id)["status"] == "interrupted" and direct_calls <= 12
+        resume(store, run_id, judge=settings(server, batch=True, batch_poll=0.02))
+        run = store.get_run(run_id)
+        assert run["status"] == "finished" and scores(store, run_id) == reference["scores"]
+        assert server.count(CHAT) == direct_calls  # the rest went through batches
+        sent = [line for b in server.batches.created for line in server.batches.lines(b)]
+        assert len(sent) == reference["requests"] - direct_calls  # nothing asked twice
+        assert run["judge_calls"] == reference["calls"]
