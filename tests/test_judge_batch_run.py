@@ -185,6 +185,7 @@ def test_dry_run_shows_direct_and_batch_cost(tmp_path: Path) -> None:
         direct_cost = float(line.split("direct ")[1].split(",")[0])
         batch_cost = float(line.split("batch ")[1].split(" ")[0])
         assert batch_cost == pytest.approx(direct_cost * 0.5, rel=1e-3) and direct_cost > 0
+        assert "batch mode: 2 batch rounds expected" in done.stdout  # extractions, then verdicts on them
         assert server.count(CHAT) == 0 and not server.batches.created
 
 

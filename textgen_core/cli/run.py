@@ -296,4 +296,8 @@ def _dry_run(args: argparse.Namespace, dataset: Dataset, metrics: list[str], par
         batch = judge.price(est.prompt_tokens, est.completion_tokens, batch=True)
         print(f"estimated cost: direct {direct:.6f}, batch {batch:.6f} (Batch API at {judge.batch_discount:g} of the "
               f"price{'; --batch is on' if judge.batch else '; add --batch to use it'})")
+    if judge.batch and est.calls:
+        rounds = 2 if est.dependent else 1  # verdicts on extracted items wait for the extraction batch
+        print(f"batch mode: {rounds} batch round{'s' if rounds > 1 else ''} expected (one more for replies that "
+              "must be asked again or requests that failed)")
     return 0
