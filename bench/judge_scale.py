@@ -11,8 +11,11 @@ it), one run of ``--datums`` datums with five judge metrics, default settings:
   chat calls (target 0), batches per run (extraction and verdict rounds).
 * **Estimate**: ``textgen-eval run --dry-run``'s numbers against what the run
   used: calls (the upper end of the printed range) and tokens. The loopback
-  reports usage counted with GPT-2's pre-tokenizer pieces (see :func:`tokens`),
-  close to what a BPE tokenizer counts; the estimate counts 4 characters per token.
+  reports usage as an OpenAI endpoint bills it (messages with their framing,
+  plus the response schema), counted with GPT-2's pre-tokenizer pieces (see
+  :func:`tokens`), close to what a BPE tokenizer counts; the estimate counts 4
+  characters per token. The test judge's replies are terse (no reasons), so
+  the completion side says little about a real judge.
 
     python bench/judge_scale.py [--datums 50] [--rpm 600] [--latency 0.05]
 """
@@ -20,6 +23,7 @@ it), one run of ``--datums`` datums with five judge metrics, default settings:
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import tempfile
@@ -57,12 +61,18 @@ def tokens(text: str) -> int:
     return max(1, len(pieces) + sum(max(0, len(p.strip()) - 1) // 8 for p in pieces))
 
 
+def prompt_tokens(request: dict) -> int:
+    """What an OpenAI endpoint bills for a chat request: its messages (3 tokens of framing each, 3 to start the
+    reply) and, with structured output, the response schema, which it adds to the prompt."""
+    schema = (request.get("response_format") or {}).get("json_schema")
+    messages = request.get("messages") or []
+    return tokens(prompt_text(request)) + 3 * len(messages) + 3 + (tokens(json.dumps(schema)) if schema else 0)
+
+
 def responder(request: dict) -> Reply:
     """Rule-based verdicts (the test judge's), with usage counted as a BPE tokenizer would, roughly."""
-    import json
-
     content = json.dumps(rule_reply(request))
-    return Reply(content, prompt_tokens=max(1, tokens(prompt_text(request))), completion_tokens=tokens(content))
+    return Reply(content, prompt_tokens=prompt_tokens(request), completion_tokens=tokens(content))
 
 
 def one_run(server: JudgeServer, rows: list[Datum], **overrides: Any) -> dict[str, Any]:
