@@ -192,3 +192,69 @@ def test_first_request_deep_link_gets_the_declared_navigation(server: str) -> No
             assert "run=7" in page.url and "datum=q07" in page.url
         finally:
             browser.close()
+
+
+# -- hostile text (issue 11): nothing from the data becomes markup, and no request leaves 127.0.0.1 ----------
+ATTACKER = "attacker.invalid"
+
+
+def _hostile_run(db: Path) -> str:
+    """A dataset whose column names, models, ids, metadata and answers are markdown/HTML; returns one datum id."""
+    import pandas as pd
+
+    from textgen_core.datasets import load_dataset
+    from textgen_core.evaluate import evaluate
+    from textgen_core.store import Store
+
+    image = f"![x](http://{ATTACKER}/col.png)"
+    ids = [f"![id](http://{ATTACKER}/id{i}.png)" for i in range(3)]
+    models = [f"[Re-enter your API key](http://{ATTACKER}/login)", f"<img src=http://{ATTACKER}/m.png>"]
+    rows = [{"id": d, "model": m, "question": f"**Q** <b>{i}</b>",
+             "answer": f'<img src="http://{ATTACKER}/a.png"> ![a](http://{ATTACKER}/a2.png) :red[alert]',
+             "reference": f"[ref](http://{ATTACKER}/r)", image: f"![v](http://{ATTACKER}/val.png)"}
+            for i, d in enumerate(ids) for m in models]
+    store = Store(db)
+    dataset_id = store.save_dataset(load_dataset(pd.DataFrame(rows), name=f"<b>{image}</b>"))
+    evaluate(store, dataset_id, ["exact_match", "rouge"], workers=1)
+    return ids[0]
+
+
+@pytest.mark.timeout(150)
+def test_markdown_in_the_data_fetches_nothing(server: str, tmp_path: Path) -> None:
+    """Every page over a hostile dataset: no request to any host but 127.0.0.1, no image or link from the data."""
+    from urllib.parse import quote, urlparse
+
+    from playwright.sync_api import expect, sync_playwright
+
+    datum = _hostile_run(tmp_path / "browser.duckdb")
+    requests: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context.on("request", lambda request: requests.append(request.url))
+            # and should one slip through, it goes nowhere: only loopback requests are let out
+            context.route(lambda url: urlparse(url).hostname not in {"127.0.0.1", None},
+                          lambda route: route.abort())
+            page = context.new_page()
+            page.set_default_timeout(WAIT_MS)
+            for path, heading in [("/", None), ("/upload", "Upload"), ("/evaluate", "Evaluate"),
+                                  ("/results?run=1", "Results"), (f"/explore?run=1&datum={quote(datum)}", "Explore"),
+                                  ("/compare?run=1", "Compare models"), ("/runs", "Runs")]:
+                page.goto(server + path)
+                if heading:
+                    expect(page.get_by_role("heading", name=heading).first).to_be_visible(timeout=45_000)
+                page.wait_for_load_state("networkidle")
+                page.wait_for_timeout(1500)  # let late elements (charts, tables) render
+                for selector in (f'img[src*="{ATTACKER}"]', f'a[href*="{ATTACKER}"]', f'[style*="{ATTACKER}"]'):
+                    found = page.locator(selector)
+                    assert found.count() == 0, (path, selector, found.first.evaluate(
+                        "e => e.closest('[data-testid^=st]') ? e.closest('[data-testid^=st]').outerHTML : e.outerHTML"))
+            page.screenshot(path=str(tmp_path / "hostile.png"), full_page=True)
+        finally:
+            browser.close()
+    outside = [url for url in requests if urlparse(url).scheme in {"http", "https", "ws", "wss"}
+               and urlparse(url).hostname != "127.0.0.1"]
+    assert not outside, outside
+    assert not [url for url in requests if urlparse(url).hostname == ATTACKER]
+    assert requests  # the listener saw the page's own traffic
