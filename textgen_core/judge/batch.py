@@ -251,7 +251,7 @@ class Batcher:
     """
 
     def __init__(self, settings: JudgeSettings, log: BatchLog | None = None, run_id: int | None = None, *,
-                 polling: Polling | None = None, settle: float = 0.2, policy: RetryPolicy = RetryPolicy()) -> None:
+                 polling: Polling | None = None, settle: float = 0.5, policy: RetryPolicy = RetryPolicy()) -> None:
         self.settings = settings
         self.log = log
         self.run_id = run_id
