@@ -4,6 +4,7 @@ parameter kinds, row helpers."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Mapping, Sequence
 
 from ...errors import ParameterError
@@ -48,7 +49,7 @@ class Scorer:
 def run(rows: Sequence[Datum], jobs: Sequence[tuple[Scorer, Mapping[str, Any]]]) -> list[list[dict[str, Cell]]]:
     """Cells of each (scorer, resolved parameters) job, rows outermost so a row's tokens are shared."""
     rows = list(rows)
-    cache = TextCache(_repeated(rows))
+    cache = TextCache(find=partial(_repeated, rows))
     results: list[list[dict[str, Cell]]] = [[] for _ in jobs]
     per_row = [(results[i], scorer.per_row(params, rows) if scorer.sees_chunk else scorer.per_row(params))
                for i, (scorer, params) in enumerate(jobs) if scorer.per_row]

@@ -178,17 +178,18 @@ def _cells(types: Sequence[str], scores: Mapping[str, Sequence[float]],
            chosen: Mapping[str, int] | None) -> dict[str, Cell]:
     """One Cell per ROUGE type; types with the very same result (rougeL, rougeLsum) share it."""
     cells: dict[str, Cell] = {}
-    made: dict[int, Cell] = {}
+    if chosen is None:
+        made: dict[int, Cell] = {}
+        for rouge_type in types:
+            triple = scores[rouge_type]
+            cell = made.get(id(triple))
+            if cell is None:
+                cell = made[id(triple)] = Cell(triple[2], {"precision": triple[0], "recall": triple[1]})
+            cells[rouge_type] = cell
+        return cells
     for rouge_type in types:
-        triple = scores[rouge_type]
-        cell = made.get(id(triple)) if chosen is None else None
-        if cell is None:
-            precision, recall, f = triple
-            details: dict[str, Any] = {"precision": precision, "recall": recall}
-            if chosen is not None:
-                details["reference"] = chosen[rouge_type]
-            cell = made[id(triple)] = Cell(f, details)
-        cells[rouge_type] = cell
+        precision, recall, f = scores[rouge_type]
+        cells[rouge_type] = Cell(f, {"precision": precision, "recall": recall, "reference": chosen[rouge_type]})
     return cells
 
 

@@ -158,21 +158,27 @@ TOKENIZER_LABELS = {
 class TextCache:
     """Memo of per-text work (tokens, n-gram counts...) for one scoring call.
 
-    Texts seen more than once in the call (``repeated``: typically the
-    references every model is compared with) keep their work for the whole
-    call; the others keep it only until :meth:`next_row`, so a large chunk
-    does not pile up objects for the garbage collector to walk.
+    Texts seen more than once in the call (``repeated``, or what ``find``
+    returns when first needed: typically the references every model is
+    compared with) keep their work for the whole call; the others keep it only
+    until :meth:`next_row`, so a large chunk does not pile up objects for the
+    garbage collector to walk. Calls whose metrics all run compiled code never
+    ask, and never pay for ``find``.
     """
 
-    __slots__ = ("_keep", "_tables", "_row")
+    __slots__ = ("_keep", "_find", "_tables", "_row")
 
-    def __init__(self, repeated: set[str] | frozenset[str] = frozenset()) -> None:
+    def __init__(self, repeated: set[str] | frozenset[str] = frozenset(),
+                 find: Callable[[], set[str]] | None = None) -> None:
         self._keep = repeated
+        self._find = find
         self._tables: dict[object, dict[Hashable, object]] = {}
         self._row: dict[object, dict[Hashable, object]] = {}
 
     def memo(self, kind: object, text: Hashable, build: Callable[[Any], object]) -> object:
         """``build(text)``, computed once per ``kind`` and text (or other key, such as a pair of texts)."""
+        if self._find is not None:
+            self._keep, self._find = self._find(), None
         tables = self._tables if text in self._keep else self._row
         table = tables.get(kind)
         if table is None:
