@@ -208,7 +208,7 @@ def _hostile_run(db: Path) -> str:
 
     image = f"![x](http://{ATTACKER}/col.png)"
     ids = [f"![id](http://{ATTACKER}/id{i}.png)" for i in range(3)]
-    models = [f"[Re-enter your API key](http://{ATTACKER}/login)", f"<img src=http://{ATTACKER}/m.png>"]
+    models = [f"[Re-enter your API key](http://{ATTACKER}/login)", f'<img src=http://{ATTACKER}/m.png><a href="http://{ATTACKER}/l">link</a>']
     rows = [{"id": d, "model": m, "question": f"**Q** <b>{i}</b>",
              "answer": f'<img src="http://{ATTACKER}/a.png"> ![a](http://{ATTACKER}/a2.png) :red[alert]',
              "reference": f"[ref](http://{ATTACKER}/r)", image: f"![v](http://{ATTACKER}/val.png)"}
