@@ -172,3 +172,20 @@ def test_cycle_collector_is_paused_only_while_scoring(monkeypatch):
     with pytest.raises(RuntimeError, match="boom"):
         score_lexical(data, {"bleu": {}})
     assert gc.isenabled()
+
+
+def test_fast_cells_equal_cells_built_by_the_dataclass():
+    import dataclasses
+
+    from textgen_core.metrics.lexical.base import scored
+    from textgen_core.model import Cell
+
+    assert [f.name for f in dataclasses.fields(Cell)] == ["value", "details", "reason"]
+    assert not hasattr(Cell, "__post_init__")  # scored() would skip it
+    for value, details in [(0.5, {"precision": 1.0}), (0.0, {}), (1e-300, {"matches": [1, 2]})]:
+        fast, slow = scored(value, details), Cell(value, details)
+        assert fast == slow and hash(scored(value, None)) == hash(Cell(value, None))
+        assert (fast.value, fast.details, fast.reason) == (value, details, None)
+        assert pickle.loads(pickle.dumps(fast)) == slow
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        scored(1.0, {}).value = 2.0  # type: ignore[misc]

@@ -174,6 +174,24 @@ def texts(values: Sequence[Any]) -> bool:
     return all(type(v) is str for v in values)
 
 
+_new_object = object.__new__
+_set_value, _set_details, _set_reason = Cell.value.__set__, Cell.details.__set__, Cell.reason.__set__  # type: ignore[attr-defined]
+
+
+def scored(value: float, details: Mapping[str, Any]) -> Cell:
+    """``Cell(value, details)`` in a third of the time, through the frozen dataclass's slots.
+
+    Its generated __init__ sets each field through object.__setattr__ (0.7 us a cell); ROUGE and
+    BLEU build four cells a row, a tenth of their whole cost. tests/test_lexical_engine.py checks
+    that the cells are equal to Cell's own and that Cell has no other field and no __post_init__.
+    """
+    cell = _new_object(Cell)
+    _set_value(cell, value)
+    _set_details(cell, details)
+    _set_reason(cell, None)
+    return cell
+
+
 def unscored(names: Sequence[str], reason: str) -> dict[str, Cell]:
     cell = Cell.unscored(reason)
     return {name: cell for name in names}

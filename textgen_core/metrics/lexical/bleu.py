@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 from ...errors import ParameterError
 from ...model import Cell, Datum
 from ..spec import Param
-from .base import LexicalSpec, NGramWeights, RowFn, Scorer, row_inputs, tokenizer_label, tokenizer_param
+from .base import LexicalSpec, NGramWeights, RowFn, Scorer, row_inputs, scored, tokenizer_label, tokenizer_param
 from .ngrams import clipped_multi, overlaps, pair_overlaps, word_text
 from .tokenize import TextCache
 
@@ -193,7 +193,7 @@ def _cell(stats: dict[str, Any], weights: tuple[float, ...], smoothing: str) -> 
                            hyp_len, p5)  # type: ignore[arg-type]
     except ValueError as exc:
         return {"bleu": Cell.unscored(str(exc), stats)}
-    return {"bleu": Cell(value, stats)}
+    return {"bleu": scored(value, stats)}
 
 
 #: Chunks with at least this many scorable rows take the compiled kernel (``bleu_kernel``); smaller

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ...model import Cell, Datum
 from ..spec import Param
 from . import rouge_native
-from .base import LexicalSpec, RowFn, Scorer, fmeasure, row_inputs, unscored
+from .base import LexicalSpec, RowFn, Scorer, fmeasure, row_inputs, scored, unscored
 from .lcs import lcs_length, summary_hits
 from .ngrams import TokenText, overlaps_from, position_masks
 from .tokenize import TextCache, rouge_tokens
@@ -184,12 +184,12 @@ def _cells(types: Sequence[str], scores: Mapping[str, Sequence[float]],
             triple = scores[rouge_type]
             cell = made.get(id(triple))
             if cell is None:
-                cell = made[id(triple)] = Cell(triple[2], {"precision": triple[0], "recall": triple[1]})
+                cell = made[id(triple)] = scored(triple[2], {"precision": triple[0], "recall": triple[1]})
             cells[rouge_type] = cell
         return cells
     for rouge_type in types:
         precision, recall, f = scores[rouge_type]
-        cells[rouge_type] = Cell(f, {"precision": precision, "recall": recall, "reference": chosen[rouge_type]})
+        cells[rouge_type] = scored(f, {"precision": precision, "recall": recall, "reference": chosen[rouge_type]})
     return cells
 
 
