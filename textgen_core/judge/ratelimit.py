@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections import deque
 import threading
 import time
 from dataclasses import dataclass
@@ -89,7 +90,7 @@ class Limiter:
         self._tokens = 0.0  # token bucket level (token pacing)
         self._tokens_at = time.monotonic()
         self._hold_until = 0.0  # Retry-After or 'no requests remaining until reset'
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future]] = []
+        self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future]] = deque()
         self.waited = 0.0
         self.refused = 0
 
@@ -117,8 +118,8 @@ class Limiter:
             if wait == 0.0:
                 break
             if future is not None:
-                try:
-                    await asyncio.wait_for(future, 1.0)
+                try:  # the timeout only guards against a lost wake-up
+                    await asyncio.wait_for(future, 0.5)
                 except asyncio.TimeoutError:
                     pass
             else:
@@ -145,7 +146,7 @@ class Limiter:
                 self.limit = min(float(self.cap), self.limit + (1.0 if self._slow_start else 1.0 / self.limit))
             if headers:
                 self._learn(headers, now)
-        self._wake()
+        self._wake(max(1, int(self.limit) - self.in_use))
 
     # -- internals (under the lock) -------------------------------------------------------
     def _admit(self, tokens: int) -> float | None:
@@ -183,10 +184,16 @@ class Limiter:
         if tokens:
             self.learned_tpm = tokens
 
-    def _wake(self) -> None:
+    def _wake(self, count: int | None = None) -> None:
+        """Wake the first ``count`` waiters (all by default), in arrival order: one per free slot, so a
+        release does not stir hundreds of waiting asks for one slot."""
         with self._lock:
-            waiters, self._waiters = self._waiters, []
-        for loop, future in waiters:
+            woken = []
+            while self._waiters and (count is None or len(woken) < count):
+                loop, future = self._waiters.popleft()
+                if not future.done():
+                    woken.append((loop, future))
+        for loop, future in woken:
             try:
                 loop.call_soon_threadsafe(_resolve, future)
             except RuntimeError:  # that loop is closed: nobody waits there any more
