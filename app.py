@@ -2,4 +2,5 @@
 
 from textgen_dashboard.app import main
 
-main()
+if __name__ == "__main__":  # Streamlit runs this file as __main__; a spawned worker process imports it as __mp_main__
+    main()

@@ -31,6 +31,15 @@ from textgen_dashboard.home import sample_metrics  # noqa: E402
 TIMEOUT = 60
 
 
+@pytest.fixture(autouse=True)
+def _restore_main_module() -> Iterator[None]:
+    """AppTest installs the script it ran as sys.modules['__main__'] and leaves it there; a process pool
+    started later with "spawn" would re-import that page script in its workers. Put the real one back."""
+    main = sys.modules["__main__"]
+    yield
+    sys.modules["__main__"] = main
+
+
 @pytest.fixture
 def app_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty database for the dashboard, with Streamlit's reader caches cleared."""

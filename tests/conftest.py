@@ -14,6 +14,24 @@ for path in (ROOT, ROOT / "tests"):
 
 pytest_plugins: list[str] = []
 
+#: What the repository root held when the session started; the suite must add nothing there.
+_ROOT_AT_START = {p.name for p in ROOT.iterdir()}
+#: pytest's own cache (when the cacheprovider plugin is on) is the one allowed newcomer.
+_ROOT_ALLOWED = {".pytest_cache"}
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the session when a test left a file or folder in the repository root (tests write under tmp_path)."""
+    left = sorted({p.name for p in ROOT.iterdir()} - _ROOT_AT_START - _ROOT_ALLOWED)
+    if left:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = f"tests left new files in the repository root {ROOT}: {', '.join(left)}"
+        if reporter is not None:
+            reporter.write_line(f"ERROR: {message}", red=True, bold=True)
+        else:
+            print(f"ERROR: {message}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:

@@ -2,4 +2,5 @@
 
 from textgen_dashboard.upload import render
 
-render()
+if __name__ == "__main__":  # not in a spawned worker (see views/__init__.py)
+    render()
