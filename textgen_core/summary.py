@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .compare.intervals import TOO_FEW, mean_interval
+from .compare.intervals import BOOTSTRAP_MAX, TOO_FEW, interval_from_moments, mean_interval
 from .compare.stats import rng_for
 from .metrics.registry import get_metric
 from .store import Store
@@ -52,13 +52,23 @@ def run_summary(store: Store, run_id: int, models: Sequence[str] | None = None,
     counts = store.score_counts(run_id)[["model", "score", "n_empty", "n_missing"]]
     frame = frame.merge(counts, on=["model", "score"], how="left")
     frame[["n_empty", "n_missing"]] = frame[["n_empty", "n_missing"]].fillna(0).astype(int)
-    values = store.score_values(run_id, models=models)
-    groups = {key: part["value"].to_numpy(dtype=float) for key, part in values.groupby(["model", "score"])}
+    # Large groups are summarized from SQL aggregates; only groups small enough to bootstrap fetch their values
+    moments = {(m, s): row for m, s, *row in store.score_moments(run_id, models).itertuples(index=False)}
+    small = sorted({s for (_m, s), row in moments.items() if row[0] < BOOTSTRAP_MAX})
+    values = store.score_values(run_id, models=models, scores=small) if small else None
+    groups = {} if values is None else {
+        key: part["value"].to_numpy(dtype=float) for key, part in values.groupby(["model", "score"])}
     bounds = {}
     intervals = []
     for model, score in zip(frame["model"], frame["score"]):
         if score not in bounds:
             bounds[score] = _range(score)
+        known = moments.get((model, score))
+        if known is not None and known[0] >= BOOTSTRAP_MAX:
+            n, mean, std, total, binary = known
+            intervals.append(interval_from_moments(int(n), float(mean), float(std), float(total), bool(binary),
+                                                   confidence=confidence, bounds=bounds[score]))
+            continue
         intervals.append(mean_interval(groups.get((model, score), np.empty(0)), confidence=confidence,
                                        rng=rng_for(0, model, score), bounds=bounds[score]))
     frame["ci_low"] = [i[0] for i in intervals]

@@ -49,14 +49,27 @@ def mean_interval(values: np.ndarray, *, confidence: float, rng: np.random.Gener
     n = values.size
     if n < 2:
         return float("nan"), float("nan"), TOO_FEW
-    if tuple(bounds) == (0.0, 1.0) and is_binary(values):
-        low, high = wilson_interval(int(values.sum()), n, confidence)
-        return low, high, WILSON
-    if n < BOOTSTRAP_MAX:
+    binary = tuple(bounds) == (0.0, 1.0) and is_binary(values)
+    if n < BOOTSTRAP_MAX and not binary:
         low, high = bootstrap_ci(values, resamples=RESAMPLES, confidence=confidence, rng=rng)
         return low, high, BOOTSTRAP
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * values.std(ddof=1) / math.sqrt(n))
-    mean = float(values.mean())
+    return interval_from_moments(n, float(values.mean()), float(values.std(ddof=1)), float(values.sum()),
+                                 binary, confidence=confidence, bounds=bounds)
+
+
+def interval_from_moments(n: int, mean: float, std: float, total: float, binary: bool, *, confidence: float,
+                          bounds: tuple[float | None, float | None] = (None, None)) -> tuple[float, float, str]:
+    """:func:`mean_interval` of values known by their count, mean, sample std and sum (no bootstrap needed):
+    Wilson for 0/1 values on [0, 1], else, from :data:`BOOTSTRAP_MAX` values on, the t interval clipped
+    to the range. Lets a million stored values be summarized from SQL aggregates."""
+    if n < 2:
+        return float("nan"), float("nan"), TOO_FEW
+    if tuple(bounds) == (0.0, 1.0) and binary:
+        low, high = wilson_interval(int(total), n, confidence)
+        return low, high, WILSON
+    if n < BOOTSTRAP_MAX:
+        raise ValueError("below BOOTSTRAP_MAX values the interval is a bootstrap: pass the values to mean_interval")
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * std / math.sqrt(n))
     floor, ceiling = bounds
     low = mean - half if floor is None else max(floor, mean - half)
     high = mean + half if ceiling is None else min(ceiling, mean + half)

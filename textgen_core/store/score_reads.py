@@ -79,6 +79,14 @@ class ScoreReadsMixin:
             "SELECT model, bin, avg(chars) AS chars, min(chars) AS min_chars, max(chars) AS max_chars, "
             "avg(value) AS mean, count(*) AS n FROM b GROUP BY model, bin ORDER BY model, bin", params).df()
 
+    def score_moments(self, run_id: int, models: Sequence[str] | None = None) -> pd.DataFrame:
+        """Per (model, score): n, mean, std (sample), total and whether every value is 0 or 1, of scored cells."""
+        return self._cur().execute(
+            "SELECT model, score, count(value) AS n, avg(value) AS mean, stddev_samp(value) AS std, "
+            "sum(value) AS total, bool_and(value = 0 OR value = 1) AS binary FROM scores "
+            "WHERE run_id = ? AND value IS NOT NULL AND (? IS NULL OR list_contains(?, model)) GROUP BY model, score",
+            [run_id, None if models is None else 1, list(models or [])]).df()
+
     def score_counts(self, run_id: int) -> pd.DataFrame:
         """Per (model, score) of a run: n_scored, n_unscored, n_missing (no cell), n_empty, n_datums.
 
