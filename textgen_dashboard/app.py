@@ -11,7 +11,7 @@ script switches Streamlit to its legacy multipage mode, which serves a deep link
 
 import streamlit as st
 
-from textgen_dashboard import page_path
+from textgen_dashboard import data, page_path
 from textgen_dashboard.home import database_ready, render_sidebar
 
 #: (page name, title, icon) of every page, in menu order; the first one opens by default.
@@ -35,7 +35,8 @@ def main() -> None:
     current = st.navigation(pages)
     render_sidebar()
     if database_ready():
-        current.run()
+        with data.store().session():  # the database file is opened once for the page's reads, closed after
+            current.run()
 
 
 if __name__ == "__main__":
