@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import pandas as pd
 import streamlit as st
@@ -24,6 +24,8 @@ from textgen_core.errors import TextgenError
 
 from . import data, state
 from .compare_charts import BACKGROUNDS, forest_figure, outcomes, scatter_figure, thin
+from .compare_agreement import agreement_section
+from .pairwise import pairwise_section
 from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint
 from .safe_text import plain
 
@@ -34,9 +36,6 @@ VERDICT_RANK = {WORSE: 0, INCONCLUSIVE: 1, BETTER: 2, NO_DIFFERENCE: 3}
 AUTO_DRAWS = 100_000_000
 #: Draws per second of compare_models on one core, for the wait shown before a large comparison.
 DRAWS_PER_SECOND = 70_000_000
-#: Human labels taken as the positive one when a text column is picked (else the first value).
-POSITIVE_WORDS = ("correct", "yes", "true", "pass", "positive", "good", "relevant", "faithful")
-KIND_LABELS = {"score": "score: Spearman and Pearson", "label": "label: Cohen's kappa"}
 #: The 'better' column: which way each score improves.
 ARROWS = {"higher": "↑ higher", "lower": "↓ lower"}
 
@@ -90,7 +89,7 @@ def render() -> None:
     st.subheader("Deltas")
     st.plotly_chart(forest_figure(frame), key=state.COMPARE_FOREST)
     pairs_section(run_id, run, choice)
-    agreement_section(run_id, run, choice)
+    agreement_section(run_id, run, choice.baseline, choice.candidates, choice.scores)
 
 
 def default_run(runs: pd.DataFrame) -> int | None:
@@ -277,31 +276,6 @@ def _interval(low: float, high: float) -> str:
     return "too few" if pd.isna(low) or pd.isna(high) else f"[{low:+.4f}, {high:+.4f}]"
 
 
-# -- the pairwise preference judge ----------------------------------------------
-def pairwise_section(run_id: int) -> None:
-    """Wins, ties, losses, win rate, flip rate and length bias of the pairwise judge, when the run has it."""
-    summary = data.pairwise(run_id)
-    if summary.empty:
-        return
-    st.subheader(f"Pairwise preference against {plain(str(summary['baseline'].iloc[0]))}")
-    number = st.column_config.NumberColumn
-    table = summary.assign(interval=[_interval(lo, hi).replace("+", "") for lo, hi in
-                                     zip(summary["ci_low"], summary["ci_high"])])
-    st.dataframe(table[["candidate", "wins", "ties", "losses", "order_inconsistent", "unscored", "win_rate",
-                        "interval", "flip_rate", "longer_preferred", "length_verdicts"]], hide_index=True,
-                 column_config={
-                     "order_inconsistent": number("flips"), "win_rate": number("win rate", format="%.3f"),
-                     "interval": st.column_config.TextColumn(f"{summary.attrs['confidence']:.0%} CI"),
-                     "flip_rate": number("flip rate", format="%.2f"),
-                     "longer_preferred": number("longer preferred", format="%.2f"),
-                     "length_verdicts": number("of verdicts")})
-    st.caption("The judge saw each pair twice, baseline first and candidate first; a pair is won or lost only "
-               "when both orders agree. Flips: the orders disagreed (counted as a tie, 0.5). Win rate: the mean "
-               "cell with a bootstrap percentile interval. Longer preferred: share of single-order verdicts that "
-               "picked the longer answer; near 1 the judge rewards length. Open a datum in Explore to read "
-               "both answers and both verdicts.")
-
-
 # -- per datum -----------------------------------------------------------------
 def largest(pairs: pd.DataFrame, n: int, direction: str, tolerance: float) -> pd.DataFrame:
     """The ``n`` datums with the largest |delta| (dataset order among equals), with the outcome."""
@@ -353,85 +327,3 @@ def _pick(datum_ids: list[str]) -> None:
     selected = st.session_state[state.COMPARE_TOP].selection.rows
     if selected and selected[0] < len(datum_ids):
         st.session_state[state.COMPARE_OPEN] = datum_ids[selected[0]]
-
-
-# -- agreement with humans -------------------------------------------------------
-def metadata_columns(dataset_id: int) -> list[str]:
-    """The metadata columns of a dataset (where a human label or score lives)."""
-    datasets = data.datasets()
-    row = datasets[datasets["dataset_id"] == dataset_id]
-    return list(row["metadata_columns"].iloc[0]) if len(row) else []
-
-
-def agreement_section(run_id: int, run: Mapping[str, Any], choice: Choice) -> None:
-    """Agreement of each chosen score with a human column the user picks among the metadata columns."""
-    st.subheader("Agreement with human ratings")
-    columns = metadata_columns(run["dataset_id"])
-    if not columns:
-        st.caption("The run's dataset has no metadata columns. Upload it with a human label or score "
-                   "column to measure how well the scores agree with people.")
-        return
-    default = next((c for c in columns if "human" in c.casefold()), columns[0])
-    keep_choice(state.COMPARE_HUMAN_COLUMN, columns, default)
-    column = st.selectbox("Human column", columns, key=state.COMPARE_HUMAN_COLUMN,
-                          help="A metadata column of the dataset holding a person's label or score per row")
-    info = data.human_values(run["dataset_id"], column)
-    if not info["count"]:
-        st.info(f"Column {plain(column)} is empty.")
-        return
-    settings = agreement_settings(column, info)
-    try:
-        frame = data.agreement(run_id, column, scores=choice.scores, **settings)
-    except TextgenError as exc:
-        st.warning(plain(str(exc)))
-        return
-    frame = frame[frame["model"].isin([choice.baseline, *choice.candidates])]
-    show_agreement(frame, settings)
-
-
-def agreement_settings(column: str, info: Mapping[str, Any]) -> dict[str, Any]:
-    """Kind and thresholds for one human column; text columns are labels with a positive value."""
-    kinds = ["score", "label"] if info["numeric"] else ["label"]
-    guess = 0 if info["numeric"] and info["distinct"] > 2 else len(kinds) - 1
-    kind = st.radio("Kind", kinds, index=guess, key=state.compare_human(column, "kind"), horizontal=True,
-                    format_func=KIND_LABELS.get)
-    if kind == "score":
-        return {"kind": "score"}
-    threshold_col, human_col = st.columns(2)
-    threshold = threshold_col.number_input("Score threshold", value=0.5, format="%g",
-                                           key=state.compare_human(column, "threshold"),
-                                           help="A metric score at or above this counts as positive")
-    if info["numeric"]:
-        middle = (info["min"] + info["max"]) / 2
-        human = human_col.number_input("Human threshold", value=float(middle), format="%g",
-                                       key=state.compare_human(column, "human_threshold"),
-                                       help="A human value at or above this counts as positive")
-        return {"kind": "label", "threshold": threshold, "human_threshold": human}
-    values = list(info["values"])
-    first = next((i for i, v in enumerate(values) if v.casefold() in POSITIVE_WORDS), 0)
-    positive = human_col.selectbox("Positive label", values, index=first,
-                                   key=state.compare_human(column, "positive"),
-                                   help="The human label that means the same as a score at or above the threshold")
-    return {"kind": "label", "threshold": threshold, "positive_label": positive}
-
-
-def show_agreement(frame: pd.DataFrame, settings: Mapping[str, Any]) -> None:
-    number = st.column_config.NumberColumn
-    frame = frame.assign(better=[ARROWS.get(d, "none") for d in frame["direction"]])
-    if settings["kind"] == "score":
-        columns = ["model", "score", "better", "n", "spearman", "spearman_p", "pearson", "pearson_p"]
-        config = {"spearman": number("Spearman ρ", format="%.3f"), "spearman_p": number("p (Spearman)", format="%.2g"),
-                  "pearson": number("Pearson r", format="%.3f"), "pearson_p": number("p (Pearson)", format="%.2g")}
-        note = ("Spearman and Pearson correlations (scipy) with two-sided p-values; expect negative values for "
-                "↓ scores.")
-    else:
-        columns = ["model", "score", "better", "n", "kappa", "agreement"]
-        config = {"kappa": number("Cohen's κ", format="%.3f"), "agreement": number("raw agreement", format="%.3f")}
-        human = (f"equals {plain(settings['positive_label'])}" if settings.get("positive_label") is not None
-                 else f"is at least {settings['human_threshold']:g}")
-        note = (f"Cohen's kappa: a score counts as positive at or above {settings['threshold']:g}, a human value "
-                f"when it {human}.")
-    st.dataframe(frame[columns], hide_index=True, column_config=config)
-    skipped = frame.attrs.get("skipped")
-    st.caption(note + " n: datums with both a score and a human value; empty where either does not vary."
-               + (f" {skipped} human values could not be read and were left out." if skipped else ""))

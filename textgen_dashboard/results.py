@@ -15,7 +15,7 @@ import streamlit as st
 from textgen_core.metrics.registry import direction_of
 
 from . import charts, data
-from .compare import pairwise_section
+from .pairwise import pairwise_section
 from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint, score_range
 from .state import (RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_ROWS, RESULTS_RUN, RESULTS_SCORE,
                     RESULTS_UNSCORED, results_range)
