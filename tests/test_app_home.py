@@ -5,6 +5,7 @@ from __future__ import annotations
 from app_helpers import all_text, no_exception, page, store, wait_for_jobs
 
 from textgen_core.datasets import SAMPLE_NAME
+from textgen_core.formatting import duration_text
 from textgen_dashboard import app_path, data
 from textgen_dashboard.home import sample_metrics
 
@@ -37,6 +38,8 @@ def test_one_click_sample_runs_lexical_metrics(app_db):
     assert len(scores) > 0 and scores["value"].notna().all()
     assert any("finished" in s.value for s in at.success)
     assert [m.value for m in at.metric] == ["1", "1"]
+    # the duration Home shows is the run's, as the Runs page and the CLI show it
+    assert f"finished in {duration_text(run['duration_s'])}." in " ".join(s.value for s in at.success)
 
 
 def test_second_click_points_at_the_run_it_already_made(sample_run):

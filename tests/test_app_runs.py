@@ -9,6 +9,7 @@ from app_helpers import all_text, frame_with, no_exception, page, store, wait_fo
 
 from textgen_core.datasets import load_dataset
 from textgen_core.evaluate import evaluate
+from textgen_core.formatting import duration_text
 from textgen_dashboard import data, state
 from textgen_dashboard.home import sample_metrics
 from textgen_dashboard.runs import INTERRUPTED
@@ -32,7 +33,9 @@ def test_history_shows_each_run(sample_run):
     assert row["dataset"] == "sample-qa"
     assert row["metrics"] == ", ".join(sample_metrics())
     assert row["status"] == "finished"
-    assert row["duration_s"] >= 0 and row["tokens"] == 0
+    assert row["duration"] == duration_text(store().get_run(run_id)["duration_s"]) and row["tokens"] == 0
+    assert row["judge_model"] == "" and row["cost"] == ""  # not None / NaN
+    assert len(row["created_at"]) == 19  # YYYY-MM-DD HH:MM:SS
     for column in ("params", "signatures", "judge_model", "cost", "judge_calls"):
         assert column in table.columns
     assert at.selectbox(key=state.RUNS_SELECTED).value == run_id

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from textgen_core.errors import TextgenError
+from textgen_core.formatting import duration_text, plain_table
 from textgen_core.metrics.registry import all_metrics
 
 from . import data, state
@@ -27,9 +28,7 @@ def render() -> None:
         st.info("No runs yet.")
         link("evaluate", "Evaluate", icon="▶️")
         return
-    st.dataframe(runs, hide_index=True,
-                 column_config={"cost": st.column_config.NumberColumn(format="%.4f"),
-                                "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f")})
+    st.dataframe(runs, hide_index=True)
     ids = [int(i) for i in runs["run_id"]]
     if st.session_state.get(state.RUNS_SELECTED) not in ids:
         st.session_state[state.RUNS_SELECTED] = ids[0]
@@ -52,9 +51,11 @@ def history(frame: pd.DataFrame, live: set[int]) -> pd.DataFrame:
     table["tokens"] = table["prompt_tokens"].fillna(0).astype(int) + table["completion_tokens"].fillna(0).astype(int)
     stale = (table["status"] == "running") & ~table["run_id"].astype(int).isin(live)
     table.loc[stale, "status"] = INTERRUPTED
-    columns = ["run_id", "dataset", "metrics", "models", "status", "judge_model", "duration_s", "judge_calls",
+    table["duration"] = table["duration_s"].map(duration_text)  # the same text as Home and the CLI
+    table["cost"] = table["cost"].map(lambda c: "" if pd.isna(c) else f"{c:.4f}")
+    columns = ["run_id", "dataset", "metrics", "models", "status", "judge_model", "duration", "judge_calls",
                "tokens", "cost", "created_at", "params", "signatures"]
-    return table[columns]
+    return plain_table(table[columns])  # no 'None' cells, timestamps to the second
 
 
 def _details(run_id: int) -> None:

@@ -18,6 +18,7 @@ import streamlit as st
 from textgen_core.datasets import EXTENSIONS, ColumnMapping, guess_mapping, load_dataset, sample_dataset_path
 from textgen_core.datasets.mapping import LIST_FORMATS
 from textgen_core.errors import InputError, TextgenError
+from textgen_core.formatting import plain_table
 from textgen_core.store import Store
 
 from . import data, state
@@ -200,8 +201,8 @@ def render_manage() -> None:
     if frame.empty:
         st.info("No datasets yet.")
         return
-    st.dataframe(frame[["dataset_id", "name", "n_rows", "models", "n_runs", "source", "created_at"]],
-                 hide_index=True)
+    st.dataframe(plain_table(frame[["dataset_id", "name", "n_rows", "models", "n_runs", "source", "created_at"]]),
+                 hide_index=True)  # no 'None' cells, timestamps to the second
     names = dict(zip(frame["dataset_id"].astype(int), frame["name"]))
     if st.session_state.get(state.UPLOAD_MANAGE) not in names:
         st.session_state[state.UPLOAD_MANAGE] = next(iter(names))

@@ -12,7 +12,8 @@ from typing import Any, Callable, Mapping
 
 import streamlit as st
 
-from textgen_core.errors import ParameterError
+from textgen_core.errors import ParameterError, TextgenError
+from textgen_core.formatting import duration_text
 from textgen_core.judge.settings import (DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_API_KEY,
                                          SETTING_HELP, JudgeSettings)
 from textgen_core.metrics.spec import MetricSpec, Param
@@ -91,7 +92,7 @@ def job_panel(job_key: str) -> None:
         return
     run = f"Run {job.run_id}" if job.run_id is not None else "The run"
     if job.status == "finished":
-        st.success(f"{run} finished in {job.elapsed:.1f} s.")
+        st.success(f"{run} finished in {run_duration(job)}.")
         link("results", "See the results", icon="📊")
     elif job.status == "interrupted":  # a spending cap stopped it
         st.warning(f"{run} stopped: {plain(job.error or 'interrupted')}. Finished cells are kept; resume it from "
@@ -102,6 +103,16 @@ def job_panel(job_key: str) -> None:
         link("runs", "Runs", icon="🗂️")
     else:
         st.error(f"{run} failed: {plain(job.error or 'unknown error')}")
+
+
+def run_duration(job: Any) -> str:
+    """The run's stored duration, as the Runs page and the CLI show it; the job's own clock before the run exists."""
+    if job.run_id is not None:
+        try:
+            return duration_text(data.run(job.run_id)["duration_s"]) or duration_text(job.elapsed)
+        except TextgenError:  # the run was deleted meanwhile
+            pass
+    return duration_text(job.elapsed)
 
 
 @st.fragment(run_every=0.5)
