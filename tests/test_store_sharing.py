@@ -134,3 +134,32 @@ def test_a_finished_run_can_be_deleted(db_path: Path) -> None:
     evaluate(store, dataset_id, ["exact_match"], workers=1)
     store.delete_dataset(dataset_id)
     assert store.list_runs().empty and store.list_datasets().empty
+
+
+def test_cli_says_it_waits_for_a_busy_file_then_works(db_path: Path) -> None:
+    Store(db_path).save_dataset(load_sample(), "sample")
+    holder = _hold(db_path, 6)  # longer than the CLI takes to start
+    done = subprocess.run([sys.executable, "-m", "textgen_core.cli.main", "--db", str(db_path), "datasets"],
+                          capture_output=True, text=True, timeout=60)
+    holder.wait(timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert "sample" in done.stdout
+    assert "is busy" in done.stderr and "waiting up to" in done.stderr
+
+
+def test_upload_page_refuses_to_delete_a_dataset_being_scored(app_db) -> None:
+    from app_helpers import no_exception, page, store
+
+    from textgen_dashboard import data, state
+
+    db = store()
+    dataset_id = db.save_dataset(load_sample(), "sample")
+    run_id = db.create_run(dataset_id, ["exact_match"], {}, {}, ["model-a"])  # a job elsewhere is scoring it
+    data.refresh()
+    at = page("views/upload.py").run()
+    no_exception(at)
+    at.checkbox(key=state.UPLOAD_CONFIRM_DELETE).check().run()
+    next(b for b in at.button if b.label == "Delete").click().run()
+    no_exception(at)
+    assert any(f"run {run_id} is still scoring" in e.value for e in at.error)
+    assert db.list_datasets()["name"].tolist() == ["sample"]
