@@ -28,7 +28,7 @@ from ..model import Cell, Datum
 from ..progress import Progress, ProgressCallback
 from .asker import CacheLookup, ClientAsker, DryAsker, Gate, Stopped, Tally
 from .client import JudgeClient, Usage
-from .metric import JudgePlan, Outcome, StepFailed, empty_outcome
+from .metric import JudgePlan, Outcome, StepFailed, precheck
 from .metrics import BY_NAME
 from .scale import attach as attach_scale, width as group_width
 from .settings import JudgeSettings
@@ -87,9 +87,9 @@ def plan_groups(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
 async def score_cell(asker: Any, job: Job) -> Outcome:
     """One cell; a failed step or an unexpected error unscores this cell only."""
     row, name, plan, params = job
-    empty = empty_outcome(BY_NAME[name], row)
-    if empty is not None:
-        return empty
+    early = precheck(BY_NAME[name], row)
+    if early is not None:
+        return early
     try:
         outcome = await plan.score(asker, row, params)
     except StepFailed as exc:

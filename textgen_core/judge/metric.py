@@ -145,6 +145,8 @@ class JudgePlan:
     steps: tuple[Request, ...] = ()
     api: Literal["chat", "embeddings", "completions"] = "chat"
     empty: EmptyRule = "unscored"
+    #: How an input is named when it is missing ("no query" unless renamed here).
+    input_names: Mapping[str, str] = field(default_factory=dict)
     #: True for a metric that compares models: the engine adds the datum's other rows to its params.
     peers: bool = False
 
@@ -178,12 +180,18 @@ def declare(name: str, label: str, description: str, needs: tuple[str, ...], pla
                       value_range=value_range, notes=text, plan=plan)
 
 
-def empty_outcome(spec: MetricSpec, row: Datum) -> Outcome | None:
-    """The declared cell of an empty prediction, when the row has every other input the metric needs."""
-    if has_text(row.prediction) or "prediction" not in spec.needs:
+#: Inputs a judge metric may need besides the prediction, in the order a missing one is reported.
+_INPUTS = (("contexts", lambda row: bool(contexts(row))), ("references", lambda row: bool(references(row))),
+           ("query", lambda row: has_text(row.query)))
+
+
+def precheck(spec: MetricSpec, row: Datum) -> Outcome | None:
+    """The cell of a row the judge is not asked about, from the declaration alone: a missing input
+    ("no contexts", named as the plan names it), or an empty prediction (the declared rule)."""
+    for need, present in _INPUTS:
+        if need in spec.needs and not present(row):
+            return unscored(f"no {spec.plan.input_names.get(need, need)}")
+    if "prediction" not in spec.needs or has_text(row.prediction):
         return None
-    present = {"query": has_text(row.query), "references": bool(references(row)), "contexts": bool(contexts(row))}
-    if not all(present.get(need, True) for need in spec.needs):
-        return None  # the scorer names the missing input instead
     cell = spec.plan.on_empty()
     return None if cell is None else Outcome(cell)

@@ -7,7 +7,7 @@ from typing import Any, Mapping, Sequence
 
 from ...model import Datum
 from .. import extract
-from ..metric import Asker, JudgePlan, Outcome, best_reference, declare, judged, ref_step, references, unscored
+from ..metric import Asker, JudgePlan, Outcome, best_reference, declare, judged, ref_step, references
 from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, placeholder_verdicts,
                          strict_object, verdict_list)
 
@@ -43,8 +43,6 @@ def f1(tp: int, fp: int, fn: int) -> float:
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     refs = references(row)
-    if not refs:
-        return unscored("no references")
     answer, *ref_units = await asyncio.gather(extract.statements(ask, row.prediction or ""),
                                               *(extract.statements(ask, r) for r in refs))
     rows = answer.rows("statements.prediction")

@@ -6,7 +6,7 @@ from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
 from .. import extract
-from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, declare, has_text, unscored
+from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, declare
 from ..prompting import (TOKENS_PER_VERDICT, Request, fence, keyed_check, messages, numbered, placeholder_verdicts,
                          strict_object, verdict_list)
 
@@ -29,8 +29,6 @@ def request(query: str, statements: Sequence[str]) -> Request:
 
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
-    if not has_text(row.query):
-        return unscored("no query")
     found = await extract.statements(ask, row.prediction or "")
     rows = found.rows("statements.prediction")
     if not found.items:

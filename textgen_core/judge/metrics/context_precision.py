@@ -6,8 +6,7 @@ import asyncio
 from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
-from ..metric import (Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare, has_text, ref_step, references,
-                      unscored)
+from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare, ref_step, references
 from ..prompting import Request, fence
 from . import _passages
 
@@ -43,12 +42,6 @@ def average_precision(relevant: Sequence[bool]) -> float:
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     ctx, refs = contexts(row), references(row)
-    if not ctx:
-        return unscored("no contexts")
-    if not refs:
-        return unscored("no references")
-    if not has_text(row.query):
-        return unscored("no query")
     judged = await asyncio.gather(*(ask_verdicts(ask, request(row.query or "", ref, ctx), ctx) for ref in refs))
     rows = [r for i, j in enumerate(judged) for r in j.rows(ref_step("context_precision", i))]
     useful = [any(j.labels[k] == "yes" for j in judged) for k in range(len(ctx))]

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 from ...model import Datum
 from .. import extract
 from ..metric import (Asker, JudgePlan, Outcome, ask_verdicts, best_reference, contexts, declare, ref_step,
-                      references, unscored)
+                      references)
 from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, passages,
                          placeholder_verdicts, strict_object, verdict_list)
 
@@ -32,10 +32,6 @@ def request(ctx: Sequence[str], statements: Sequence[str]) -> Request:
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     ctx, refs = contexts(row), references(row)
-    if not ctx:
-        return unscored("no contexts")
-    if not refs:
-        return unscored("no references")
     extracted = await asyncio.gather(*(extract.statements(ask, ref) for ref in refs))
     rows = [r for i, e in enumerate(extracted) for r in e.rows(ref_step("statements.reference", i))]
 

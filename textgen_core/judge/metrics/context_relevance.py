@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...model import Cell, Datum
-from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare, has_text, unscored
+from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare
 from ..prompting import Request, fence
 from . import _passages
 
@@ -22,10 +22,6 @@ def request(query: str, ctx: list[str]) -> Request:
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     ctx = contexts(row)
-    if not ctx:
-        return unscored("no contexts")
-    if not has_text(row.query):
-        return unscored("no query")
     judged = await ask_verdicts(ask, request(row.query or "", ctx), ctx)
     hits = judged.count("yes")
     return Outcome(Cell(hits / len(ctx), {"relevant": hits, "contexts": len(ctx)}), judged.rows("context_relevance"))

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
 from .. import extract
-from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare, unscored
+from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare
 from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, passages,
                          placeholder_verdicts, strict_object, verdict_list)
 
@@ -34,8 +34,6 @@ def request(ctx: Sequence[str], claims: Sequence[str]) -> Request:
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     ctx = contexts(row)
-    if not ctx:
-        return unscored("no contexts")
     found = await extract.claims(ask, row.prediction or "")
     rows = found.rows("claims")
     if not found.items:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...model import Cell, Datum
-from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare, unscored
+from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare
 from ..prompting import Request, fence
 from . import _passages
 
@@ -25,8 +25,6 @@ def request(prediction: str, ctx: list[str]) -> Request:
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     ctx = contexts(row)
-    if not ctx:
-        return unscored("no contexts")
     judged = await ask_verdicts(ask, request(row.prediction or "", ctx), ctx)
     hits = judged.count("contradicted")
     return Outcome(Cell(hits / len(ctx), {"contradicted": hits, "contexts": len(ctx)}), judged.rows("hallucination"))

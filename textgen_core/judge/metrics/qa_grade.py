@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
-from ..metric import Asker, JudgePlan, Outcome, declare, has_text, references, unscored
+from ..metric import Asker, JudgePlan, Outcome, declare, references
 from ..prompting import STRING, TOKENS_PER_RATING, Request, fence, labels, messages, strict_object
 
 VERSION = "qa_grade/3"
@@ -28,10 +28,6 @@ def request(query: str, refs: Sequence[str], prediction: str) -> Request:
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     refs = references(row)
-    if not refs:
-        return unscored("no references")
-    if not has_text(row.query):
-        return unscored("no query")
     req = request(row.query or "", refs, row.prediction or "")
     answer = await ask.ask(req)
     grade = str(answer.value["grade"])

@@ -22,8 +22,6 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float | None:
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     refs = references(row)
-    if not refs:
-        return unscored("no references")
     vectors = await ask.embed([row.prediction or "", *refs])
     if len(vectors) != len(refs) + 1:
         return unscored(f"the endpoint returned {len(vectors)} embeddings for {len(refs) + 1} texts")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...model import Datum
-from ..metric import Asker, JudgePlan, Outcome, declare, has_text, unscored
+from ..metric import Asker, JudgePlan, Outcome, declare
 from ..prompting import Request, fence
 from . import _rating
 
@@ -26,14 +26,14 @@ def request(source: str, summary: str) -> Request:
 
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
-    if not has_text(row.query):
-        return unscored("no source text (the query column holds the text that was summarized)")
     return await _rating.rate(ask, request(row.query or "", row.prediction or ""), "summary")
 
 
 SPEC = declare(
     "summary_coherence", "Summary coherence",
     "1-5 rating of how coherently the prediction summarizes the source text held in the query column.",
-    ("query", "prediction"), JudgePlan(score, (request("s", "p"),), empty="unscored"),
+    ("query", "prediction"), JudgePlan(score, (request("s", "p"),), empty="unscored",
+                                          input_names={"query": "source text (the query column holds the text "
+                                                                "that was summarized)"}),
     "The query column holds the text that was summarized; no source: unscored. A rating written 4, 4.0 or "
     "\"4\" is read as 4.", value_range=(1.0, 5.0))
