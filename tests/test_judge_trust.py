@@ -185,3 +185,17 @@ def test_kill_9_loses_at_most_one_batch_of_usage(tmp_path: Path) -> None:
         after = server.count(status=200)
         assert store.get_run(1)["judge_calls"] == recorded + (after - made)
         store.close()
+
+
+def test_a_pinned_response_mode_is_used_as_is_and_never_left(tmp_path: Path) -> None:
+    with JudgeServer(responder=ScriptedJudge(), json_schema=False) as server:  # rejects json_schema
+        store = Store(tmp_path / "m.duckdb")
+        ds = dataset(store, ["Paris is the capital of France."])
+        auto = evaluate(store, ds, ["coherence"], judge=settings(server))
+        assert store.scores(auto)["value"].notna().all()  # auto fell back
+        pinned = evaluate(store, ds, ["coherence"], judge=settings(server, response_mode="json_schema", seed=1))
+        reason = store.scores(pinned)["reason"].iloc[0]
+        assert "response_mode json_schema is set" in reason
+        store.close()
+    formats = [r.response_format for r in server.recorded()]
+    assert formats[0] == "json_schema" and formats[-1] == "json_schema" and "json_object" in formats
