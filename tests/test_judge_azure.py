@@ -88,3 +88,11 @@ def test_api_version_needs_the_resource_endpoint(monkeypatch: pytest.MonkeyPatch
     add_judge_arguments(parser)
     with pytest.raises(ParameterError, match="resource endpoint"):
         judge_settings_from_args(parser.parse_args(["--judge-model", "d", "--judge-api-version", VERSION]))
+
+
+def test_response_mode_flag_reaches_the_requests(azure: JudgeServer, db_path: Path) -> None:
+    settings = judge_settings_from_args(azure_args(azure, "--judge-response-mode", "json_object"))
+    assert settings.response_mode == "json_object"
+    store, run_id = run(db_path, settings)
+    assert store.get_run(run_id)["status"] == "finished"
+    assert {r.response_format for r in azure.recorded(CHAT)} == {"json_object"}

@@ -10,7 +10,8 @@ import argparse
 import os
 
 from ..errors import ParameterError
-from ..judge.settings import DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_API_KEY, JudgeSettings
+from ..judge.settings import (DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_API_KEY,
+                              RESPONSE_MODES, SETTING_HELP, JudgeSettings)
 
 #: flag destination -> JudgeSettings field
 _FIELDS = {
@@ -33,6 +34,7 @@ _FIELDS = {
     "batch_poll": "batch_poll",
     "max_cost": "max_cost",
     "max_calls": "max_calls",
+    "judge_response_mode": "response_mode",
 }
 
 
@@ -64,6 +66,8 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
                        help="price per million prompt tokens, for cost estimates")
     group.add_argument("--price-completion", type=float, metavar="USD",
                        help="price per million completion tokens, for cost estimates")
+    group.add_argument("--judge-response-mode", choices=RESPONSE_MODES,
+                       help=f"{SETTING_HELP['response_mode']} (default: {defaults.response_mode})")
     group.add_argument("--judge-api-version", metavar="VERSION",
                        help="Azure OpenAI: the api-version (e.g. 2024-10-21); --judge-base-url is then the resource "
                             "endpoint (https://NAME.openai.azure.com) and --judge-model the deployment name")
