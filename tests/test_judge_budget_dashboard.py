@@ -96,3 +96,14 @@ def test_estimate_shows_direct_and_batch_cost(app_db) -> None:
         direct, batch = (float(x) for x in shown.split(" / "))
         assert direct > 0 and batch == pytest.approx(direct / 2, abs=1e-4)
         assert server.count(None) == 0
+
+
+def test_response_mode_from_the_form(app_db) -> None:
+    with JudgeServer(responder=ScriptedJudge()) as server:
+        store().save_dataset(load_dataset(ROWS, file_name="t.csv", name="topics"))
+        at = fill_judge(page("views/evaluate.py").run(), server, response_mode="text")
+        at.button(key="evaluate.run").click().run()
+        wait_for_jobs()
+        run = store().get_run(max(int(i) for i in store().list_runs()["run_id"]))
+        assert run["status"] == "finished" and run["judge"]["response_mode"] == "text"
+        assert {r.response_format for r in server.recorded(CHAT)} == {None}  # plain text: no response_format

@@ -2,7 +2,7 @@
 
 Rendered inside the judge settings form (:func:`textgen_dashboard.widgets.judge_form`)
 and the job panel; the values become :class:`~textgen_core.judge.settings.JudgeSettings`
-fields (``rpm``, ``tpm``, ``max_cost``, ``max_calls``, ``batch``, ``api_version``).
+fields (``rpm``, ``tpm``, ``max_cost``, ``max_calls``, ``batch``, ``api_version``, ``response_mode``).
 """
 
 from __future__ import annotations
@@ -11,10 +11,15 @@ from typing import Any, Callable, Mapping
 
 import streamlit as st
 
+from textgen_core.judge.settings import RESPONSE_MODES
+
+#: Title of the expander holding these settings (the README names it).
+EXPANDER = "Rate limits, spending cap, Batch API, Azure, structured output"
+
 
 def scale_inputs(key: Callable[[str], str], given: Mapping[str, Any], tip: Mapping[str, str]) -> dict[str, Any]:
     """Inputs for rate limits, caps, batch mode and Azure; returns JudgeSettings keyword arguments."""
-    with st.expander("Rate limits, spending cap, Batch API, Azure"):
+    with st.expander(EXPANDER):
         left, right = st.columns(2)
         with left:
             rpm = st.number_input("Requests per minute", min_value=1, step=1, value=given.get("rpm"),
@@ -32,9 +37,14 @@ def scale_inputs(key: Callable[[str], str], given: Mapping[str, Any], tip: Mappi
                                         key=key("max_calls"), help=tip["max_calls"])
             batch = st.checkbox("Batch API (half price, slower)", value=bool(given.get("batch")), key=key("batch"),
                                 help=tip["batch"])
+            mode = given.get("response_mode") or "auto"
+            response_mode = st.selectbox("Structured output", RESPONSE_MODES, key=key("response_mode"),
+                                         index=RESPONSE_MODES.index(mode) if mode in RESPONSE_MODES else 0,
+                                         help=tip["response_mode"])
     return {"rpm": None if rpm is None else int(rpm), "tpm": None if tpm is None else int(tpm),
             "api_version": api_version.strip() or None, "max_cost": max_cost,
-            "max_calls": None if max_calls is None else int(max_calls), "batch": bool(batch)}
+            "max_calls": None if max_calls is None else int(max_calls), "batch": bool(batch),
+            "response_mode": response_mode}
 
 
 def spend_against_cap(prompt_tokens: int, completion_tokens: int, judge: Any, spent_before: float = 0.0) -> None:
