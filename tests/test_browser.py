@@ -211,7 +211,8 @@ def _hostile_run(db: Path) -> str:
     models = [f"[Re-enter your API key](http://{ATTACKER}/login)", f'<img src=http://{ATTACKER}/m.png><a href="http://{ATTACKER}/l">link</a>']
     rows = [{"id": d, "model": m, "question": f"**Q** <b>{i}</b>",
              "answer": f'<img src="http://{ATTACKER}/a.png"> ![a](http://{ATTACKER}/a2.png) :red[alert]',
-             "reference": f"[ref](http://{ATTACKER}/r)", image: f"![v](http://{ATTACKER}/val.png)"}
+             # references differ by model, so Explore lists them "for <models>"
+             "reference": f"[ref](http://{ATTACKER}/r) {m}", image: f"![v](http://{ATTACKER}/val.png)"}
             for i, d in enumerate(ids) for m in models]
     store = Store(db)
     dataset_id = store.save_dataset(load_dataset(pd.DataFrame(rows), name=f"<b>{image}</b>"))

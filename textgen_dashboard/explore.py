@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from textgen_core.compare.word_diff import similarity, word_diff_text
+from textgen_core.formatting import plain_table
 
 from . import data
 from .pickers import keep_choice, keep_choices, pick_run, runs_or_hint, score_range
@@ -162,7 +163,7 @@ def _texts(title: str, by_model: Mapping[str, Sequence[str]]) -> None:
     st.subheader(title)
     for texts, models in groups.items():
         if len(groups) > 1:
-            st.caption("for " + ", ".join(models))
+            st.caption("for " + plain(", ".join(models)))
         for number, text in enumerate(texts, start=1):
             with st.container(border=True):
                 st.caption(f"{number}.")
@@ -178,7 +179,8 @@ def _metric(metric: str, view: Mapping[str, pd.DataFrame], models: list[str]) ->
         exchanges = exchanges[exchanges["metric"] == metric]
     st.subheader(f"Metric: {plain(metric)}")
     table = scores[["model", "score", "value", "reason", "details"]].rename(columns={"reason": "unscored reason"})
-    st.dataframe(table, hide_index=True, column_config={"value": st.column_config.NumberColumn(format="%.4f")})
+    table = table.assign(value=table["value"].map(lambda v: "" if pd.isna(v) else f"{v:.4f}"))
+    st.dataframe(plain_table(table), hide_index=True)  # an unscored cell reads '' and its reason, never 'None'
     judged = [m for m in models if (verdicts["model"] == m).any()
               or (not exchanges.empty and (exchanges["model"] == m).any())]
     if not judged:
@@ -203,7 +205,7 @@ def _exchange(exchange: Mapping[str, Any]) -> None:
             st.caption("Unscored because")
             st.text(exchange["reason"])
         for message in _messages(exchange.get("messages")):
-            st.caption(str(message.get("role", "message")))
+            st.caption(plain(message.get("role", "message")))
             st.code(str(message.get("content", "")), language=None, wrap_lines=True)
         st.caption("Reply")
         reply = exchange.get("reply")
