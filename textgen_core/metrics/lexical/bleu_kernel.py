@@ -123,25 +123,33 @@ def _same_bytes(buf, a0, a1, b0, b1):
 
 
 @njit(cache=True, nogil=True)
+def _probe(tkey, mask, key, s):
+    """From slot s on (linear probing), the first slot holding ``key`` or empty."""
+    while tkey[s] != _EMPTY and tkey[s] != key:
+        s = (s + 1) & mask
+    return s
+
+
+@njit(cache=True, nogil=True)
 def _token_ids(buf, ts, te, th, count, tok, tkey, tval, size):
     """Dense ids of the first ``count`` tokens (equal bytes, equal id); returns how many distinct.
 
-    The hash table is the first ``size`` (a power of two, at least twice ``count``) slots of tkey/tval.
+    The hash table is the first ``size`` (a power of two, at least twice ``count``) slots of
+    tkey/tval; equal hashes are confirmed byte by byte.
     """
     mask = size - 1
     distinct = 0
     for x in range(count):
-        h = th[x]
-        s = np.int64(h >> np.uint64(32)) & mask
+        s = np.int64(th[x] >> np.uint64(32)) & mask
         while True:
-            key = tkey[s]
-            if key == _EMPTY:
-                tkey[s] = h
+            s = _probe(tkey, mask, th[x], s)
+            if tkey[s] == _EMPTY:
+                tkey[s] = th[x]
                 tval[s] = x
                 tok[x] = distinct
                 distinct += 1
                 break
-            if key == h and _same_bytes(buf, ts[x], te[x], ts[tval[s]], te[tval[s]]):
+            if _same_bytes(buf, ts[x], te[x], ts[tval[s]], te[tval[s]]):
                 tok[x] = tok[tval[s]]
                 break
             s = (s + 1) & mask
@@ -150,12 +158,14 @@ def _token_ids(buf, ts, te, th, count, tok, tkey, tval, size):
 
 
 @njit(cache=True, nogil=True)
-def _extend(gram, tok, n, distinct, seg, nseg, tkey, tval, size):
+def _extend(gram, tok, n, distinct, seg, nseg, direct, stamp, slot, generation, tkey, tval, size):
     """Ids of (n+1)-grams from those of n-grams: gram[x] becomes the id of tokens x..x+n, per segment.
 
     A dead n-gram (-1: not on both sides) has only dead extensions, and so has one whose
-    last n tokens (the n-gram at x+1) are dead; the others get dense ids through the hash
-    table. Returns how many ids were given.
+    last n tokens (the n-gram at x+1) are dead. The others get dense ids by their key
+    (n-gram id * distinct + token id): with ``direct`` the key indexes slot, stamp[key] ==
+    generation marking the keys seen in this call (nothing to clear); else through the hash
+    table in tkey/tval. Returns how many ids were given.
     """
     mask = size - 1
     count = 0
@@ -165,45 +175,24 @@ def _extend(gram, tok, n, distinct, seg, nseg, tkey, tval, size):
             if gram[x] < 0 or gram[x + 1] < 0:
                 gram[x] = -1
                 continue
-            key = np.uint64(gram[x] * distinct + tok[x + n])
-            s = np.int64((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)) & mask
-            while True:
-                found = tkey[s]
-                if found == _EMPTY:
-                    tkey[s] = key
-                    tval[s] = count
-                    gram[x] = count
-                    count += 1
-                    break
-                if found == key:
-                    gram[x] = tval[s]
-                    break
-                s = (s + 1) & mask
-        start = seg[q]
-    tkey[:size] = _EMPTY
-    return count
-
-
-@njit(cache=True, nogil=True)
-def _extend_direct(gram, tok, n, distinct, seg, nseg, stamp, slot, generation):
-    """:func:`_extend` with the key (n-gram id * distinct + token id) as an index into slot:
-    stamp[key] == generation marks the keys seen in this call, so nothing needs clearing."""
-    count = 0
-    start = 0
-    for q in range(nseg):
-        for x in range(start, seg[q] - n):
-            if gram[x] < 0 or gram[x + 1] < 0:
-                gram[x] = -1
-                continue
             key = gram[x] * distinct + tok[x + n]
-            if stamp[key] == generation:
+            if direct:
+                if stamp[key] != generation:
+                    stamp[key] = generation
+                    slot[key] = count
+                    count += 1
                 gram[x] = slot[key]
-            else:
-                stamp[key] = generation
-                slot[key] = count
-                gram[x] = count
+                continue
+            hashed = np.uint64(key)
+            s = _probe(tkey, mask, hashed, np.int64((hashed * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)) & mask)
+            if tkey[s] == _EMPTY:
+                tkey[s] = hashed
+                tval[s] = count
                 count += 1
+            gram[x] = tval[s]
         start = seg[q]
+    if not direct:
+        tkey[:size] = _EMPTY
     return count
 
 
@@ -269,7 +258,12 @@ def chunk_stats(buf, bounds, hyp_text, ref_ptr, ref_text, orders, cls):
     matches = np.zeros((rows, orders), np.int64)
     hyp_len = np.zeros(rows, np.int64)
     ref_len = np.zeros(rows, np.int64)
-    cap = 64
+    cap = 1  # scratch arrays fit the longest row: a token takes at least one byte
+    for r in range(rows):
+        row_bytes = bounds[hyp_text[r] + 1] - bounds[hyp_text[r]]
+        for q in range(ref_ptr[r], ref_ptr[r + 1]):
+            row_bytes += bounds[ref_text[q] + 1] - bounds[ref_text[q]]
+        cap = max(cap, row_bytes + 1)
     ts = np.empty(cap, np.int64)
     te = np.empty(cap, np.int64)
     th = np.empty(cap, np.uint64)
@@ -278,8 +272,11 @@ def chunk_stats(buf, bounds, hyp_text, ref_ptr, ref_text, orders, cls):
     here = np.zeros(cap, np.int64)
     there = np.zeros(cap, np.int64)
     one_ref = np.zeros(cap, np.int64)
-    tkey = np.full(2 * cap, _EMPTY, np.uint64)
-    tval = np.empty(2 * cap, np.int64)
+    slots = 16  # hash tables: a power of two, at least twice any row's tokens (see size below)
+    while slots < 2 * cap:
+        slots *= 2
+    tkey = np.full(slots, _EMPTY, np.uint64)
+    tval = np.empty(slots, np.int64)
     stamp = np.zeros(_DIRECT_KEYS, np.int64)
     slot = np.empty(_DIRECT_KEYS, np.int64)
     generation = 0
@@ -287,22 +284,6 @@ def chunk_stats(buf, bounds, hyp_text, ref_ptr, ref_text, orders, cls):
     for r in range(rows):
         r0 = ref_ptr[r]
         nref = ref_ptr[r + 1] - r0
-        size = bounds[hyp_text[r] + 1] - bounds[hyp_text[r]]
-        for q in range(nref):
-            size += bounds[ref_text[r0 + q] + 1] - bounds[ref_text[r0 + q]]
-        if size + 1 > cap:  # a token takes at least one byte
-            while cap < size + 1:
-                cap *= 2
-            ts = np.empty(cap, np.int64)
-            te = np.empty(cap, np.int64)
-            th = np.empty(cap, np.uint64)
-            tok = np.empty(cap, np.int64)
-            gram = np.empty(cap, np.int64)
-            here = np.zeros(cap, np.int64)
-            there = np.zeros(cap, np.int64)
-            one_ref = np.zeros(cap, np.int64)
-            tkey = np.full(2 * cap, _EMPTY, np.uint64)
-            tval = np.empty(2 * cap, np.int64)
         # Tokens of the prediction, then of each reference; seg[q] ends segment q (0: the prediction).
         hyp = _tokenize(buf, bounds[hyp_text[r]], bounds[hyp_text[r] + 1], cls, ts, te, th, 0)
         seg[0] = hyp
@@ -331,11 +312,9 @@ def chunk_stats(buf, bounds, hyp_text, ref_ptr, ref_text, orders, cls):
             if hyp <= n:
                 break
             if n > 0:
-                if ids * distinct <= _DIRECT_KEYS:
-                    generation += 1
-                    ids = _extend_direct(gram, tok, n, distinct, seg, nref + 1, stamp, slot, generation)
-                else:
-                    ids = _extend(gram, tok, n, distinct, seg, nref + 1, tkey, tval, size)
+                generation += 1
+                ids = _extend(gram, tok, n, distinct, seg, nref + 1, ids * distinct <= _DIRECT_KEYS, stamp, slot,
+                              generation, tkey, tval, size)
             found = _clipped(gram, n, seg, nref, here, there, one_ref)
             matches[r, n] = found
             if found == 0:
