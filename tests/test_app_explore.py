@@ -140,9 +140,9 @@ def test_verdicts_and_the_raw_exchange(judged_run):
     assert [t.value for t in answered.text] == []  # no reason shown for a scored exchange
     assert [t.value for t in timed_out.text] == ["the judge timed out"]
     assert [c.value for c in timed_out.code] == ["Judge q01 for model-b", "(no reply)"]
-    scores = frame_with(at, "unscored reason").astype(object)
-    assert scores[["model", "value", "unscored reason"]].where(scores.notna(), None).values.tolist() == [
-        ["model-a", 0.5, None], ["model-b", None, "the judge timed out"]]
+    scores = frame_with(at, "unscored reason")
+    assert scores[["model", "value", "unscored reason"]].values.tolist() == [  # no 'None' cell: '' and the reason
+        ["model-a", "0.5000", ""], ["model-b", "", "the judge timed out"]]
     assert not any(m.proto.allow_html for m in at.markdown)  # dataset text and replies never reach HTML
 
 
