@@ -155,3 +155,20 @@ def test_the_sign_flip_test_has_80_percent_power_at_the_mde(n: int) -> None:
     rejected = sum(permutation_test(rng.normal(difference, 1.0, n), resamples=1000, rng=rng)[0] < 0.05
                    for _ in range(400))
     assert abs(rejected / 400 - 0.8) <= 3 * math.sqrt(0.8 * 0.2 / 400), rejected / 400
+
+
+def test_large_samples_take_the_t_interval_which_agrees_with_the_bootstrap() -> None:
+    from scipy import stats as scipy_stats
+
+    from textgen_core.compare.comparison import delta_interval
+    from textgen_core.compare.intervals import BOOTSTRAP_MAX
+    from textgen_core.compare.stats import bootstrap_ci
+
+    rng = np.random.default_rng(5)
+    diffs = np.clip(rng.beta(2, 5, 3000) - rng.beta(2, 5, 3000) + 0.02, -1, 1)
+    low, high = delta_interval(diffs, resamples=2000, confidence=0.95, rng=rng)
+    expected = scipy_stats.t.interval(0.95, diffs.size - 1, loc=diffs.mean(), scale=scipy_stats.sem(diffs))
+    assert diffs.size >= BOOTSTRAP_MAX and (low, high) == pytest.approx(expected, rel=1e-12)
+    boot = bootstrap_ci(diffs, resamples=4000, confidence=0.95, rng=rng)
+    assert boot == pytest.approx((low, high), abs=0.002)
+    assert all(math.isnan(v) for v in delta_interval(diffs[:1], resamples=10, confidence=0.95, rng=rng))

@@ -12,13 +12,15 @@ import pandas as pd
 from ..errors import ParameterError
 from ..judge.metrics.pairwise_preference import NAME as PAIRWISE
 from ..store import Store
+from .intervals import BOOTSTRAP_MAX, t_interval
 from .pairing import Pairs, RunScores, load_run_scores, pair
 from .power import datums_needed, mde
 from .stats import bootstrap_ci, holm_adjust, permutation_test, rng_for, smallest_p, win_tie_loss
 from .verdicts import APART, HOLM, decide, mcnemar_exact, worst_value
 
 DIRECTIONS = ("higher", "lower", "none")
-CI_METHOD = "paired bootstrap, expanded percentile (Hesterberg 2015); datums resampled with replacement"
+CI_METHOD = ("paired bootstrap, expanded percentile (Hesterberg 2015), datums resampled with replacement; "
+             f"t interval from {BOOTSTRAP_MAX:,} pairs on")
 COUNTS = ("scored", "unscored", "empty", "missing")
 
 
@@ -93,8 +95,7 @@ def compare_pairs(pairs: Pairs, *, score: str, direction: str, rng: np.random.Ge
     #: so the mde and the planner stay empty then.
     spread = float(diffs.std(ddof=1)) if n >= 2 else NAN
     boot_rng, test_rng, sens_boot, sens_test = rng.spawn(4)
-    ci_low, ci_high = (bootstrap_ci(diffs, resamples=resamples, confidence=confidence, rng=boot_rng)
-                       if n >= 2 else (NAN, NAN))
+    ci_low, ci_high = delta_interval(diffs, resamples=resamples, confidence=confidence, rng=boot_rng)
     p_value, test = permutation_test(diffs, resamples=resamples, rng=test_rng, zero_tolerance=tie_tolerance,
                                      family=family, alpha=alpha)
     wins, ties, losses = win_tie_loss(diffs, direction, tie_tolerance)
@@ -102,7 +103,7 @@ def compare_pairs(pairs: Pairs, *, score: str, direction: str, rng: np.random.Ge
     sens = NAN, NAN, NAN, NAN
     if lacking:
         filled = pairs.filled(worst)
-        low, high = bootstrap_ci(filled, resamples=resamples, confidence=confidence, rng=sens_boot)
+        low, high = delta_interval(filled, resamples=resamples, confidence=confidence, rng=sens_boot)
         p, _ = permutation_test(filled, resamples=resamples, rng=sens_test, zero_tolerance=tie_tolerance,
                                 family=family, alpha=alpha)
         sens = float(filled.mean()), low, high, p
@@ -124,6 +125,20 @@ def compare_pairs(pairs: Pairs, *, score: str, direction: str, rng: np.random.Ge
         sensitivity_delta=sens[0], sensitivity_ci_low=sens[1], sensitivity_ci_high=sens[2], sensitivity_p=sens[3],
         test=test,
     )
+
+
+def delta_interval(diffs: np.ndarray, *, resamples: int, confidence: float,
+                   rng: np.random.Generator) -> tuple[float, float]:
+    """Interval of the mean paired difference: NaN below 2 pairs; the paired bootstrap (expanded percentile)
+    below :data:`.intervals.BOOTSTRAP_MAX` pairs; beyond, where resampling costs seconds and the two agree,
+    the t interval, clipped to the smallest and largest difference like a bootstrap interval."""
+    n = diffs.size
+    if n < 2:
+        return NAN, NAN
+    if n < BOOTSTRAP_MAX:
+        return bootstrap_ci(diffs, resamples=resamples, confidence=confidence, rng=rng)
+    low, high = t_interval(float(diffs.mean()), float(diffs.std(ddof=1)), n, confidence)
+    return max(low, float(diffs.min())), min(high, float(diffs.max()))
 
 
 def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Sequence[str] | None = None, *,
@@ -288,7 +303,7 @@ def _candidates(data: RunScores, baseline: str, candidate: str | Sequence[str] |
 def _scores_of(data: RunScores, models: Sequence[str]) -> list[str]:
     """Scored names of these models; the pairwise preference is left out (it compares models itself)."""
     names = data.values.loc[data.values["model"].isin(models), "score"]
-    found = [name for name in dict.fromkeys(names) if name != PAIRWISE]
+    found = [str(name) for name in pd.unique(names) if name != PAIRWISE]
     if not found:
         raise ParameterError(f"run {data.run_id} has no scored values for {', '.join(models)}")
     return found

@@ -69,8 +69,12 @@ def interval_from_moments(n: int, mean: float, std: float, total: float, binary:
         return low, high, WILSON
     if n < BOOTSTRAP_MAX:
         raise ValueError("below BOOTSTRAP_MAX values the interval is a bootstrap: pass the values to mean_interval")
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * std / math.sqrt(n))
+    low, high = t_interval(mean, std, n, confidence)
     floor, ceiling = bounds
-    low = mean - half if floor is None else max(floor, mean - half)
-    high = mean + half if ceiling is None else min(ceiling, mean + half)
-    return low, high, T_CLIPPED
+    return (low if floor is None else max(floor, low)), (high if ceiling is None else min(ceiling, high)), T_CLIPPED
+
+
+def t_interval(mean: float, std: float, n: int, confidence: float) -> tuple[float, float]:
+    """Student t interval of a mean from its sample standard deviation (n >= 2)."""
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * std / math.sqrt(n))
+    return mean - half, mean + half

@@ -33,7 +33,7 @@ class RunScores:
 
     @property
     def score_names(self) -> list[str]:
-        return list(dict.fromkeys(self.values["score"]))
+        return [str(v) for v in pd.unique(self.values["score"])]
 
     def check_model(self, model: str) -> None:
         if model not in self.models:
@@ -80,10 +80,10 @@ def load_run_scores(store: Store, run_id: int, models: Sequence[str] | None = No
     """Scored values of a run (optionally only some models and scores), read once."""
     run = store.get_run(run_id)
     values = store.score_values(run_id, models=models, scores=scores)
-    all_models = list(dict.fromkeys([*run["models"], *values["model"]]))
+    all_models = list(dict.fromkeys([*run["models"], *pd.unique(values["model"])]))
     datum_ids = store.datum_ids(run["dataset_id"])
     known = set(datum_ids)
-    datum_ids.extend(d for d in dict.fromkeys(values["datum_id"]) if d not in known)
+    datum_ids.extend(d for d in pd.unique(values["datum_id"]) if d not in known)
     return RunScores(run_id, all_models, datum_ids, values)
 
 
