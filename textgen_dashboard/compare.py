@@ -18,6 +18,7 @@ import streamlit as st
 from pandas.io.formats.style import Styler
 
 from textgen_core.compare.comparison import needed
+from textgen_core.compare.intervals import BOOTSTRAP_MAX
 from textgen_core.compare.verdicts import APART, BETTER, INCONCLUSIVE, NO_DIFFERENCE, WORSE
 from textgen_core.judge.metrics.pairwise_preference import NAME as PAIRWISE
 from textgen_core.errors import TextgenError
@@ -101,10 +102,14 @@ def default_run(runs: pd.DataFrame) -> int | None:
 
 
 def work(scored: pd.DataFrame, choice: Choice) -> int:
-    """Datum pairs compared, summed over (candidate, score): at most the fewer of the two models' scored cells."""
+    """Datum pairs resampled, summed over (candidate, score): at most the fewer of the two models' scored cells.
+
+    Comparisons of BOOTSTRAP_MAX pairs or more take the t interval and the normal approximation: no resampling.
+    """
     counts = scored.set_index(["model", "score"])["n_scored"]
-    return sum(int(min(counts.get((choice.baseline, s), 0), counts.get((c, s), 0)))
-               for c in choice.candidates for s in choice.scores)
+    pairs = (int(min(counts.get((choice.baseline, s), 0), counts.get((c, s), 0)))
+             for c in choice.candidates for s in choice.scores)
+    return sum(n for n in pairs if n < BOOTSTRAP_MAX)
 
 
 def confirmed(run_id: int, pairs: int, resamples: int) -> bool:
