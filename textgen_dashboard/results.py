@@ -84,7 +84,8 @@ def summary_section(summary: pd.DataFrame, aggregates: pd.DataFrame, models: lis
     })
     st.caption("Means are over scored cells only. Per model and score: scored + unscored + missing (no cell) = "
                "the dataset's datums; empty counts empty predictions, whatever the metric made of them. The "
-               "interval stays in the score's range: Wilson for 0/1 scores, bootstrap percentile otherwise; "
+               "interval stays in the score's range: Wilson for 0/1 scores, else bootstrap percentile (the t interval "
+               "clipped to the range from 1,000 values on); "
                "'too few' below two scored values.")
     corpus = aggregates[aggregates["model"].isin(models)] if not aggregates.empty else aggregates
     if not corpus.empty:

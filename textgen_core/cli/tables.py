@@ -39,5 +39,6 @@ def print_summary(store: Store, run_id: int) -> None:
         return
     print(table.to_string())
     print("Each cell: mean [95% interval of the mean] scored/unscored/empty/missing datums. Intervals stay in the "
-          "score's range (Wilson for 0/1 scores, else bootstrap percentile); 'too few' below two scored values. "
+          "score's range (Wilson for 0/1 scores, else bootstrap percentile, or the t interval clipped to the range "
+          "from 1,000 values on); 'too few' below two scored values. "
           "Unscored and missing cells are not in the mean.")
