@@ -140,13 +140,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", type=int, default=2)
     parser.add_argument("--db", help="database file (default: a temporary one)")
     parser.add_argument("--target", type=float, default=2.0, help="seconds a page's first render may take")
+    parser.add_argument("--reuse", action="store_true", help="time the pages of an existing --db (no new run)")
     args = parser.parse_args(argv)
     folder = tempfile.TemporaryDirectory(prefix="textgen-bench-")
     path = args.db or str(Path(folder.name) / "bench.duckdb")
-    started = time.perf_counter()
-    run_id = build(path, args.rows, args.models)
-    print(f"stored run {run_id}: {args.rows:,} rows x 4 scores, {3 * args.rows:,} verdicts, "
-          f"{args.rows:,} exchanges in {time.perf_counter() - started:.1f} s ({path})")
+    if args.reuse and Path(path).is_file():
+        print(f"timing the pages of {path}")
+    else:
+        started = time.perf_counter()
+        run_id = build(path, args.rows, args.models)
+        print(f"stored run {run_id}: {args.rows:,} rows x 4 scores, {3 * args.rows:,} verdicts, "
+              f"{args.rows:,} exchanges in {time.perf_counter() - started:.1f} s ({path})")
     os.environ["TEXTGEN_EVAL_DB"] = path
     errors: list[str] = []
     figures = measure(errors)

@@ -9,6 +9,8 @@ would have reused that dataset.
 from __future__ import annotations
 
 import json
+import re
+from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Sequence
 
 import duckdb
@@ -22,6 +24,14 @@ DATA_SCHEMA = pa.schema([
     ("model", pa.string()), ("query", pa.string()), ("prediction", pa.string()),
     ("refs", pa.list_(pa.string())), ("contexts", pa.list_(pa.string())), ("metadata", pa.string()),
 ])
+
+
+def _size(text: str) -> str:
+    """A DuckDB size setting ('512MB', '1.5 GiB'), refused unless it is a number and a unit."""
+    cleaned = str(text).strip()
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)? ?[KMGT]?i?B", cleaned, flags=re.IGNORECASE):
+        raise StoreError(f"not a memory size: {text!r}")
+    return cleaned
 
 
 class DuplicateRow(StoreError):
@@ -51,6 +61,20 @@ def data_table(dataset_id: int, first_index: int, rows: Sequence[Datum]) -> pa.T
 
 class StreamTablesMixin:
     """Mixed into :class:`~textgen_core.store.Store`; uses its ``transaction`` and ``_cur``."""
+
+    @contextmanager
+    def memory_limit(self, limit: str) -> Iterator[None]:
+        """DuckDB's memory limit (e.g. '512MB') while a long write runs in this session, then the previous one.
+
+        DuckDB otherwise caches up to 80% of the machine's memory; a streamed million rows does not need that.
+        """
+        cur = self._cur()  # type: ignore[attr-defined]
+        before = cur.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+        cur.execute(f"SET memory_limit = '{_size(limit)}'")
+        try:
+            yield
+        finally:
+            cur.execute(f"SET memory_limit = '{_size(before)}'")
 
     def free_dataset_names(self, name: str) -> tuple[str, list[str]]:
         """(the first free name among ``name``, ``name (2)``..., the taken ones before it)."""

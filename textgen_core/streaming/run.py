@@ -35,6 +35,8 @@ from .stats import RowStats
 
 #: Rows per chunk: large enough that per-chunk costs vanish, small enough that a few chunks in flight stay small.
 CHUNK_ROWS = 5000
+#: DuckDB's memory limit while a file streams in (its default is 80% of the machine).
+DUCKDB_MEMORY = "384MB"
 #: Cells stored per insert: DuckDB's primary-key index makes one large insert much cheaper than many small ones.
 CELLS_PER_INSERT = 200_000
 
@@ -135,7 +137,7 @@ def stream_file(store: Store, path: str | Path, metrics: Sequence[str] = (),
     Raises :class:`NotStreamable` before touching the store when the file or the metrics
     need the whole-file path (JSON, pass@k, judge metrics).
     """
-    with store.session():  # one open file for the whole stream, not one per chunk
+    with store.session(), store.memory_limit(DUCKDB_MEMORY):  # one open file for the whole stream
         return _stream_file(store, path, metrics, params, mapping=mapping, name=name, file_name=file_name,
                             required=required, models=models, progress=progress, cancel=cancel, workers=workers,
                             chunk_rows=chunk_rows, on_start=on_start)
