@@ -44,14 +44,19 @@ def _scored(db: Path, run_id: int) -> int:
 
 
 @pytest.mark.timeout(300)
-def test_sigterm_marks_the_run_interrupted_and_resume_finishes_it(db_path: Path) -> None:
+@pytest.mark.parametrize(("workers", "to_group"), [(1, False), (2, True)], ids=["in-process", "pool-process-group"])
+def test_sigterm_marks_the_run_interrupted_and_resume_finishes_it(db_path: Path, workers: int, to_group: bool) -> None:
+    """With a process pool, SIGTERM to the whole group (as a service manager sends it) reaches the workers too."""
     Store(db_path).save_dataset(_big_dataset(), "big")
-    proc = subprocess.Popen([*CLI, "--db", str(db_path), "run", "big", "--metrics", "meteor", "--workers", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([*CLI, "--db", str(db_path), "run", "big", "--metrics", "meteor", "--workers", str(workers)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         _wait_for(lambda: not Store(db_path, read_only=True).list_runs().empty and _scored(db_path, 1) > 0,
                   120, "the first cells")
-        proc.send_signal(signal.SIGTERM)
+        if to_group:
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:
+            proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
@@ -62,6 +67,8 @@ def test_sigterm_marks_the_run_interrupted_and_resume_finishes_it(db_path: Path)
     assert run["status"] == "interrupted"
     kept = _scored(db_path, 1)
     assert 0 < kept < ROWS  # finished cells are kept, the rest is left to resume
+    if to_group:
+        return  # resuming is the same either way; once is enough
     done = subprocess.run([*CLI, "--db", str(db_path), "resume", "1"], capture_output=True, text=True, timeout=280)
     assert done.returncode == 0, done.stderr
     assert Store(db_path, read_only=True).get_run(1)["status"] == "finished"
