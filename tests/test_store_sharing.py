@@ -163,3 +163,12 @@ def test_upload_page_refuses_to_delete_a_dataset_being_scored(app_db) -> None:
     no_exception(at)
     assert any(f"run {run_id} is still scoring" in e.value for e in at.error)
     assert db.list_datasets()["name"].tolist() == ["sample"]
+
+
+def test_dashboard_explains_an_unreadable_database(app_db) -> None:
+    from app_helpers import no_exception, page
+
+    app_db.write_bytes(b"DUCK" + b"\x00not a database" * 2000)
+    at = page("app.py").run()
+    no_exception(at)
+    assert at.error and "not a readable DuckDB file" in at.error[0].value
