@@ -184,7 +184,7 @@ def test_first_request_deep_link_gets_the_declared_navigation(server: str) -> No
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.set_default_timeout(WAIT_MS)
             page.goto(f"{server}/explore?run=7&datum=q07")
-            expect(page.get_by_role("heading", name="Explore")).to_be_visible()
+            expect(page.get_by_role("heading", name="Explore")).to_be_visible(timeout=WAIT_MS)
             nav = page.get_by_test_id("stSidebarNav")
             expect(nav).to_contain_text("Home")
             expect(nav).to_contain_text("Compare")
