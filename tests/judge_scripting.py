@@ -198,6 +198,25 @@ def example_for(schema: Mapping[str, Any] | None) -> Any:
     return None
 
 
+_FENCED = re.compile(r"(?m)^([^\n:]+):\n(~{3,})\n(.*?)\n\2$", re.DOTALL)
+
+
+def schema_reply(request: Mapping[str, Any]) -> Any:
+    """A reply of the request's schema where every keyed verdict list rules on each numbered item once
+    (a list under field F covers the fenced block labelled F; 'verdicts' the passages, or the one list)."""
+    value = example_for(request_schema(request))
+    if not isinstance(value, dict):
+        return value
+    blocks = {m.group(1).strip().lower().replace(" ", "_"): m.group(3) for m in _FENCED.finditer(last_user_text(request))}
+    lists = {k: len(re.findall(r"(?m)^\d+\. ", v)) for k, v in blocks.items()}
+    passages = sum(1 for k in blocks if k.startswith("passage_"))
+    for name, rows in value.items():
+        if isinstance(rows, list) and rows and isinstance(rows[0], dict) and "item" in rows[0]:
+            count = lists.get(name) or passages or max(lists.values(), default=1)
+            value[name] = [dict(rows[0], item=i) for i in range(1, count + 1)]
+    return value
+
+
 def count_tokens(text: str) -> int:
     """The server's notion of tokens: whitespace-separated words (at least 1 for non-empty text)."""
     return len(text.split())

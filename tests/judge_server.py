@@ -42,7 +42,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from judge_scripting import (  # noqa: F401 - the tests import these from judge_server
     CHAT, COMPLETIONS, EMBEDDINGS, TRANSIENT_FAULTS, Fault, Recorded, Reply, Responder, count_tokens,
-    default_embed, default_logprob, example_for, last_user_text, prompt_text, request_schema,
+    default_embed, default_logprob, example_for, last_user_text, prompt_text, request_schema, schema_reply,
 )
 from judge_server_batch import BatchService, chat_payload, is_batch_path  # the Batch API (H2, #13)
 from judge_server_limits import RateLimit, Route, azure_route  # noqa: F401 - rate limits, Azure paths (H2, #13)
@@ -363,7 +363,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     @staticmethod
     def _respond(state: JudgeServer, body: dict) -> Any:
-        return state.responder(body) if state.responder else example_for(request_schema(body))
+        return state.responder(body) if state.responder else schema_reply(body)
 
     @staticmethod
     def _shape(answer: Any, body: dict) -> Reply:
