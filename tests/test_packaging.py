@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 import zipfile
 from pathlib import Path
 
 import pytest
+from dashboard_process import serve_check_and_stop
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("pyproject.toml", "README.md", "textgen_core", "textgen_dashboard")
@@ -100,37 +98,9 @@ def test_the_installed_app_renders_every_page_from_site_packages(installed: Path
     assert (tmp_path / "installed.duckdb").is_file()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_textgen_eval_dashboard_serves_from_another_directory(installed: Path, tmp_path: Path):
-    port = _free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TEXTGEN_EVAL_DB")}
-    process = subprocess.Popen([str(installed / "textgen-eval"), "--db", "mine.duckdb", "dashboard", "--port", str(port)],
-                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, process.stdout.read()
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
-                    assert reply.status == 200
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "no answer within 60 s"
-                time.sleep(0.5)
-    finally:
-        os.killpg(process.pid, 2)  # Ctrl-C
-        try:
-            output, _ = process.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)
-            output, _ = process.communicate()
-    assert "Traceback" not in output, output
+    serve_check_and_stop([str(installed / "textgen-eval"), "--db", "mine.duckdb", "dashboard"], tmp_path, env)
 
 
 # -- the Makefile: which interpreter, and the venv step --------------------------------------

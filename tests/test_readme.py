@@ -15,15 +15,12 @@ import io
 import os
 import re
 import shlex
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from dashboard_process import serve_check_and_stop
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -53,44 +50,10 @@ def _cli() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "textgen_core"]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTGEN_EVAL_")}
     env.pop("OPENAI_API_KEY", None)
     return env
-
-
-def _serve_and_stop(argv: list[str], cwd: Path) -> str:
-    """Start the dashboard command on a free port, check it answers, stop it with Ctrl-C."""
-    port = _free_port()
-    process = subprocess.Popen(argv + ["--port", str(port)], cwd=cwd, env=_env(), stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, process.stdout.read()
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                assert time.monotonic() < deadline, "the dashboard did not answer within 60 s"
-                time.sleep(0.5)
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as reply:
-            assert reply.status == 200
-        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in the terminal sends
-        output, _ = process.communicate(timeout=20)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    assert "Traceback" not in output, output
-    return output
 
 
 @pytest.mark.timeout(600)
@@ -105,7 +68,7 @@ def test_readme_commands_and_examples_run_in_order_in_an_empty_directory(tmp_pat
         assert argv[0] == "textgen-eval", f"README command the test does not know how to run: {argv}"
         argv = _cli() + [judge_server.url if arg == EXAMPLE_JUDGE else arg for arg in argv[1:]]
         if "dashboard" in argv:
-            _serve_and_stop(argv, tmp_path)
+            serve_check_and_stop(argv, tmp_path, _env())
             ran.append("dashboard")
             continue
         done = subprocess.run(argv, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
