@@ -74,3 +74,33 @@ def test_two_runs_in_two_threads_share_one_limit(tmp_path: Path) -> None:
 def test_reset_durations() -> None:
     assert [duration_seconds(t) for t in ("20ms", "1.5s", "6m0s", "2", "1h", "", "soon")] == \
         [0.02, 1.5, 360.0, 2.0, 3600.0, None, None]
+
+
+def test_limiter_cuts_on_429_grows_when_clean_and_holds_until_the_reset() -> None:
+    import asyncio
+    import time
+
+    from textgen_core.judge.ratelimit import Limiter
+
+    limiter = Limiter(cap=16)
+
+    async def one(status: int, headers: dict | None = None, retry_after: float | None = None) -> float:
+        started = time.monotonic()
+        permit = await limiter.acquire()
+        limiter.release(permit, status=status, headers=headers, retry_after=retry_after)
+        return time.monotonic() - started
+
+    async def main() -> None:
+        assert limiter.limit == 8  # slow start below the cap
+        for _ in range(20):
+            await one(200)
+        assert limiter.limit == 16  # grows by one per clean reply, up to the cap
+        await one(429, retry_after=0.2)
+        assert limiter.limit == 8 and limiter.refused == 1
+        assert await one(200) >= 0.15  # everyone waits out the Retry-After
+        await one(200, {"x-ratelimit-limit-requests": "600", "x-ratelimit-remaining-requests": "0",
+                        "x-ratelimit-reset-requests": "200ms"})
+        assert limiter.learned_rpm == 600 and await one(200) >= 0.15  # held until the reset, then paced
+        assert limiter.waited >= 0.3
+
+    asyncio.run(main())
