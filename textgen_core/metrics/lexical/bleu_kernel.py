@@ -220,20 +220,17 @@ def _clipped(gram, n, seg, nref, here, there, one_ref):
                     if one_ref[g] > there[g]:
                         there[g] = one_ref[g]
                     one_ref[g] = 0
-    for x in range(hyp - n):
-        if gram[x] >= 0:
-            here[gram[x]] += 1
     found = 0
     for x in range(hyp - n):
         g = gram[x]
         if g < 0:
             continue
         if there[g] == 0:  # in no reference
-            here[g] = 0
             gram[x] = -1
-        elif here[g] > 0:  # first visit: count it, and leave -1 to say "in the prediction"
-            found += min(here[g], there[g])
-            here[g] = -1
+            continue
+        if here[g] < there[g]:  # an occurrence counts while under the reference count: min(here, there)
+            found += 1
+        here[g] += 1
     for q in range(nref):
         for x in range(seg[q], seg[q + 1] - n):
             g = gram[x]
