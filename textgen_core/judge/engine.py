@@ -33,7 +33,7 @@ from .metrics import BY_NAME
 from .scale import attach as attach_scale, width as group_width
 from .settings import JudgeSettings
 from .storage import JudgeStore
-from .writer import ResultWriter
+from .store_writer import ResultWriter
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
