@@ -117,3 +117,18 @@ def test_a_database_locked_by_another_process_is_explained(app_db, monkeypatch):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_no_table_on_any_page_shows_none_for_a_missing_value(sample_run):
+    """Streamlit writes 'None' in an empty cell unless the table sets a placeholder: every table on every page does."""
+    from textgen_dashboard.app import PAGES
+
+    at = page("app.py").run()
+    seen = 0
+    for name, _, _ in PAGES:
+        at.switch_page(f"views/{name}.py").run()
+        no_exception(at)
+        for table in at.dataframe:
+            assert table.proto.placeholder == "–", name
+            seen += 1
+    assert seen >= 5

@@ -220,7 +220,7 @@ def table_section(frame: pd.DataFrame) -> None:
         st.success("No score is significantly worse for any candidate.")
     else:
         table = comparison_table(shown.reset_index(drop=True).pipe(_keep_attrs, attrs), plan or None)
-        st.dataframe(styled(table), hide_index=True, height=min(640, 38 + 35 * len(table)))
+        st.dataframe(styled(table), hide_index=True, height=min(640, 38 + 35 * len(table)), placeholder="–")
     alpha = attrs.get("alpha", 0.05)
     p_used = "the Holm-adjusted p (p (Holm))" if attrs.get("holm") else "the unadjusted p"
     tests = ", ".join(dict.fromkeys(t for t in frame["test"] if t))
@@ -324,7 +324,7 @@ def pairs_section(run_id: int, run: Mapping[str, Any], choice: Choice) -> None:
                      "baseline": number("baseline", format="%.4f"), "candidate": number("candidate", format="%.4f"),
                      "diff": number("delta", format="%+.4f"), "outcome": st.column_config.TextColumn("candidate is"),
                      "prediction_1": st.column_config.TextColumn("baseline answer"),
-                     "prediction_2": st.column_config.TextColumn("candidate answer")})
+                     "prediction_2": st.column_config.TextColumn("candidate answer")}, placeholder="–")
 
 
 def _pick(datum_ids: list[str]) -> None:

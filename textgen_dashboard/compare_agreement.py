@@ -99,7 +99,7 @@ def show_agreement(frame: pd.DataFrame, settings: Mapping[str, Any]) -> None:
                  else f"is at least {settings['human_threshold']:g}")
         note = (f"Cohen's kappa: a score counts as positive at or above {settings['threshold']:g}, a human value "
                 f"when it {human}.")
-    st.dataframe(frame[columns], hide_index=True, column_config=config)
+    st.dataframe(frame[columns], hide_index=True, column_config=config, placeholder="–")
     skipped = frame.attrs.get("skipped")
     st.caption(note + " n: datums with both a score and a human value; empty where either does not vary."
                + (f" {skipped} human values could not be read and were left out." if skipped else ""))

@@ -68,7 +68,7 @@ def search(run_id: int, run: Mapping[str, Any], summary: pd.DataFrame) -> pd.Dat
     columns = ["datum_id", "model", *(["reason" if unscored else "value"] if score else []), "query", "prediction"]
     st.dataframe(matches[columns], hide_index=True, key=EXPLORE_MATCHES, height=240, selection_mode="single-row",
                  on_select=partial(_pick_match, list(matches["datum_id"])),
-                 column_config={"value": st.column_config.NumberColumn(format="%.4f")})
+                 column_config={"value": st.column_config.NumberColumn(format="%.4f")}, placeholder="–")
     return matches
 
 
@@ -180,7 +180,7 @@ def _metric(metric: str, view: Mapping[str, pd.DataFrame], models: list[str]) ->
     st.subheader(f"Metric: {plain(metric)}")
     table = scores[["model", "score", "value", "reason", "details"]].rename(columns={"reason": "unscored reason"})
     table = table.assign(value=table["value"].map(lambda v: "" if pd.isna(v) else f"{v:.4f}"))
-    st.dataframe(plain_table(table), hide_index=True)  # an unscored cell reads '' and its reason, never 'None'
+    st.dataframe(plain_table(table), hide_index=True, placeholder="–")  # unscored: '' and its reason, never 'None'
     judged = [m for m in models if (verdicts["model"] == m).any()
               or (not exchanges.empty and (exchanges["model"] == m).any())]
     if not judged:
@@ -191,7 +191,8 @@ def _metric(metric: str, view: Mapping[str, pd.DataFrame], models: list[str]) ->
             if mine.empty:
                 st.caption("No verdicts.")
             else:
-                st.dataframe(mine[["step", "item_index", "item", "verdict", "reason"]], hide_index=True)
+                st.dataframe(mine[["step", "item_index", "item", "verdict", "reason"]], hide_index=True,
+                             placeholder="–")
             if not exchanges.empty:
                 for exchange in exchanges[exchanges["model"] == model].to_dict("records"):
                     _exchange(exchange)

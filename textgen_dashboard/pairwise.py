@@ -28,7 +28,7 @@ def pairwise_section(run_id: int) -> None:
                      "interval": st.column_config.TextColumn(f"{summary.attrs['confidence']:.0%} CI"),
                      "flip_rate": number("flip rate", format="%.2f"),
                      "longer_preferred": number("longer preferred", format="%.2f"),
-                     "length_verdicts": number("of verdicts")})
+                     "length_verdicts": number("of verdicts")}, placeholder="–")
     st.caption("The judge saw each pair twice, baseline first and candidate first; a pair is won or lost only "
                "when both orders agree. Flips: the orders disagreed (counted as a tie, 0.5). Win rate: the mean "
                "cell with a bootstrap percentile interval. Longer preferred: share of single-order verdicts that "

@@ -81,7 +81,7 @@ def summary_section(summary: pd.DataFrame, aggregates: pd.DataFrame, models: lis
         "ci_high": number("95% CI high", format="%.4f"), "ci_method": st.column_config.TextColumn("interval"),
         "n_scored": number("scored"), "n_unscored": number("unscored"), "n_empty": number("empty"),
         "n_missing": number("missing"),
-    })
+    }, placeholder="–")
     st.caption("Means are over scored cells only. Per model and score: scored + unscored + missing (no cell) = "
                "the dataset's datums; empty counts empty predictions, whatever the metric made of them. The "
                "interval stays in the score's range: Wilson for 0/1 scores, else bootstrap percentile (the t interval "
@@ -91,7 +91,7 @@ def summary_section(summary: pd.DataFrame, aggregates: pd.DataFrame, models: lis
     if not corpus.empty:
         st.caption("Corpus-level scores (computed over all of a model's rows, not averaged)")
         st.dataframe(corpus.pivot(index="score", columns="model", values="value"),
-                     column_config={m: number(format="%.4f") for m in models})
+                     column_config={m: number(format="%.4f") for m in models}, placeholder="–")
 
 
 def charts_section(run_id: int, score: str, models: list[str], low: float | None, high: float | None,
@@ -130,7 +130,8 @@ def rows_section(run_id: int, score: str, models: list[str], low: float | None, 
     st.caption(f"{total} rows, {what}; showing {len(rows)}. Select a row to open it in Explore.")
     columns = ["datum_id", "model", "reason" if unscored else "value", "query", "prediction"]
     st.dataframe(rows[columns], hide_index=True, key=RESULTS_ROWS, on_select=partial(_pick, list(rows["datum_id"])),
-                 selection_mode="single-row", column_config={"value": st.column_config.NumberColumn(format="%.4f")})
+                 selection_mode="single-row", column_config={"value": st.column_config.NumberColumn(format="%.4f")},
+                 placeholder="–")
 
 
 def _pick(datum_ids: list[str]) -> None:

@@ -28,7 +28,7 @@ def render() -> None:
         st.info("No runs yet.")
         link("evaluate", "Evaluate", icon="▶️")
         return
-    st.dataframe(runs, hide_index=True)
+    st.dataframe(runs, hide_index=True, placeholder="–")
     ids = [int(i) for i in runs["run_id"]]
     if st.session_state.get(state.RUNS_SELECTED) not in ids:
         st.session_state[state.RUNS_SELECTED] = ids[0]

@@ -81,7 +81,7 @@ def _mapping_section(file_name: str, payload: bytes) -> None:
         return
     st.subheader("Preview")
     st.caption(f"{plain(file_name)}: {len(table):,} rows, {len(table.columns)} columns (first 50 rows shown)")
-    st.dataframe(_plain_frame(table.head(50)))
+    st.dataframe(_plain_frame(table.head(50)), placeholder="–")
     columns = [str(c) for c in table.columns]
     _seed(file_name, payload, columns)
     st.subheader("Column mapping")
@@ -92,7 +92,7 @@ def _mapping_section(file_name: str, payload: bytes) -> None:
     if "error" in summary:
         st.error(plain(summary["error"]))
         if summary.get("row") in table.index:
-            st.dataframe(_plain_frame(table.loc[[summary["row"]]]))
+            st.dataframe(_plain_frame(table.loc[[summary["row"]]]), placeholder="–")
         return
     st.success(f"{summary['rows']:,} rows: {summary['datums']:,} datums x {len(summary['models'])} models "
                f"({plain(', '.join(summary['models']))}); fields: {', '.join(summary['fields']) or 'none'}; "
@@ -202,7 +202,7 @@ def render_manage() -> None:
         st.info("No datasets yet.")
         return
     st.dataframe(plain_table(frame[["dataset_id", "name", "n_rows", "models", "n_runs", "source", "created_at"]]),
-                 hide_index=True)  # no 'None' cells, timestamps to the second
+                 hide_index=True, placeholder="–")  # no 'None' cells, timestamps to the second
     names = dict(zip(frame["dataset_id"].astype(int), frame["name"]))
     if st.session_state.get(state.UPLOAD_MANAGE) not in names:
         st.session_state[state.UPLOAD_MANAGE] = next(iter(names))
