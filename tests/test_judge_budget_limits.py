@@ -58,3 +58,23 @@ def test_tpm_flag_paces_the_run(db_path: Path) -> None:
         starts = sorted(r.started for r in server.recorded(CHAT))
         elapsed = starts[-1] - starts[0]
         assert elapsed > 1.5  # unpaced, these requests would all go out within a fraction of a second
+
+
+def test_no_requests_remaining_holds_for_one_request_not_the_whole_reset() -> None:
+    """x-ratelimit-reset-requests is when the bucket is full again; one request is back after 60/limit s."""
+    import asyncio
+    import time
+
+    from textgen_core.judge.ratelimit import Limiter
+
+    async def go() -> float:
+        limiter = Limiter(cap=4)
+        permit = await limiter.acquire()
+        limiter.release(permit, status=200, headers={"x-ratelimit-limit-requests": "600",
+                                                     "x-ratelimit-remaining-requests": "0",
+                                                     "x-ratelimit-reset-requests": "1s"})
+        started = time.monotonic()
+        await limiter.acquire()
+        return time.monotonic() - started
+
+    assert asyncio.run(go()) < 0.5  # 0.1 s at 600 rpm, not the 1 s reset

@@ -179,7 +179,9 @@ class Limiter:
         remaining = _int(headers.get("x-ratelimit-remaining-requests"))
         reset = duration_seconds(headers.get("x-ratelimit-reset-requests"))
         if remaining == 0 and reset:
-            self._hold_until = max(self._hold_until, now + reset)
+            # reset is when the bucket is full again; it refills continuously, so one request is back after
+            # 60/limit s (holding for the whole reset cost a quarter of the allowed rate at 600 rpm)
+            self._hold_until = max(self._hold_until, now + min(reset, 60.0 / limit if limit else reset))
         tokens = _int(headers.get("x-ratelimit-limit-tokens"))
         if tokens:
             self.learned_tpm = tokens
