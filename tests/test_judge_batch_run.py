@@ -21,7 +21,7 @@ from judge_server import CHAT, JudgeServer
 from test_judge_engine import suite_rows
 from test_judge_metrics_scripted import ScriptedJudge
 from textgen_core.errors import TextgenError
-from textgen_core.evaluate import evaluate, resume
+from textgen_core.evaluate import evaluate
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.model import Dataset
 from textgen_core.store import Store
