@@ -177,7 +177,11 @@ def _run(args: argparse.Namespace) -> int:
 def _remove_if_empty(db: str) -> None:
     """Delete a database file this command created when it holds no dataset (nothing was kept)."""
     path = Path(db)
-    if path.exists() and Store(path, read_only=True, timeout=0).list_datasets().empty:
+    try:
+        empty = path.exists() and Store(path, read_only=True, timeout=0).list_datasets().empty
+    except StoreError:
+        return  # busy or unreadable: leave it, and let the original error be the one reported
+    if empty:
         for leftover in (path, Path(f"{db}.wal")):
             leftover.unlink(missing_ok=True)
 
@@ -190,7 +194,7 @@ def _score(args: argparse.Namespace) -> int:
     required = {field for spec in specs for field in spec.needs}
     models = [m.strip() for m in args.models.split(",")] if args.models else None
     _check_judge(metrics, judge)
-    store = open_store(args)  # opens (and creates) the file only when something is written
+    store = open_store(args)  # nothing is opened or created until the store is first used
     if args.engine == "ray" or (not args.dry_run and Path(args.data).is_file()):
         run_id = _stream(args, store, metrics, params, judge, models)
         if run_id is not None:
