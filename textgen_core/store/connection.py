@@ -1,13 +1,16 @@
 """One database file, two programs: the file is open only while an operation uses it.
 
-DuckDB lets one process hold a file for writing, and a process that holds it
-(even idle) locks every other process out. So a :class:`FileConnection`, one
+DuckDB lets one process hold a file for reading and writing, or several
+processes hold it read-only (duckdb.org/docs/2.0/connect/concurrency), and a
+process that holds it, even idle, locks the others out. So a :class:`FileConnection`, one
 per file and mode in a process, opens the file when the first operation starts
 and closes it when the last one ends: the dashboard can stay open while the
 command line lists, exports or scores on the same file. When another program
 holds the file, opening is retried with backoff up to a timeout, then reported
 as a :class:`StoreError` naming the holder; an unreadable file is a StoreError
-too, never a traceback.
+too, never a traceback. Read-only commands open read-only, so they also run
+beside one another; the dashboard opens read-write, as its background jobs
+write and one process cannot hold a file in two modes at once.
 """
 
 from __future__ import annotations
