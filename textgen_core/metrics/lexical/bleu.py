@@ -282,7 +282,7 @@ SPEC = LexicalSpec(
         ),
         tokenizer_param(),
     ),
-    libraries=("nltk",),
+    libraries=("nltk", "regex"),  # regex: the engine (and Unicode tables) behind the word tokens
     tokenizer=tokenizer_label,
     score=Scorer(per_row=row_scorer, sees_chunk=True),
     corpus=corpus,

@@ -94,7 +94,7 @@ SPEC = LexicalSpec(
         Param("max_len", "int", 4, "Longest n-gram order counted.", minimum=1, maximum=20),
         tokenizer_param(),
     ),
-    libraries=("nltk",),
+    libraries=("nltk", "regex"),  # regex: the engine (and Unicode tables) behind the word tokens
     tokenizer=tokenizer_label,
     score=Scorer(per_row=row_scorer),
     corpus=corpus,

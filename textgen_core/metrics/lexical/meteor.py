@@ -169,7 +169,7 @@ SPEC = LexicalSpec(
         Param("gamma", "float", 0.5, "Weight of the fragmentation penalty.", minimum=0.0, maximum=1.0),
         tokenizer_param(),
     ),
-    libraries=("nltk",),
+    libraries=("nltk", "regex"),  # regex: the engine (and Unicode tables) behind the word tokens
     tokenizer=tokenizer_label,
     score=Scorer(per_row=row_scorer),
     unavailable=wordnet.problem,
