@@ -1,7 +1,9 @@
-"""The request shape shared by the metrics that rule on each retrieved passage."""
+"""The request shape and the share shared by the metrics that rule on each retrieved passage."""
 
 from __future__ import annotations
 
+from ...model import Cell
+from ..metric import Asker, Outcome, ask_verdicts
 from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, passages, placeholder_verdicts,
                          strict_object, verdict_list)
 
@@ -12,3 +14,10 @@ def request(step: str, version: str, system: str, head: str, contexts: list[str]
                    strict_object({"verdicts": verdict_list(*labels)}),
                    placeholder={"verdicts": placeholder_verdicts(n, labels[-1])},
                    reply_tokens=6 + TOKENS_PER_VERDICT * n, check=keyed_check({"verdicts": n}, "passage"))
+
+
+async def share(ask: Asker, req: Request, ctx: list[str], label: str, counted: str) -> Outcome:
+    """Share of the passages judged ``label``, with the count under ``counted`` in the details."""
+    judged = await ask_verdicts(ask, req, ctx)
+    hits = judged.count(label)
+    return Outcome(Cell(hits / len(ctx), {counted: hits, "contexts": len(ctx)}), judged.rows(req.step))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ...model import Cell, Datum
-from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare
+from ...model import Datum
+from ..metric import Asker, JudgePlan, Outcome, contexts, declare
 from ..prompting import Request, fence
 from . import _passages
 
@@ -22,9 +22,7 @@ def request(query: str, ctx: list[str]) -> Request:
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     ctx = contexts(row)
-    judged = await ask_verdicts(ask, request(row.query or "", ctx), ctx)
-    hits = judged.count("yes")
-    return Outcome(Cell(hits / len(ctx), {"relevant": hits, "contexts": len(ctx)}), judged.rows("context_relevance"))
+    return await _passages.share(ask, request(row.query or "", ctx), ctx, "yes", "relevant")
 
 
 SPEC = declare(
