@@ -91,3 +91,26 @@ def test_upload_page_gives_the_same_messages(app_db) -> None:
         for word in warning_words:
             assert word in "\n".join(str(w.value) for w in at.warning).replace("\\", ""), name
     assert store().list_datasets().empty  # nothing is stored before Save
+
+
+# The cases that need a mapping of their own, given as the CLI's flags: file -> (flags, row, column, words).
+MAPPED = {
+    "bad_json_references.csv": (["--list-format", "json"], 1, "reference", ["starts with '['", "not valid JSON"]),
+    "mapped_column_missing.csv": (["--map", "query=question"], None, "question",
+                                  ["query column 'question' is not in the file", "did you mean 'question_text'"]),
+    "wide_missing_column.csv": (["--wide", "gpt=prediction_gpt", "--wide", "claude=prediction_claude"], None,
+                                "prediction_claude", ["'claude' prediction column 'prediction_claude' is not in the file"]),
+    "missing_reference.csv": ([], None, "references", ["exact_match", "references column", "none is mapped"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAPPED))
+def test_cli_refuses_files_that_need_their_own_mapping(tmp_path: Path, name: str, capsys) -> None:
+    flags, row, column, words = MAPPED[name]
+    code, _, err = _cli(tmp_path, name, capsys, *flags)
+    assert code == 2, err
+    [line] = [line for line in err.splitlines() if line.startswith("error:")]
+    where = f"file {name!r}" + (f", row {row}" if row else "") + f", column {column!r}:"
+    assert line.startswith(f"error: {where}"), line
+    assert all(word in line for word in words), line
+    assert not (tmp_path / "t.duckdb").exists()
