@@ -121,6 +121,7 @@ def driver_store_rate(path: Path, rows: int = 20_000) -> float:
     mapping = {"id": "id", "model": "model", "prediction": "prediction", "references": ["reference"]}
     blocks = [score_batch(table.slice(s, 5000), mapping=mapping, label="bench", metrics=METRICS, finished=frozenset())
               for s in range(0, rows, 5000)]
+    path.with_suffix(".driver.duckdb").unlink(missing_ok=True)
     store = Store(path.with_suffix(".driver.duckdb"))
     with store.session():
         dataset_id = store.start_dataset("driver", "bench", mapping)

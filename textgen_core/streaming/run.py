@@ -36,7 +36,7 @@ from .stats import RowStats
 #: Rows per chunk: large enough that per-chunk costs vanish, small enough that a few chunks in flight stay small.
 CHUNK_ROWS = 5000
 #: DuckDB's memory limit while a file streams in (its default is 80% of the machine).
-DUCKDB_MEMORY = "384MB"
+DUCKDB_MEMORY = "192MB"
 #: Cells stored per insert: DuckDB's primary-key index makes one large insert much cheaper than many small ones.
 CELLS_PER_INSERT = 200_000
 
