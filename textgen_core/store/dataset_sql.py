@@ -30,6 +30,16 @@ def json_text(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
 
 
+def insert_arrow(cur: duckdb.DuckDBPyConnection, target: str, table: pa.Table, *, replace: bool = False) -> None:
+    """Insert (or upsert) every row of an Arrow table into ``target``, a constant table name."""
+    view = f"incoming_{target}"
+    cur.register(view, table)
+    try:
+        cur.execute(f"INSERT {'OR REPLACE ' if replace else ''}INTO {target} SELECT * FROM {view}")
+    finally:
+        cur.unregister(view)
+
+
 
 class DatasetTablesMixin:
     """Dataset reads and writes; uses the owning Store's ``transaction()``, ``_cur()``, ``_frame()``, ``_one()``
@@ -64,11 +74,7 @@ class DatasetTablesMixin:
                 "contexts": [list(r.contexts) for r in dataset.rows],
                 "metadata": [json_text(dict(r.metadata)) if r.metadata else None for r in dataset.rows],
             }, schema=_DATA_SCHEMA)
-            cur.register("incoming_rows", table)
-            try:
-                cur.execute("INSERT INTO data SELECT * FROM incoming_rows")
-            finally:
-                cur.unregister("incoming_rows")
+            insert_arrow(cur, "data", table)
         return int(dataset_id)
 
     def list_datasets(self) -> pd.DataFrame:

@@ -25,7 +25,7 @@ import pyarrow as pa
 from ..errors import StoreError
 from .connection import WaitHook, file_connection, lock_timeout
 from .batch_sql import BATCH_DDL, BatchTablesMixin
-from .dataset_sql import DatasetTablesMixin, json_text as _json
+from .dataset_sql import DatasetTablesMixin, insert_arrow, json_text as _json
 from .judge_sql import JudgeTablesMixin
 from .score_reads import ScoreReadsMixin
 from .stream_sql import StreamTablesMixin
@@ -223,11 +223,7 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
         }, schema=_SCORE_SCHEMA)
         with self.transaction() as cur:
             self._require_run(cur, run_id)
-            cur.register("incoming_scores", table)
-            try:
-                cur.execute("INSERT OR REPLACE INTO scores SELECT * FROM incoming_scores")
-            finally:
-                cur.unregister("incoming_scores")
+            insert_arrow(cur, "scores", table, replace=True)
         return len(cells)
 
     def write_aggregates(self, run_id: int, rows: Iterable[tuple[str, str, float | None, Mapping[str, Any] | None]]) -> None:
@@ -240,11 +236,7 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
             "value": [r[2] for r in rows], "details": [_json(r[3]) for r in rows],
         }, schema=_AGG_SCHEMA)
         with self.transaction() as cur:
-            cur.register("incoming_aggregates", table)
-            try:
-                cur.execute("INSERT OR REPLACE INTO run_aggregates SELECT * FROM incoming_aggregates")
-            finally:
-                cur.unregister("incoming_aggregates")
+            insert_arrow(cur, "run_aggregates", table, replace=True)
 
     def finished_cells(self, run_id: int, *, with_unscored: bool = False) -> set[tuple[str, str, str]]:
         """(datum_id, model, metric) with a scored cell (or any cell, ``with_unscored``), for resuming."""
