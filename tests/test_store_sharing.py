@@ -172,3 +172,11 @@ def test_dashboard_explains_an_unreadable_database(app_db) -> None:
     at = page("app.py").run()
     no_exception(at)
     assert at.error and "not a readable DuckDB file" in at.error[0].value
+
+
+def test_a_deleted_file_is_recreated_with_its_tables(db_path: Path) -> None:
+    store = Store(db_path)
+    store.save_dataset(load_sample(), "sample")
+    db_path.unlink()
+    Path(f"{db_path}.wal").unlink(missing_ok=True)
+    assert store.list_datasets().empty  # the same process opens a fresh file, schema and all

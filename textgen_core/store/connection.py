@@ -90,6 +90,8 @@ class FileConnection:
             raise StoreError(f"no database at {self.path}: nothing has been stored there yet")
         if not self.read_only:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            if self.path != ":memory:" and not Path(self.path).exists():
+                self._ready = False  # a new (or deleted and recreated) file needs its tables
         deadline, delay, told = time.monotonic() + timeout, 0.02, False
         while True:
             try:
