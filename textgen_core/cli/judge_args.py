@@ -41,7 +41,7 @@ _FIELDS = {
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the judge flag group; unset flags fall back to the environment, then to defaults."""
     defaults = JudgeSettings(base_url="-", model="-")
-    group = parser.add_argument_group("LLM judge", "an OpenAI-compatible endpoint (OpenAI, Azure OpenAI, vLLM, "
+    group = parser.add_argument_group("judge", "an OpenAI-compatible endpoint (OpenAI, Azure OpenAI, vLLM, "
                                       "Ollama, llama.cpp server)")
     group.add_argument("--judge-base-url", metavar="URL",
                        help=f"endpoint base URL (default: ${ENV_BASE_URL}, else https://api.openai.com/v1)")

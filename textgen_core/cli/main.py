@@ -35,13 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", default=DEFAULT_DB, help="DuckDB file (default: %(default)s, or $TEXTGEN_EVAL_DB)")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in SUBCOMMAND_MODULES:
-        try:
-            module = import_module(f".{name}", __package__)
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.endswith(f"cli.{name}"):
-                continue  # subcommand not built yet
-            raise
-        module.register(sub)
+        import_module(f".{name}", __package__).register(sub)
     return parser
 
 
@@ -75,6 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TextgenError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`textgen-eval runs | head`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt as exc:
         print("interrupted; finished cells are kept - run `textgen-eval resume RUN` to continue", file=sys.stderr)
         return 128 + (signal.SIGTERM if isinstance(exc, _Stopped) else signal.SIGINT)
