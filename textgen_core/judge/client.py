@@ -33,7 +33,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from . import schema_check
+from .schema_check import ReplyError, check_schema, is_strict_compatible, parse_reply
 from .accounting import Meter, Usage
 from .cache import CacheEntry, MemoryCache, ReplyCache, StoreCache, chat_key, embedding_key, logprobs_key
 from .replies import (CORRECTION, MODES, SCHEMA_INSTRUCTION, JudgeReply, Modes, Unscored, copy_messages,
@@ -133,7 +133,7 @@ class JudgeClient:
         past the schema (every numbered item ruled on once): a reply it rejects
         is re-asked once with the problem spelled out, then unscored with it.
         """
-        schema_check.check_schema(schema)
+        check_schema(schema)
         messages = copy_messages(messages)
         key = self.cache_key(messages, schema, prompt_version=prompt_version)
         state = self._transport.state()
@@ -262,15 +262,15 @@ class JudgeClient:
                 raise Unscored(scrub(reason), kind=kind, attempts=budget.attempts, text=scrub(text),
                                messages=self.scrubbed(sent))
             try:
-                value = schema_check.parse_reply(text, schema)
+                value = parse_reply(text, schema)
                 problem_text = check(value) if check is not None else None
                 if problem_text is not None:
                     if key_reasks_left <= 0:
                         raise Unscored(scrub(problem_text), kind="invalid", attempts=budget.attempts,
                                        text=scrub(text), messages=self.scrubbed(sent))
                     key_reasks_left = 0
-                    raise schema_check.ReplyError(problem_text)
-            except schema_check.ReplyError as err:
+                    raise ReplyError(problem_text)
+            except ReplyError as err:
                 if reasks_left <= 0:
                     raise Unscored(scrub(f"invalid JSON after {replies} attempts: {err}"), kind="invalid",
                                    attempts=budget.attempts, text=scrub(text), messages=self.scrubbed(sent)) from None
@@ -298,7 +298,7 @@ class JudgeClient:
         While the mode is unconfirmed, one request at a time probes it (the
         others wait), so a rejected mode costs exactly one rejected request.
         """
-        strict = schema_check.is_strict_compatible(schema)
+        strict = is_strict_compatible(schema)
         while True:
             mode, confirmed = self._modes.now()
             guard: contextlib.AbstractAsyncContextManager = state.probe if not confirmed else contextlib.nullcontext()

@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from . import schema_check
+from .schema_check import is_strict_compatible
 from .retry import FailureKind
 
 #: Response modes, from most to least constrained.
@@ -134,7 +134,7 @@ def render(convo: list[dict], schema: dict, schema_name: str, mode: str, *,
     if mode == "json_schema":
         name = _SCHEMA_NAME.sub("_", schema_name)[:64] or "verdict"
         if strict is None:
-            strict = schema_check.is_strict_compatible(schema)
+            strict = is_strict_compatible(schema)
         return convo, {"type": "json_schema", "json_schema": {"name": name, "strict": strict, "schema": schema}}
     instruction = SCHEMA_INSTRUCTION + json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
     sent = [dict(m) for m in convo]

@@ -38,7 +38,6 @@ from ..model import Datum
 from .metric import Outcome
 
 if TYPE_CHECKING:
-    from .cache import CacheEntry
     from .storage import JudgeStore
 
 log = logging.getLogger(__name__)
@@ -77,7 +76,7 @@ class StoreWriter:
         self.commits = 0
 
     # -- producers (any thread) ----------------------------------------------------------
-    def put_cache(self, entry: "CacheEntry", on_done: Callable[[], None] | None = None) -> None:
+    def put_cache(self, entry: Any, on_done: Callable[[], None] | None = None) -> None:
         """Queue a validated reply; ``on_done`` runs on the writer thread once it is written (or dropped)."""
         self._put(entry, on_done)
 
@@ -160,9 +159,7 @@ class StoreWriter:
                     self._cond.notify_all()
 
     def _write(self, items: list[Any]) -> None:
-        from .cache import CacheEntry
-
-        entries = [i for i in items if isinstance(i, CacheEntry)]
+        entries = [i for i in items if not isinstance(i, CellWrite)]  # reply-cache entries
         cells = [i for i in items if isinstance(i, CellWrite)]
         store = self._store()
         if store is None:  # nobody holds the store any more: there is nothing to write to

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...model import Cell, Datum
-from .. import extract
+from ..extract import opinions
 from ..metric import Asker, Outcome, ask_verdicts
 from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, placeholder_verdicts,
                          strict_object, verdict_list)
@@ -21,7 +21,7 @@ def request(step: str, version: str, system: str, opinions: Sequence[str]) -> Re
 
 async def share(ask: Asker, row: Datum, step: str, version: str, system: str, counted: str) -> Outcome:
     """Share of the prediction's opinions judged "yes"; 0 when it has no opinion (seed definition)."""
-    found = await extract.opinions(ask, row.prediction or "")
+    found = await opinions(ask, row.prediction or "")
     rows = found.rows("opinions")
     if not found.items:
         return Outcome(Cell(0.0, {counted: 0, "opinions": 0}), rows)

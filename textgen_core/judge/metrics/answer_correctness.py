@@ -6,7 +6,7 @@ import asyncio
 from typing import Any, Mapping, Sequence
 
 from ...model import Datum
-from .. import extract
+from ..extract import Extracted, SAMPLES, statements
 from ..metric import Asker, JudgePlan, Outcome, best_reference, declare, judged, ref_step, references
 from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, placeholder_verdicts,
                          strict_object, verdict_list)
@@ -43,11 +43,11 @@ def f1(tp: int, fp: int, fn: int) -> float:
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     refs = references(row)
-    answer, *ref_units = await asyncio.gather(extract.statements(ask, row.prediction or ""),
-                                              *(extract.statements(ask, r) for r in refs))
+    answer, *ref_units = await asyncio.gather(statements(ask, row.prediction or ""),
+                                              *(statements(ask, r) for r in refs))
     rows = answer.rows("statements.prediction")
 
-    async def one(i: int, ref: extract.Extracted) -> dict[str, Any] | None:
+    async def one(i: int, ref: Extracted) -> dict[str, Any] | None:
         rows.extend(ref.rows(ref_step("statements.reference", i)))
         if not answer.items and not ref.items:
             return None
@@ -71,7 +71,7 @@ SPEC = declare(
     "F1 of statements: answer statements backed by the reference (tp) against unbacked ones (fp) and "
     "reference statements the answer misses (fn): tp / (tp + 0.5 (fp + fn)).",
     ("prediction", "references"),
-    JudgePlan(score, (extract.SAMPLES[0], request(["a"], ["b"])), empty=0.0),
+    JudgePlan(score, (SAMPLES[0], request(["a"], ["b"])), empty=0.0),
     "0 when tp is 0. Several references: scored against each, the best counts. A prediction or reference "
     "with no statements gives tp = 0, so 0, without a verdict call; a reference where neither side has "
     "statements is skipped, and if every reference is skipped the cell is unscored. No references: unscored. "

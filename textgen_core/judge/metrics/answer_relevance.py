@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
-from .. import extract
+from ..extract import SAMPLES, statements
 from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, declare
 from ..prompting import (TOKENS_PER_VERDICT, Request, fence, keyed_check, messages, numbered, placeholder_verdicts,
                          strict_object, verdict_list)
@@ -29,7 +29,7 @@ def request(query: str, statements: Sequence[str]) -> Request:
 
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
-    found = await extract.statements(ask, row.prediction or "")
+    found = await statements(ask, row.prediction or "")
     rows = found.rows("statements.prediction")
     if not found.items:
         return Outcome(Cell.unscored("no statements in the prediction"), rows)
@@ -41,7 +41,7 @@ async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
 
 SPEC = declare(
     "answer_relevance", "Answer relevance", "Share of the answer's statements that are relevant to the query.",
-    ("query", "prediction"), JudgePlan(score, (extract.SAMPLES[0], request("q", ["a"])), empty="unscored"),
+    ("query", "prediction"), JudgePlan(score, (SAMPLES[0], request("q", ["a"])), empty="unscored"),
     "Only statements that answer the query count as relevant; supporting detail, filler and off-topic "
     "statements count against. No statements extracted: unscored (a share of nothing is undefined). "
     "No query: unscored.")

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from ...model import Datum
 from ..metric import Asker, JudgePlan, Outcome, declare
 from ..prompting import Request, fence
-from . import _rating
+from ._rating import CLOSING, rate, request as rating_request
 
 VERSION = "coherence/3"
 
@@ -16,15 +16,15 @@ Rate the coherence of a text from 1 to 5: how well its sentences build on each o
 to form a well-structured whole. Judge the text alone, not its truth or its fit to any task.
 5: clearly organized, easy to follow. 4: well organized, a minor jump or awkward transition. 3: \
 understandable, but the order or links get in the way. 2: mostly disjointed. 1: incoherent.
-{_rating.CLOSING}"""
+{CLOSING}"""
 
 
 def request(prediction: str) -> Request:
-    return _rating.request("coherence", VERSION, SYSTEM, fence("Text", prediction))
+    return rating_request("coherence", VERSION, SYSTEM, fence("Text", prediction))
 
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
-    return await _rating.rate(ask, request(row.prediction or ""), "prediction")
+    return await rate(ask, request(row.prediction or ""), "prediction")
 
 
 SPEC = declare(

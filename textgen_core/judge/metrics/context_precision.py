@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 from ...model import Cell, Datum
 from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare, ref_step, references
 from ..prompting import Request, fence
-from . import _passages
+from ._passages import request as passage_request
 
 VERSION = "context_precision/3"
 
@@ -21,7 +21,7 @@ does not. Judge each passage on its own, whatever its position. One verdict per 
 
 def request(query: str, reference: str, ctx: list[str]) -> Request:
     head = fence("Question", query) + "\n\n" + fence("Reference answer", reference)
-    return _passages.request("context_precision", VERSION, SYSTEM, head, ctx, "yes", "no")
+    return passage_request("context_precision", VERSION, SYSTEM, head, ctx, "yes", "no")
 
 
 def average_precision(relevant: Sequence[bool]) -> float:

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any, Mapping, Sequence
 
 from ...model import Datum
-from .. import extract
+from ..extract import SAMPLES, statements
 from ..metric import (Asker, JudgePlan, Outcome, ask_verdicts, best_reference, contexts, declare, ref_step,
                       references)
 from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, passages,
@@ -32,7 +32,7 @@ def request(ctx: Sequence[str], statements: Sequence[str]) -> Request:
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     ctx, refs = contexts(row), references(row)
-    extracted = await asyncio.gather(*(extract.statements(ask, ref) for ref in refs))
+    extracted = await asyncio.gather(*(statements(ask, ref) for ref in refs))
     rows = [r for i, e in enumerate(extracted) for r in e.rows(ref_step("statements.reference", i))]
 
     async def one(i: int, items: tuple[str, ...]) -> dict[str, Any] | None:
@@ -49,7 +49,7 @@ async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
 
 SPEC = declare(
     "context_recall", "Context recall", "Share of the reference's statements that the contexts support.",
-    ("references", "contexts"), JudgePlan(score, (extract.SAMPLES[0], request(["c"], ["s"])), empty="n/a"),
+    ("references", "contexts"), JudgePlan(score, (SAMPLES[0], request(["c"], ["s"])), empty="n/a"),
     "Several references: the best share counts. A reference with no statements is skipped; if none has "
     "statements the cell is unscored. No contexts or no references: unscored. The reference statements are "
     "the same request as answer correctness's.")

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from ...model import Datum
 from ..metric import Asker, JudgePlan, Outcome, contexts, declare
 from ..prompting import Request, fence
-from . import _passages
+from ._passages import request as passage_request, share as passage_share
 
 VERSION = "context_relevance/3"
 
@@ -17,12 +17,12 @@ Decide whether each retrieved passage is relevant to the question. Reply with JS
 
 
 def request(query: str, ctx: list[str]) -> Request:
-    return _passages.request("context_relevance", VERSION, SYSTEM, fence("Question", query), ctx, "yes", "no")
+    return passage_request("context_relevance", VERSION, SYSTEM, fence("Question", query), ctx, "yes", "no")
 
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     ctx = contexts(row)
-    return await _passages.share(ask, request(row.query or "", ctx), ctx, "yes", "relevant")
+    return await passage_share(ask, request(row.query or "", ctx), ctx, "yes", "relevant")
 
 
 SPEC = declare(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
-from .. import extract
+from ..extract import SAMPLES, claims
 from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare
 from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, passages,
                          placeholder_verdicts, strict_object, verdict_list)
@@ -34,7 +34,7 @@ def request(ctx: Sequence[str], claims: Sequence[str]) -> Request:
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     ctx = contexts(row)
-    found = await extract.claims(ask, row.prediction or "")
+    found = await claims(ask, row.prediction or "")
     rows = found.rows("claims")
     if not found.items:
         return Outcome(Cell.unscored("no claims in the prediction"), rows)
@@ -48,7 +48,7 @@ SPEC = declare(
     "faithfulness", "Faithfulness",
     "Share of the prediction's claims implied by the contexts; claims the contexts contradict or do not "
     "mention count against it.", ("prediction", "contexts"),
-    JudgePlan(score, (extract.SAMPLES[1], request(["c"], ["s"])), empty="unscored"),
+    JudgePlan(score, (SAMPLES[1], request(["c"], ["s"])), empty="unscored"),
     "Claims are extracted in their own step (checkable assertions only), then each is judged. No contexts: "
     "unscored.",
     departures="a prediction with no claims is unscored (\"no claims in the prediction\"): a share of nothing "

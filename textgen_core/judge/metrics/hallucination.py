@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from ...model import Datum
 from ..metric import Asker, JudgePlan, Outcome, contexts, declare
 from ..prompting import Request, fence
-from . import _passages
+from ._passages import request as passage_request, share as passage_share
 
 VERSION = "hallucination/3"
 
@@ -19,13 +19,13 @@ One verdict per passage: its number in "item", a one-sentence reason, then the v
 
 
 def request(prediction: str, ctx: list[str]) -> Request:
-    return _passages.request("hallucination", VERSION, SYSTEM, fence("Answer", prediction), ctx,
+    return passage_request("hallucination", VERSION, SYSTEM, fence("Answer", prediction), ctx,
                              "contradicted", "not_contradicted")
 
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     ctx = contexts(row)
-    return await _passages.share(ask, request(row.prediction or "", ctx), ctx, "contradicted", "contradicted")
+    return await passage_share(ask, request(row.prediction or "", ctx), ctx, "contradicted", "contradicted")
 
 
 SPEC = declare(

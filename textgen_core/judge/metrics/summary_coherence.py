@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from ...model import Datum
 from ..metric import Asker, JudgePlan, Outcome, declare
 from ..prompting import Request, fence
-from . import _rating
+from ._rating import CLOSING, rate, request as rating_request
 
 VERSION = "summary_coherence/3"
 
@@ -17,16 +17,16 @@ as a logical, well-organized account a reader can follow without the source.
 5: the key points, clear and well structured. 4: the key points, with a minor gap or awkward transition. \
 3: misses some key points, or is hard to follow. 2: misses most key points, or is a list of loosely \
 related facts. 1: incoherent, or unrelated to the source.
-{_rating.CLOSING}"""
+{CLOSING}"""
 
 
 def request(source: str, summary: str) -> Request:
-    return _rating.request("summary_coherence", VERSION, SYSTEM,
+    return rating_request("summary_coherence", VERSION, SYSTEM,
                            fence("Source", source) + "\n\n" + fence("Summary", summary))
 
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
-    return await _rating.rate(ask, request(row.query or "", row.prediction or ""), "summary")
+    return await rate(ask, request(row.query or "", row.prediction or ""), "summary")
 
 
 SPEC = declare(
