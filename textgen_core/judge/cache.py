@@ -9,6 +9,7 @@ are stored; errors never are.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -69,6 +70,7 @@ class CacheEntry:
 
 class ReplyCache(Protocol):
     def get(self, key: str) -> CacheEntry | None: ...
+    async def aget(self, key: str) -> CacheEntry | None: ...
     def peek(self, key: str) -> CacheEntry | None: ...
     def surely_missing(self, key: str) -> bool: ...
     def get_many(self, keys: Sequence[str]) -> dict[str, CacheEntry]: ...
@@ -91,6 +93,9 @@ class MemoryCache:
             return self._entries.get(key)
 
     peek = get
+
+    async def aget(self, key: str) -> CacheEntry | None:
+        return self.get(key)
 
     def surely_missing(self, key: str) -> bool:
         with self._lock:
@@ -137,6 +142,7 @@ class StoreCache:
         self.writer = writer_for(store)
         self._pending: dict[str, CacheEntry] = {}
         self._lock = threading.Lock()
+        self._reads: dict[asyncio.AbstractEventLoop, dict[str, asyncio.Future]] = {}
 
     def peek(self, key: str) -> CacheEntry | None:
         """An entry not yet committed, without a query."""
@@ -155,6 +161,44 @@ class StoreCache:
             return None
         row = self.store.judge_cache_get(key)
         return None if row is None else CacheEntry(**row)
+
+    async def aget(self, key: str) -> CacheEntry | None:
+        """:meth:`get` for the event loop: the asks of one moment are read in one query on a worker thread.
+
+        A store operation opens the database file (15-20 ms), and holding it open for a whole run would lock
+        other programs out of it; so reads are batched (one open per batch, never one per ask) and kept off
+        the loop. A miss the key index proves costs nothing.
+        """
+        entry = self.peek(key)
+        if entry is not None or self.surely_missing(key):
+            return entry
+        loop = asyncio.get_running_loop()
+        batch = self._reads.get(loop)
+        if batch is None:
+            batch = self._reads[loop] = {}
+            loop.call_soon(self._read_batch, loop)  # after the asks already runnable in this turn
+        future = batch.get(key)
+        if future is None:
+            future = batch[key] = loop.create_future()
+        return await asyncio.shield(future)
+
+    def _read_batch(self, loop: asyncio.AbstractEventLoop) -> None:
+        batch = self._reads.pop(loop, {})
+        if not batch:
+            return
+        query = loop.run_in_executor(None, self.get_many, list(batch))
+
+        def deliver(done: asyncio.Future) -> None:
+            error = None if done.cancelled() else done.exception()
+            found = {} if error is not None or done.cancelled() else done.result()
+            for key, future in batch.items():
+                if not future.done():
+                    if error is not None:
+                        future.set_exception(error)
+                    else:
+                        future.set_result(found.get(key))
+
+        query.add_done_callback(deliver)
 
     def get_many(self, keys: Sequence[str]) -> dict[str, CacheEntry]:
         with self._lock:

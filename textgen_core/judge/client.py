@@ -361,7 +361,7 @@ class JudgeClient:
 
     # -- cache plumbing ---------------------------------------------------------------
     async def _cached_reply(self, state: LoopState, key: str) -> JudgeReply | None:
-        entry = self._cache.get(key)  # a point query, or none when the key index proves a miss
+        entry = await self._cache.aget(key)  # batched with concurrent asks; none when the key index proves a miss
         if entry is None:
             return None
         self._meter.bump(cached=1)

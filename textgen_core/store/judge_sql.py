@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -183,8 +183,16 @@ class JudgeTablesMixin:
         """The keys that may be in the cache, from memory (no query): every other key certainly is not."""
         return self._judge_key_index().maybe(list(cache_keys))
 
-    def judge_cache_surely_missing(self, cache_key: str) -> bool:
-        """True when the in-memory index proves ``cache_key`` is not cached; False when unsure or not loaded."""
+    @property
+    def judge_cache_surely_missing(self) -> Callable[[str], bool]:
+        """(cache_key) -> True when the in-memory index proves it is not cached; False when unsure or not loaded.
+
+        It reads no file, so it is a plain function, not a store operation (an operation opens the file,
+        15-20 ms: per ask, that was most of a judge run's time).
+        """
+        return self._judge_cache_surely_missing
+
+    def _judge_cache_surely_missing(self, cache_key: str) -> bool:
         index = getattr(self, "_judge_keys", None)
         return index is not None and not index.maybe_one(cache_key)
 
