@@ -316,15 +316,7 @@ def evaluate_stored(store: Store, dataset_id: int, run_id: int, metrics: Mapping
 def _score(store: Store, run_id: int, dataset_id: int, source: str | None, metrics: Mapping[str, Mapping[str, Any]],
            mapping: Mapping[str, Any] | None, progress: ProgressCallback | None, cancel: threading.Event | None,
            address: str | None, block_rows: int, *, new_data: bool, models: Sequence[str] | None) -> None:
-    with store.session():  # one open file for the whole run, not one per block
-        _score_in_session(store, run_id, dataset_id, source, metrics, mapping, progress, cancel, address, block_rows,
-                          new_data=new_data, models=models)
-
-
-def _score_in_session(store: Store, run_id: int, dataset_id: int, source: str | None,
-                      metrics: Mapping[str, Mapping[str, Any]], mapping: Mapping[str, Any] | None,
-                      progress: ProgressCallback | None, cancel: threading.Event | None, address: str | None,
-                      block_rows: int, *, new_data: bool, models: Sequence[str] | None) -> None:
+    # Each block is stored in its own operation: the file stays free for the dashboard between blocks.
     started = time.monotonic() - (store.get_run(run_id).get("duration_s") or 0.0)
     connect(address)
     ray = _ray()

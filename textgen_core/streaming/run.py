@@ -37,8 +37,9 @@ from .stats import RowStats
 CHUNK_ROWS = 5000
 #: DuckDB's memory limit while a file streams in (its default is 80% of the machine).
 DUCKDB_MEMORY = "192MB"
-#: Cells stored per insert: DuckDB's primary-key index makes one large insert much cheaper than many small ones.
-CELLS_PER_INSERT = 200_000
+#: Rows (with their cells) stored per write: DuckDB's primary-key indexes make one large insert much cheaper
+#: than many small ones; the file is open only during each write.
+ROWS_PER_WRITE = 40_000
 
 MappingSource = ColumnMapping | Mapping[str, Any] | Callable[[list[str]], ColumnMapping] | None
 
@@ -85,7 +86,8 @@ class _Loader:
         self.stats: dict[tuple[str, str], RowStats] = {}
         self.scored = self.unscored = 0
         self._cells: list[pa.Table] = []
-        self._buffered = 0
+        self._data: list[pa.Table] = []
+        self._stored = 0  # rows already written to the data table
 
     def note(self, raw: RawTable) -> RawTable:
         """Before the chunk goes to a worker: what only the raw cells tell."""
@@ -104,26 +106,31 @@ class _Loader:
         per_raw_row = result.rows // max(1, len(result.row_numbers))  # wide format: one row per model
         for number in result.row_numbers:
             self.row_numbers.extend([number] * per_raw_row)
-        try:
-            self.store.append_data(self.dataset_id, first, result.data)
-        except DuplicateRow as exc:
-            raise _duplicate(self.header, self.mapping, (exc.datum_id, exc.model),
-                             self.row_numbers[exc.existing_index], self.row_numbers[exc.new_index]) from None
+        self._data.append(result.data)
         for key, packed in result.stats.items():
             self.stats.setdefault(key, RowStats()).extend(packed)
         if result.cells is not None:
             self.scored += result.scored
             self.unscored += result.unscored
             self._cells.append(result.cells)
-            self._buffered += result.cells.num_rows
-            if self._buffered >= CELLS_PER_INSERT:
-                self.flush()
+        if len(self.row_numbers) - self._stored >= ROWS_PER_WRITE:
+            self.flush()
 
     def flush(self) -> None:
-        """Store the buffered cells in one insert (one large insert costs DuckDB far less than many small)."""
-        if self._cells:
-            self.store.insert_cells(pa.concat_tables(self._cells))
-        self._cells, self._buffered = [], 0
+        """Store the buffered rows and cells: one large insert costs DuckDB far less than many small ones, and
+        the file is open only while it writes (the dashboard and other commands can read it in between)."""
+        if not self._data:
+            return
+        with self.store.session(), self.store.memory_limit(DUCKDB_MEMORY):
+            try:
+                self.store.append_data(self.dataset_id, self._stored, pa.concat_tables(self._data))
+            except DuplicateRow as exc:
+                raise _duplicate(self.header, self.mapping, (exc.datum_id, exc.model),
+                                 self.row_numbers[exc.existing_index], self.row_numbers[exc.new_index]) from None
+            if self._cells:
+                self.store.insert_cells(pa.concat_tables(self._cells))
+        self._stored = len(self.row_numbers)
+        self._data, self._cells = [], []
 
 
 def stream_file(store: Store, path: str | Path, metrics: Sequence[str] = (),
@@ -137,10 +144,9 @@ def stream_file(store: Store, path: str | Path, metrics: Sequence[str] = (),
     Raises :class:`NotStreamable` before touching the store when the file or the metrics
     need the whole-file path (JSON, pass@k, judge metrics).
     """
-    with store.session(), store.memory_limit(DUCKDB_MEMORY):  # one open file for the whole stream
-        return _stream_file(store, path, metrics, params, mapping=mapping, name=name, file_name=file_name,
-                            required=required, models=models, progress=progress, cancel=cancel, workers=workers,
-                            chunk_rows=chunk_rows, on_start=on_start)
+    return _stream_file(store, path, metrics, params, mapping=mapping, name=name, file_name=file_name,
+                        required=required, models=models, progress=progress, cancel=cancel, workers=workers,
+                        chunk_rows=chunk_rows, on_start=on_start)
 
 
 def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
