@@ -1,4 +1,4 @@
-"""SQL for the judge: reply cache, verdicts and exchanges. Mixed into :class:`Store`.
+"""SQL for the judge: verdicts, exchanges and finished cells (the reply cache is in judge_cache_sql.py). Mixed into :class:`Store`.
 
 Bulk writes go through registered Arrow tables inside one transaction, as the
 rest of the store does; every value is a parameter. Nothing here ever sees an
@@ -8,29 +8,15 @@ API key: callers pass public settings and request bodies without headers.
 from __future__ import annotations
 
 import json
-import threading
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
-import numpy as np
 import pyarrow as pa
+
+from .judge_cache_sql import CacheRow, JudgeCacheMixin, _cache_table
 
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd
-
-
-class CacheRow(Protocol):
-    """A validated judge reply as the judge_cache table keeps it (the judge's records fit it by field name)."""
-
-    cache_key: str
-    base_url: str
-    model: str
-    prompt_version: str
-    request: Mapping[str, Any]
-    reply: str
-    parsed: Any
-    prompt_tokens: int
-    completion_tokens: int
 
 
 class CellRows(Protocol):
@@ -58,11 +44,6 @@ _VERDICT_SCHEMA = pa.schema([
     ("run_id", pa.int32()), ("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string()),
     ("step", pa.string()), ("item_index", pa.int32()), ("item", pa.string()), ("verdict", pa.string()),
     ("reason", pa.string()), ("cache_key", pa.string()),
-])
-_CACHE_SCHEMA = pa.schema([
-    ("cache_key", pa.string()), ("base_url", pa.string()), ("model", pa.string()), ("prompt_version", pa.string()),
-    ("request", pa.string()), ("reply", pa.string()), ("parsed", pa.string()),
-    ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()),
 ])
 _EXCHANGE_SCHEMA = pa.schema([
     ("run_id", pa.int32()), ("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string()),
@@ -96,62 +77,7 @@ def _json_text(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
 
 
-class _KeyIndex:
-    """The first 60 bits of every judge_cache key, in memory: a key whose prefix is absent is not cached.
-
-    A may-contain filter: a present prefix means "query to be sure", an absent
-    one is a certain miss, so a run on a cold cache asks the database nothing.
-    8 bytes per entry (10 MB for 1.3M replies). It sees every write made
-    through its Store; a write through another Store object on the same file
-    is not seen, which can only cost a paid call for a reply that was cached.
-    """
-
-    def __init__(self, loaded: np.ndarray) -> None:
-        self._lock = threading.Lock()
-        self._sorted = np.unique(loaded.astype(np.int64, copy=False))
-        self._recent: set[int] = set()
-
-    @staticmethod
-    def prefix(key: str) -> int | None:
-        try:
-            return int(key[:15], 16)
-        except ValueError:
-            return None
-
-    def add(self, keys: Iterable[str]) -> None:
-        with self._lock:
-            self._recent.update(p for p in map(self.prefix, keys) if p is not None)
-            if len(self._recent) > 100_000:  # fold into the sorted array
-                merged = np.fromiter(self._recent, dtype=np.int64, count=len(self._recent))
-                self._sorted = np.union1d(self._sorted, merged)
-                self._recent = set()
-
-    def maybe_one(self, key: str) -> bool:
-        """Whether one key may be cached (the per-ask path: no arrays built)."""
-        p = self.prefix(key)
-        if p is None:
-            return True
-        with self._lock:
-            if p in self._recent:
-                return True
-            ordered = self._sorted
-        at = int(ordered.searchsorted(p))
-        return at < len(ordered) and int(ordered[at]) == p
-
-    def maybe(self, keys: Sequence[str]) -> list[str]:
-        """The keys that may be cached (a superset of those that are)."""
-        prefixes = [self.prefix(k) for k in keys]
-        with self._lock:
-            recent, ordered = self._recent, self._sorted
-            known = [p is None or p in recent for p in prefixes]
-        wanted = np.array([p if p is not None else 0 for p in prefixes], dtype=np.int64)
-        at = np.searchsorted(ordered, wanted)
-        hit = (at < len(ordered)) & (ordered[np.minimum(at, len(ordered) - 1)] == wanted) if len(ordered) else \
-            np.zeros(len(wanted), dtype=bool)
-        return [k for k, seen, present in zip(keys, known, hit.tolist()) if seen or present]
-
-
-class JudgeTablesMixin:
+class JudgeTablesMixin(JudgeCacheMixin):
     """Judge-related reads and writes; uses the owning Store's cursor and transaction helpers."""
 
     # Relies on Store's ``_cur()``, ``transaction()`` and ``_frame()``.
@@ -164,93 +90,6 @@ class JudgeTablesMixin:
                 cur.execute(f"INSERT OR REPLACE INTO {table_name} BY NAME SELECT * FROM {view}")
             finally:
                 cur.unregister(view)
-
-    # -- reply cache -----------------------------------------------------------
-    def _judge_key_index(self) -> _KeyIndex:
-        """The in-memory prefix index of the cache, loaded on first use (0.2 s per million entries)."""
-        index = getattr(self, "_judge_keys", None)
-        if index is None:
-            with self._write_lock:  # no cache write between the load and the first add
-                index = getattr(self, "_judge_keys", None)
-                if index is None:
-                    loaded = self._cur().execute(
-                        "SELECT p FROM (SELECT TRY_CAST('0x' || substr(cache_key, 1, 15) AS BIGINT) AS p "
-                        "FROM judge_cache) WHERE p IS NOT NULL").fetchnumpy()["p"]
-                    index = self._judge_keys = _KeyIndex(np.asarray(loaded))
-        return index
-
-    def judge_cache_maybe(self, cache_keys: Sequence[str]) -> list[str]:
-        """The keys that may be in the cache, from memory (no query): every other key certainly is not."""
-        return self._judge_key_index().maybe(list(cache_keys))
-
-    @property
-    def judge_cache_surely_missing(self) -> Callable[[str], bool]:
-        """(cache_key) -> True when the in-memory index proves it is not cached; False when unsure or not loaded.
-
-        It reads no file, so it is a plain function, not a store operation (an operation opens the file,
-        15-20 ms: per ask, that was most of a judge run's time).
-        """
-        return self._judge_cache_surely_missing
-
-    def _judge_cache_surely_missing(self, cache_key: str) -> bool:
-        index = getattr(self, "_judge_keys", None)
-        return index is not None and not index.maybe_one(cache_key)
-
-    def _judge_keys_added(self, keys: Iterable[str]) -> None:
-        index = getattr(self, "_judge_keys", None)
-        if index is not None:
-            index.add(keys)
-
-    def judge_cache_get(self, cache_key: str) -> dict[str, Any] | None:
-        """One cached reply as a dict of :class:`CacheRow` fields, or None."""
-        row = self._cur().execute(f"SELECT {_CACHE_COLUMNS} FROM judge_cache WHERE cache_key = ?",
-                                  [cache_key]).fetchone()
-        return None if row is None else _cache_row(row)
-
-    def judge_cache_entries(self, cache_keys: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Many cached replies in one query: {cache_key: CacheRow fields} for the keys present."""
-        keys = self.judge_cache_maybe(list(dict.fromkeys(cache_keys)))
-        if not keys:
-            return {}
-        rows = self._cur().execute(
-            f"SELECT {_CACHE_COLUMNS} FROM judge_cache WHERE cache_key IN (SELECT unnest(?::VARCHAR[]))",
-            [keys]).fetchall()
-        return {row[0]: _cache_row(row) for row in rows}
-
-    def judge_cache_has(self, cache_keys: Sequence[str]) -> set[str]:
-        """The subset of ``cache_keys`` present in the cache (one query, for pre-run estimates)."""
-        keys = self.judge_cache_maybe(list(dict.fromkeys(cache_keys)))
-        if not keys:
-            return set()
-        rows = self._cur().execute(
-            "SELECT cache_key FROM judge_cache WHERE cache_key IN (SELECT unnest(?::VARCHAR[]))", [keys]).fetchall()
-        return {r[0] for r in rows}
-
-    def judge_cache_put(self, entries: Iterable[CacheRow]) -> int:
-        """Store validated replies (replacing any entry with the same key); returns how many."""
-        entries = list(entries)
-        if not entries:
-            return 0
-        with self._write_lock:  # the index learns the keys before any reader can see them committed
-            self._judge_keys_added(e.cache_key for e in entries)
-            self._insert_arrow("judge_cache", "incoming_judge_cache", _cache_table(entries))
-        return len(entries)
-
-    def judge_cache_stats(self) -> "pd.DataFrame":
-        """Entries and the tokens they saved, per endpoint and model."""
-        return self._frame(
-            "SELECT base_url, model, count(*) AS entries, sum(prompt_tokens) AS prompt_tokens, "
-            "sum(completion_tokens) AS completion_tokens, min(created_at) AS oldest, max(created_at) AS newest "
-            "FROM judge_cache GROUP BY base_url, model ORDER BY base_url, model")
-
-    def clear_judge_cache(self, *, model: str | None = None, prompt_version: str | None = None) -> int:
-        """Delete cached replies, all or those of one model and/or prompt version; returns how many."""
-        with self.transaction() as cur:
-            where = "(? IS NULL OR model = ?) AND (? IS NULL OR prompt_version = ?)"
-            params = [model, model, prompt_version, prompt_version]
-            count = cur.execute(f"SELECT count(*) FROM judge_cache WHERE {where}", params).fetchone()[0]
-            cur.execute(f"DELETE FROM judge_cache WHERE {where}", params)
-        return int(count)
 
     # -- verdicts --------------------------------------------------------------
     def write_verdicts(self, run_id: int, rows: Iterable[VerdictRecord | Mapping[str, Any]]) -> int:
@@ -375,52 +214,6 @@ class JudgeTablesMixin:
         rows = self._cur().execute(
             "SELECT DISTINCT datum_id, model, metric FROM scores WHERE run_id = ? AND value IS NULL", [run_id]).fetchall()
         return {(d, m, k) for d, m, k in rows}
-
-    def judge_cache_values(self, cache_keys: Sequence[str]) -> dict[str, Any]:
-        """Parsed replies of many cached exchanges in one query: {cache_key: parsed} for those present."""
-        keys = self.judge_cache_maybe(list(dict.fromkeys(cache_keys)))
-        if not keys:
-            return {}
-        rows = self._cur().execute(
-            "SELECT cache_key, parsed FROM judge_cache WHERE cache_key IN (SELECT unnest(?::VARCHAR[]))",
-            [keys]).fetchall()
-        return {key: json.loads(parsed) if parsed is not None else None for key, parsed in rows}
-
-    def judge_cache_holds(self, base_url: str, models: Sequence[str]) -> bool:
-        """True when the cache has any reply from this endpoint for one of ``models``."""
-        row = self._cur().execute(
-            "SELECT 1 FROM judge_cache WHERE base_url = ? AND list_contains(?::VARCHAR[], model) LIMIT 1",
-            [base_url, list(models)]).fetchone()
-        return row is not None
-
-
-_CACHE_COLUMNS = ("cache_key, base_url, model, prompt_version, request, reply, parsed, prompt_tokens, "
-                  "completion_tokens")
-
-
-def _cache_row(row: Sequence[Any]) -> dict[str, Any]:
-    key, base_url, model, version, request, reply, parsed, p_tokens, c_tokens = row
-    return {
-        "cache_key": key, "base_url": base_url or "", "model": model or "", "prompt_version": version or "",
-        "request": json.loads(request) if request else {}, "reply": reply or "",
-        "parsed": json.loads(parsed) if parsed is not None else None,
-        "prompt_tokens": int(p_tokens or 0), "completion_tokens": int(c_tokens or 0),
-    }
-
-
-def _cache_table(entries: Sequence[CacheRow]) -> pa.Table:
-    return pa.Table.from_pydict({
-        "cache_key": [e.cache_key for e in entries],
-        "base_url": [e.base_url for e in entries],
-        "model": [e.model for e in entries],
-        "prompt_version": [e.prompt_version for e in entries],
-        "request": [_json_text(dict(e.request)) for e in entries],
-        "reply": [e.reply for e in entries],
-        "parsed": [_json_text(e.parsed) for e in entries],
-        "prompt_tokens": [int(e.prompt_tokens) for e in entries],
-        "completion_tokens": [int(e.completion_tokens) for e in entries],
-    }, schema=_CACHE_SCHEMA)
-
 
 def _add_usage(cur: "duckdb.DuckDBPyConnection", run_id: int, usage: Sequence[tuple]) -> None:
     """Add the judge usage behind a batch of cells to its run, in the batch's transaction."""
