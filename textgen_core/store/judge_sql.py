@@ -1,4 +1,6 @@
-"""SQL for the judge: verdicts, exchanges and finished cells (the reply cache is in judge_cache_sql.py). Mixed into :class:`Store`.
+"""SQL for the judge: verdicts, exchanges, finished cells. Mixed into :class:`Store`.
+
+The reply cache is in :mod:`.judge_cache_sql`.
 
 Bulk writes go through registered Arrow tables inside one transaction, as the
 rest of the store does; every value is a parameter. Nothing here ever sees an
