@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import pyarrow as pa
 
 from ..datasets.formats import RawTable
-from ..datasets.loader import (_check_filled, _check_mapping, _check_required, _duplicate, _needs, _normalize,
-                               null_reference_rows, null_reference_warnings)
+from ..datasets.loader import (_check_filled, _check_mapping, _check_required, _duplicate, _needs,
+                               null_reference_warnings)
 from ..datasets.mapping import ColumnMapping, guess_mapping
 from ..errors import InputError, ParameterError, TextgenError
 from ..metrics.registry import get_metric, resolve_params
@@ -89,17 +89,13 @@ class _Loader:
         self._data: list[pa.Table] = []
         self._stored = 0  # rows already written to the data table
 
-    def note(self, raw: RawTable) -> RawTable:
-        """Before the chunk goes to a worker: what only the raw cells tell."""
-        for column, numbers in null_reference_rows(raw, self.mapping).items():
-            self.null_rows.setdefault(column, []).extend(numbers)
-        return raw
-
     def take(self, result: ChunkResult) -> None:
         if result.error is not None:
             message, file, row, column = result.error
             raise InputError(message, file=file, row=row, column=column)
         self.models.update(dict.fromkeys(result.models))
+        for column, numbers in result.null_rows.items():
+            self.null_rows.setdefault(column, []).extend(numbers)
         self.filled |= result.filled
         self.metadata_columns = result.metadata_columns
         first = len(self.row_numbers)
@@ -239,7 +235,7 @@ def _load_and_score(reader: ChunkReader, loader: _Loader, run_id: int | None,
         for number, raw in enumerate(reader.chunks(chunk_rows)):
             if progress and number == 0:
                 progress(Progress("reading", max(1, round(len(raw.rows) * reader.size / max(1, reader.bytes_read))), 0))
-            yield loader.note(raw)
+            yield raw
             if cancel is not None and cancel.is_set():
                 return
 

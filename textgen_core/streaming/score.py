@@ -48,6 +48,8 @@ class ChunkResult:
     models: list[str] = field(default_factory=list)
     filled: set[str] = field(default_factory=set)
     metadata_columns: tuple[str, ...] = ()
+    #: references column -> file rows whose reference reads NaN/None/null (the loader's warning)
+    null_rows: dict[str, list[int]] = field(default_factory=dict)
     #: a bad-input problem, as (message, file, row, column): raised by the parent
     error: tuple[str, str | None, int | None, str | None] | None = None
 
@@ -78,17 +80,19 @@ def cells_table(run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mappin
 def work_chunk(raw: RawTable, mapping: Mapping[str, Any], run_id: int | None,
                metrics: Mapping[str, Mapping[str, Any]], models: Sequence[str] | None) -> ChunkResult:
     """Normalize one raw chunk with the loader's rules, score it, and pack the result (module-level: picklable)."""
-    from ..datasets.loader import _normalize
+    from ..datasets.loader import _normalize, null_reference_rows
     from ..datasets.mapping import ColumnMapping
     from ..store.stream_sql import data_table
 
+    chosen = ColumnMapping.from_dict(mapping)
     try:
-        rows, metadata_columns = _normalize(raw, ColumnMapping.from_dict(mapping))
+        rows, metadata_columns = _normalize(raw, chosen)
     except InputError as exc:
         return ChunkResult(error=(exc.message, exc.file, exc.row, exc.column))
     result = ChunkResult(rows=len(rows), row_numbers=raw.row_numbers, data=data_table(0, 0, rows).drop_columns(["dataset_id", "row_index"]),
                          models=list(dict.fromkeys(r.model for r in rows)), metadata_columns=metadata_columns,
-                         filled={name for name in TEXT_FIELDS if any(getattr(r, name) for r in rows)})
+                         filled={name for name in TEXT_FIELDS if any(getattr(r, name) for r in rows)},
+                         null_rows=null_reference_rows(raw, chosen))
     if run_id is None or not metrics:
         return result
     wanted = [r for r in rows if r.model in models] if models else rows
