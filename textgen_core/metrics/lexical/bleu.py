@@ -209,11 +209,11 @@ def compiled_stats(rows: Sequence[Datum], params: Mapping[str, Any]) -> dict[int
     scorable = [row for row in rows if row_inputs(row) is None] if lower is not None else []
     if len(scorable) < COMPILED_MIN_ROWS:
         return {}
-    from . import bleu_kernel  # numba: loaded only by chunks large enough to repay it
+    from .bleu_kernel import bleu_stats  # numba: loaded only by chunks large enough to repay it
 
     orders = len(params["weights"])
     needs_p5 = params["smoothing"] in ("method5", "method7")
-    matches, hyp_lens, ref_lens = bleu_kernel.bleu_stats(
+    matches, hyp_lens, ref_lens = bleu_stats(
         [row.prediction for row in scorable], [row.references for row in scorable],  # type: ignore[misc]
         max(orders, 5) if needs_p5 else orders, lower)
     out: dict[int, dict[str, Any]] = {}

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
 from ..spec import Param
-from . import wordnet
+from .wordnet import load as load_wordnet, problem as wordnet_problem
 from .base import LexicalSpec, RowFn, Scorer, row_inputs, tokenizer_label, tokenizer_param
 from .ngrams import word_text
 from .tokenize import TextCache
@@ -137,7 +137,7 @@ def row_scorer(params: Mapping[str, Any]) -> RowFn:
         if reason:
             return {"meteor": Cell.unscored(reason)}
         try:
-            reader = wordnet.load()
+            reader = load_wordnet()
         except RuntimeError as exc:
             return {"meteor": Cell.unscored(str(exc))}
         hyp = word_text(cache, tokenizer, row.prediction).tokens  # type: ignore[arg-type]
@@ -172,7 +172,7 @@ SPEC = LexicalSpec(
     libraries=("nltk", "regex"),  # regex: the engine (and Unicode tables) behind the word tokens
     tokenizer=tokenizer_label,
     score=Scorer(per_row=row_scorer),
-    unavailable=wordnet.problem,
+    unavailable=wordnet_problem,
     notes="Equal to nltk.translate.meteor_score.meteor_score(references, prediction, alpha, beta, gamma) on the "
     "chosen tokens, with WordNet 3.0 read offline (nltk's wordnet corpus if installed, else Debian's wordnet-base "
     "files under /usr/share/wordnet or $TEXTGEN_EVAL_WORDNET_DIR; without either the metric is unavailable: "

@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ...model import Cell, Datum
 from ..spec import Param
-from . import rouge_native
+from .rouge_native import NAME as NATIVE_NAME, available as native_available, pair_scorer as native_pair_scorer
 from .base import LexicalSpec, RowFn, Scorer, fmeasure, row_inputs, scored, unscored
 from .lcs import lcs_length, summary_hits
 from .ngrams import TokenText, overlaps_from, position_masks
@@ -28,9 +28,9 @@ from .tokenize import TextCache, rouge_tokens
 ROUGE_TYPES = tuple(f"rouge{n}" for n in range(1, 10)) + ("rougeL", "rougeLsum")
 DEFAULT_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 
-NATIVE, PYTHON = rouge_native.NAME, "python"
+NATIVE, PYTHON = NATIVE_NAME, "python"
 #: The backend asked for: rouge-score-rs when it is installed, else the Python path.
-BACKEND = NATIVE if rouge_native.available() else PYTHON
+BACKEND = NATIVE if native_available() else PYTHON
 
 #: Scores one (target, prediction) pair: {type: (precision, recall, f-measure)}.
 PairFn = Callable[[str, str, TextCache], Mapping[str, Sequence[float]]]
@@ -119,7 +119,7 @@ def _score_pair(
 
 def backend() -> str:
     """The backend :func:`row_scorer` uses now: rouge-score-rs, or python."""
-    return NATIVE if BACKEND == NATIVE and rouge_native.available() else PYTHON
+    return NATIVE if BACKEND == NATIVE and native_available() else PYTHON
 
 
 def _python_pairs(types: Sequence[str], stem: bool) -> PairFn:
@@ -138,7 +138,7 @@ def pair_scorer(types: Sequence[str], stem: bool) -> PairFn:
     python = _python_pairs(types, stem)
     if backend() != NATIVE:
         return python
-    native = rouge_native.pair_scorer(types, stem)
+    native = native_pair_scorer(types, stem)
 
     def pair(target: str, prediction: str, cache: TextCache) -> Mapping[str, Sequence[float]]:
         scores = native(target, prediction)

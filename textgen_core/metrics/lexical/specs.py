@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 from ..spec import MetricSpec
-from . import bleu, gleu, lengths, meteor, mrr, pass_at_k, qa, rouge, wer
+from .bleu import SPEC as BLEU
+from .gleu import SPEC as GLEU
+from .lengths import SPEC as LENGTHS
+from .meteor import SPEC as METEOR
+from .mrr import SPEC as MRR
+from .pass_at_k import SPEC as PASS_AT_K
+from .qa import EXACT_MATCH, TOKEN_F1
+from .rouge import SPEC as ROUGE
+from .wer import SPEC as WER
 
 SPECS: tuple[MetricSpec, ...] = (
-    rouge.SPEC,
-    bleu.SPEC,
-    gleu.SPEC,
-    meteor.SPEC,
-    wer.SPEC,
-    qa.EXACT_MATCH,
-    qa.TOKEN_F1,
-    mrr.SPEC,
-    lengths.SPEC,
-    pass_at_k.SPEC,
+    ROUGE,
+    BLEU,
+    GLEU,
+    METEOR,
+    WER,
+    EXACT_MATCH,
+    TOKEN_F1,
+    MRR,
+    LENGTHS,
+    PASS_AT_K,
 )
