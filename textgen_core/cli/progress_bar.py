@@ -18,6 +18,7 @@ class ProgressBar:
         self.enabled = hasattr(stream, "isatty") and stream.isatty()
         self.log_interval = log_interval
         self._started = time.monotonic()
+        self._logged = False
         self._last = 0.0
         self._drawn = False
 
@@ -50,9 +51,9 @@ class ProgressBar:
 
     def _log(self, p: Progress, now: float) -> None:
         """One complete line (no carriage return) at the first update, then every ``log_interval`` seconds."""
-        if self._last and now - self._last < self.log_interval and p.phase != "done":
+        if self._logged and now - self._last < self.log_interval and p.phase != "done":
             return
-        self._last = now
+        self._last, self._logged = now, True
         rate = p.done / max(now - self._started, 1e-9)
         extra = f", unscored {p.failed}" if p.failed else ""
         self.stream.write(f"{p.phase}: {p.done}/{p.total} ({100 * p.fraction:.0f}%, {rate:,.0f}/s{extra})\n")
