@@ -16,15 +16,14 @@ import pandas as pd
 
 from ..errors import InputError
 from ..model import TEXT_FIELDS, Dataset, Datum
-from . import mapping as names
 from .cells import CellProblem, is_null_marker, key_cell, list_cell, meta_cell, plain, text_cell
 from .formats import RawTable, check_header
-from .mapping import ColumnMapping, guess_mapping
+from .mapping import CONTEXT_NAMES, PREDICTION_NAMES, QUERY_NAMES, REFERENCE_NAMES, ColumnMapping, guess_mapping
 from .reader import ATTRS_KEY, ROW_INDEX_NAME, Source, read_raw, unpack_ints
 
 _FIELD_HINTS = {
-    "query": names.QUERY_NAMES, "prediction": names.PREDICTION_NAMES,
-    "references": names.REFERENCE_NAMES, "contexts": names.CONTEXT_NAMES,
+    "query": QUERY_NAMES, "prediction": PREDICTION_NAMES,
+    "references": REFERENCE_NAMES, "contexts": CONTEXT_NAMES,
 }
 
 

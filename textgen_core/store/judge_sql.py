@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 import pyarrow as pa
 
 from .judge_cache_sql import CacheRow, JudgeCacheMixin, _cache_table
+from .score_writes import insert_cells
 
 if TYPE_CHECKING:
     import duckdb
@@ -236,13 +237,6 @@ def _write_results(cur: "duckdb.DuckDBPyConnection", run_id: int, cells: Sequenc
                    verdicts: Sequence[Sequence[Any]], exchanges: Sequence[Sequence[Any] | Mapping[str, Any]],
                    rewritten: Sequence[tuple[str, str, str]]) -> None:
     """Inside a transaction: drop stale items of re-scored cells, then upsert verdicts, exchanges, cells."""
-    from .store import _SCORE_SCHEMA, _json
-
-    cell_table = pa.Table.from_pydict({
-        "run_id": [run_id] * len(cells), "datum_id": [c[0] for c in cells], "model": [c[1] for c in cells],
-        "metric": [c[2] for c in cells], "score": [c[3] for c in cells], "value": [c[4] for c in cells],
-        "details": [_json(c[5]) for c in cells], "reason": [c[6] for c in cells],
-    }, schema=_SCORE_SCHEMA)
     verdict_records = [_as_record(v, VERDICT_FIELDS, "verdict") for v in verdicts]
     exchange_records = [_as_record(e, EXCHANGE_FIELDS, "exchange") for e in exchanges]
     tables: list[tuple[str, str, pa.Table]] = []
@@ -268,10 +262,10 @@ def _write_results(cur: "duckdb.DuckDBPyConnection", run_id: int, cells: Sequenc
             **{name: [(_json_text(r[i]) if name == "messages" else r[i]) for r in exchange_records]
                for i, name in enumerate(EXCHANGE_FIELDS)},
         }, schema=_EXCHANGE_SCHEMA)))
-    tables.append(("scores", "judged_cells", cell_table))
     for table, view, data in tables:  # table names are constants
         cur.register(view, data)
         try:
             cur.execute(f"INSERT OR REPLACE INTO {table} BY NAME SELECT * FROM {view}")
         finally:
             cur.unregister(view)
+    insert_cells(cur, run_id, cells)

@@ -28,16 +28,10 @@ from .batch_sql import BATCH_DDL, BatchTablesMixin
 from .dataset_sql import DatasetTablesMixin, insert_arrow, json_text as _json
 from .judge_sql import JudgeTablesMixin
 from .score_reads import ScoreReadsMixin
+from .score_writes import CellRecord, insert_cells
 from .stream_sql import StreamTablesMixin
 from .schema import DDL, SCHEMA_VERSION
 
-#: One score cell as written: (datum_id, model, metric, score, value, details, reason).
-CellRecord = tuple[str, str, str, str, float | None, Mapping[str, Any] | None, str | None]
-
-_SCORE_SCHEMA = pa.schema([
-    ("run_id", pa.int32()), ("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string()),
-    ("score", pa.string()), ("value", pa.float64()), ("details", pa.string()), ("reason", pa.string()),
-])
 _AGG_SCHEMA = pa.schema([
     ("run_id", pa.int32()), ("model", pa.string()), ("score", pa.string()),
     ("value", pa.float64()), ("details", pa.string()),
@@ -211,19 +205,9 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
         cells = list(cells)
         if not cells:
             return 0
-        table = pa.Table.from_pydict({
-            "run_id": [run_id] * len(cells),
-            "datum_id": [c[0] for c in cells],
-            "model": [c[1] for c in cells],
-            "metric": [c[2] for c in cells],
-            "score": [c[3] for c in cells],
-            "value": [c[4] for c in cells],
-            "details": [_json(c[5]) for c in cells],
-            "reason": [c[6] for c in cells],
-        }, schema=_SCORE_SCHEMA)
         with self.transaction() as cur:
             self._require_run(cur, run_id)
-            insert_arrow(cur, "scores", table, replace=True)
+            insert_cells(cur, run_id, cells)
         return len(cells)
 
     def write_aggregates(self, run_id: int, rows: Iterable[tuple[str, str, float | None, Mapping[str, Any] | None]]) -> None:
