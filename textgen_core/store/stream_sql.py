@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from ..errors import StoreError
 from ..model import Datum
+from .dataset_sql import insert_arrow
 
 DATA_SCHEMA = pa.schema([
     ("dataset_id", pa.int32()), ("row_index", pa.int32()), ("datum_id", pa.string()),
@@ -113,7 +114,7 @@ class StreamTablesMixin:
     def insert_cells(self, cells: pa.Table) -> None:
         """Add the cells of a new run (rows of the scores table; none of them stored before)."""
         with self.transaction() as cur:  # type: ignore[attr-defined]
-            cur.execute("INSERT INTO scores SELECT * FROM cells")  # the Arrow table, by its variable name
+            insert_arrow(cur, "scores", cells)
 
     def _duplicate(self, dataset_id: int, table: pa.Table) -> DuplicateRow:
         cur = self._cur().cursor()  # type: ignore[attr-defined]  # the failed insert's cursor is not reusable

@@ -28,12 +28,6 @@ from .stats import RowStats
 
 log = logging.getLogger(__name__)
 
-SCORE_SCHEMA = pa.schema([
-    ("run_id", pa.int32()), ("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string()),
-    ("score", pa.string()), ("value", pa.float64()), ("details", pa.string()), ("reason", pa.string()),
-])
-
-
 @dataclass
 class ChunkResult:
     """What one chunk gives the parent: its rows and cells as Arrow, and what the dataset checks need."""
@@ -65,16 +59,11 @@ def cells_table(run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mappin
                 scored: Mapping[str, list[dict[str, Cell]]]) -> tuple[pa.Table, int]:
     """(the cells as rows of the scores table, how many are unscored), by the one record rule of evaluate."""
     from ..evaluate import _records
-    from ..store.store import _json
+    from ..store.score_writes import cell_table
 
     records = [record for metric, cells in scored.items()
                for record in _records(rows, metric, get_metric(metric).outputs(metrics[metric]), cells)]
-    table = pa.Table.from_pydict({
-        "run_id": [run_id] * len(records), "datum_id": [r[0] for r in records], "model": [r[1] for r in records],
-        "metric": [r[2] for r in records], "score": [r[3] for r in records], "value": [r[4] for r in records],
-        "details": [_json(r[5]) for r in records], "reason": [r[6] for r in records],
-    }, schema=SCORE_SCHEMA)
-    return table, sum(1 for r in records if r[4] is None)
+    return cell_table(run_id, records), sum(1 for r in records if r[4] is None)
 
 
 def work_chunk(raw: RawTable, mapping: Mapping[str, Any], run_id: int | None,
