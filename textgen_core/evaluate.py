@@ -10,7 +10,6 @@ reason it is not: nothing is silently dropped or averaged in as 0.
 from __future__ import annotations
 
 import logging
-import math
 import multiprocessing
 import os
 import threading
@@ -21,10 +20,10 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .errors import BudgetReached, ParameterError, TextgenError
 from .metrics.registry import get_metric, resolve_params
-from .metrics.spec import MetricSpec
 from .model import TEXT_FIELDS, Cell, Datum
 from .progress import Progress, ProgressCallback
-from .store import CellRecord, Store
+from .run_rules import cell_records, check_metrics, signature
+from .store import Store
 
 log = logging.getLogger(__name__)
 
@@ -37,17 +36,6 @@ def available_fields(store: Store, dataset_id: int) -> set[str]:
     """Normalized fields with at least one value, plus the dataset's metadata columns (one SQL query)."""
     return store.dataset_fields(dataset_id)
 
-
-def check_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]], fields: set[str],
-                  judge: Any | None) -> list[str]:
-    """Every reason the chosen metrics cannot run on this dataset, as 'metric: reason' lines."""
-    problems = []
-    for name in metrics:
-        spec = get_metric(name)
-        problems += [f"{name}: {reason}" for reason in spec.missing(fields, params.get(name, {}))]
-        if spec.group != "lexical" and judge is None:
-            problems.append(f"{name}: needs a judge endpoint (base URL and model)")
-    return problems
 
 
 def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
@@ -80,7 +68,7 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
     problems = check_metrics(metrics, resolved, fields, judge)
     if problems:
         raise ParameterError("cannot run these metrics on this dataset:\n  " + "\n  ".join(problems))
-    signatures = {m: _signature(get_metric(m), resolved[m], judge) for m in metrics}
+    signatures = {m: signature(get_metric(m), resolved[m], judge) for m in metrics}
     run_id = store.create_run(dataset_id, metrics, resolved, signatures, chosen, _judge_record(judge, metrics))
     if on_start is not None:
         on_start(run_id)
@@ -114,18 +102,6 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
              already=run.get("duration_s") or 0.0)
     return run_id
 
-
-def _signature(spec: MetricSpec, params: Mapping[str, Any], judge: Any | None) -> str:
-    signature = spec.signature(params)
-    if spec.group != "lexical" and judge is not None:
-        from .judge.metrics import prompt_signature
-
-        prompts = prompt_signature(spec.name)
-        signature += (f"|judge:{judge.model}|base_url:{judge.endpoint}|temperature:{judge.temperature}"
-                      f"|seed:{judge.seed}|embedding:{judge.embedding_model or judge.model}"
-                      f"|response:{judge.response_mode}")
-        signature += f"|prompts:{prompts}" if prompts else ""
-    return signature
 
 
 def _judge_record(judge: Any | None, metrics: Sequence[str]) -> dict[str, Any] | None:
@@ -204,16 +180,6 @@ def _score_chunk(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]]
     return score_lexical(rows, metrics)
 
 
-def _records(rows: Sequence[Datum], metric: str, outputs: Sequence[str], cells: Sequence[Mapping[str, Cell]]) -> Iterator[CellRecord]:
-    for row, by_score in zip(rows, cells):
-        for score in outputs:
-            cell = by_score.get(score) or Cell.unscored("the metric returned no value")
-            value = cell.value
-            reason = cell.reason
-            if value is not None and not math.isfinite(value):
-                value, reason = None, f"non-finite value {value}"
-            yield row.datum_id, row.model, metric, score, value, cell.details, reason
-
 
 def _run_lexical(store: Store, run_id: int, rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]],
                  progress: ProgressCallback | None, cancel: threading.Event | None, workers: int | None) -> None:
@@ -224,7 +190,7 @@ def _run_lexical(store: Store, run_id: int, rows: list[Datum], metrics: Mapping[
         records = []
         for metric, cells in scored.items():
             all_cells[metric].extend(cells)
-            records.extend(_records(batch, metric, outputs[metric], cells))
+            records.extend(cell_records(batch, metric, outputs[metric], cells))
         store.write_cells(run_id, records)
         done += len(batch) if advances else 0
         failed += sum(1 for r in records if r[4] is None)

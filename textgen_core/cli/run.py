@@ -149,7 +149,7 @@ def _check_judge(metrics: list[str], judge: Any) -> None:
 def _check_before_storing(dataset: Dataset, metrics: list[str], params: dict, models: list[str] | None,
                           judge: Any) -> None:
     """Every reason the run would score nothing, raised before the dataset is stored."""
-    from ..evaluate import check_metrics
+    from ..run_rules import check_metrics
     from ..metrics.registry import resolve_params
     from ..model import TEXT_FIELDS
 

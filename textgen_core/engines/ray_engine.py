@@ -210,7 +210,7 @@ def _json_lines(lines: Sequence[str], header: Sequence[str], label: str) -> tupl
 def score_batch(batch: pa.Table, *, mapping: Mapping[str, Any] | None, label: str,
                 metrics: Mapping[str, Mapping[str, Any]], finished: frozenset[str]) -> pa.Table:
     """One batch in, the same rows out with their cells (none when the block was finished before)."""
-    from ..evaluate import _records
+    from ..run_rules import cell_records
     from ..store.store import _json
     from ..streaming.score import score_chunk
 
@@ -227,7 +227,7 @@ def score_batch(batch: pa.Table, *, mapping: Mapping[str, Any] | None, label: st
         position = {(r.datum_id, r.model): i for i, r in enumerate(rows)}
         for metric, cells in score_chunk(rows, metrics).items():
             outputs = get_metric(metric).outputs(metrics[metric])
-            for datum_id, model, _m, score, value, details, reason in _records(rows, metric, outputs, cells):
+            for datum_id, model, _m, score, value, details, reason in cell_records(rows, metric, outputs, cells):
                 per_row[position[(datum_id, model)]].append(
                     {"metric": metric, "score": score, "value": value, "details": _json(details), "reason": reason})
     return pa.Table.from_pydict({
@@ -247,7 +247,7 @@ def run_ray(store: Store, source: str, metrics: Sequence[str], params: Mapping[s
             address: str | None = None, progress: ProgressCallback | None = None,
             cancel: threading.Event | None = None, block_rows: int = BLOCK_ROWS) -> int:
     """Read ``source`` with Ray Data, score it on the cluster, store dataset and run; returns the run id."""
-    from ..evaluate import _signature, check_metrics
+    from ..run_rules import check_metrics, signature
 
     names = list(dict.fromkeys(get_metric(m).name for m in metrics))
     if not names:
@@ -275,7 +275,7 @@ def run_ray(store: Store, source: str, metrics: Sequence[str], params: Mapping[s
         raise ParameterError("cannot run these metrics on this dataset:\n  " + "\n  ".join(problems))
     dataset_name, earlier = store.free_dataset_names(name or PurePosixPath(files[0]).stem)
     dataset_id = store.start_dataset(dataset_name, source, chosen.to_dict())
-    signatures = {m: _signature(get_metric(m), resolved[m], None) for m in names}
+    signatures = {m: signature(get_metric(m), resolved[m], None) for m in names}
     run_id = store.create_run(dataset_id, names, resolved, signatures, list(models or []), None)
     store.record_block_run(run_id, source, chosen.to_dict(), block_rows)
     try:

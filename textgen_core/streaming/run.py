@@ -25,7 +25,7 @@ from ..datasets.loader import (_check_filled, _check_mapping, _check_required, _
 from ..datasets.mapping import ColumnMapping, guess_mapping
 from ..errors import InputError, ParameterError, TextgenError
 from ..metrics.registry import get_metric, resolve_params
-from ..model import TEXT_FIELDS, Datum
+from ..model import TEXT_FIELDS
 from ..progress import Progress, ProgressCallback
 from ..store import Store
 from ..store.stream_sql import DuplicateRow
@@ -150,7 +150,7 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
                  file_name: str | None, required: Sequence[str], models: Sequence[str] | None,
                  progress: ProgressCallback | None, cancel: threading.Event | None, workers: int | None,
                  chunk_rows: int, on_start: Callable[[int], None] | None) -> StreamedRun:
-    from ..evaluate import _signature, check_metrics
+    from ..run_rules import check_metrics, signature
 
     if metrics and not streamable_metrics(metrics, params):
         raise NotStreamable("judge metrics and pass@k are scored on the whole dataset")
@@ -176,7 +176,7 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
     run_id = None
     try:
         if names:
-            signatures = {m: _signature(get_metric(m), resolved[m], None) for m in names}
+            signatures = {m: signature(get_metric(m), resolved[m], None) for m in names}
             run_id = store.create_run(dataset_id, names, resolved, signatures, list(models or []), None)
             if on_start is not None:
                 on_start(run_id)

@@ -58,11 +58,11 @@ def score_chunk(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]])
 def cells_table(run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
                 scored: Mapping[str, list[dict[str, Cell]]]) -> tuple[pa.Table, int]:
     """(the cells as rows of the scores table, how many are unscored), by the one record rule of evaluate."""
-    from ..evaluate import _records
+    from ..run_rules import cell_records
     from ..store.score_writes import cell_table
 
     records = [record for metric, cells in scored.items()
-               for record in _records(rows, metric, get_metric(metric).outputs(metrics[metric]), cells)]
+               for record in cell_records(rows, metric, get_metric(metric).outputs(metrics[metric]), cells)]
     return cell_table(run_id, records), sum(1 for r in records if r[4] is None)
 
 

@@ -1,0 +1,53 @@
+"""What every engine (in-process, streaming, Ray) applies the same way.
+
+Which metrics can run on a dataset, the signature each score carries, and how
+scored cells become stored records. Engines import this; it imports no engine.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterator, Mapping, Sequence
+
+from .metrics.registry import get_metric
+from .metrics.spec import MetricSpec
+from .model import Cell, Datum
+from .store import CellRecord
+
+
+def check_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]], fields: set[str],
+                  judge: Any | None) -> list[str]:
+    """Every reason the chosen metrics cannot run on this dataset, as 'metric: reason' lines."""
+    problems = []
+    for name in metrics:
+        spec = get_metric(name)
+        problems += [f"{name}: {reason}" for reason in spec.missing(fields, params.get(name, {}))]
+        if spec.group != "lexical" and judge is None:
+            problems.append(f"{name}: needs a judge endpoint (base URL and model)")
+    return problems
+
+
+def signature(spec: MetricSpec, params: Mapping[str, Any], judge: Any | None) -> str:
+    """The reproducibility signature a metric's scores carry (judge settings and prompt versions for judge metrics)."""
+    text = spec.signature(params)
+    if spec.group != "lexical" and judge is not None:
+        from .judge.metrics import prompt_signature  # judge metrics only: a lexical run never loads the judge
+
+        prompts = prompt_signature(spec.name)
+        text += (f"|judge:{judge.model}|base_url:{judge.endpoint}|temperature:{judge.temperature}"
+                 f"|seed:{judge.seed}|embedding:{judge.embedding_model or judge.model}"
+                 f"|response:{judge.response_mode}")
+        text += f"|prompts:{prompts}" if prompts else ""
+    return text
+
+
+def cell_records(rows: Sequence[Datum], metric: str, outputs: Sequence[str], cells: Sequence[Mapping[str, Cell]]) -> Iterator[CellRecord]:
+    """Stored records of a chunk's cells; a missing or non-finite value becomes unscored with its reason."""
+    for row, by_score in zip(rows, cells):
+        for score in outputs:
+            cell = by_score.get(score) or Cell.unscored("the metric returned no value")
+            value = cell.value
+            reason = cell.reason
+            if value is not None and not math.isfinite(value):
+                value, reason = None, f"non-finite value {value}"
+            yield row.datum_id, row.model, metric, score, value, cell.details, reason
