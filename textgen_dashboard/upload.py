@@ -21,7 +21,7 @@ from textgen_core.errors import InputError, TextgenError
 from textgen_core.formatting import plain_table
 from textgen_core.store import Store
 
-from . import data, state
+from . import data, state, upload_stream
 from .safe_text import plain
 from .widgets import link
 
@@ -30,6 +30,7 @@ _SINGLE_FIELDS = ("id", "model", "query", "prediction")
 _LIST_FIELDS = ("references", "contexts")
 _FROM_UPLOADER = "upload.from_uploader"
 _SEEDED_FOR = "upload.seeded_for"
+_SAVED_WARNINGS = "upload.saved_warnings"
 
 
 def render() -> None:
@@ -43,6 +44,8 @@ def render() -> None:
     saved = st.session_state.get(state.UPLOAD_SAVED)
     if saved:
         st.success(saved)
+        for warning in st.session_state.get(_SAVED_WARNINGS, ()):
+            st.warning(plain(warning))
         link("evaluate", "Evaluate it", icon="▶️")
     st.divider()
     render_manage()
@@ -74,19 +77,30 @@ def _mapping_section(file_name: str, payload: bytes) -> None:
         st.error(f"{plain(file_name)} is {len(payload) / 2**20:,.0f} MB; the limit is "
                  f"{max_upload_bytes() // 2**20} MB (server.maxUploadSize in .streamlit/config.toml).")
         return
+    large = upload_stream.is_large(file_name, payload)
     try:
-        table = data.upload_table(file_name, payload)
+        table = upload_stream.preview(file_name, payload) if large else None
+        if table is None:
+            large, table = False, data.upload_table(file_name, payload)
     except InputError as exc:
         st.error(plain(exc.describe()))
         return
     st.subheader("Preview")
-    st.caption(f"{plain(file_name)}: {len(table):,} rows, {len(table.columns)} columns (first 50 rows shown)")
+    if large:
+        st.caption(f"{plain(file_name)}: {len(payload) / 2**20:,.1f} MB, {len(table.columns)} columns (first "
+                   f"{len(table)} rows shown). A large file: every row is checked while it is saved, in chunks; "
+                   "a bad row stops the save and nothing is stored.")
+    else:
+        st.caption(f"{plain(file_name)}: {len(table):,} rows, {len(table.columns)} columns (first 50 rows shown)")
     st.dataframe(_plain_frame(table.head(50)), placeholder="–")
     columns = [str(c) for c in table.columns]
     _seed(file_name, payload, columns)
     st.subheader("Column mapping")
     mapping = _mapping_form(columns)
     if mapping is None:
+        return
+    if large:
+        _save_form(file_name, payload, mapping, streamed=True)
         return
     summary = data.check_upload(file_name, payload, json.dumps(mapping.to_dict(), sort_keys=True))
     if "error" in summary:
@@ -176,20 +190,27 @@ def _mapping_form(columns: list[str]) -> ColumnMapping | None:
         return None
 
 
-def _save_form(file_name: str, payload: bytes, mapping: ColumnMapping) -> None:
+def _save_form(file_name: str, payload: bytes, mapping: ColumnMapping, streamed: bool = False) -> None:
     name = st.text_input("Dataset name", key=state.UPLOAD_NAME)
     replace = st.checkbox("Replace a dataset with this name (deletes its runs)", key=state.UPLOAD_REPLACE)
     if not st.button("Save dataset", type="primary", disabled=not name.strip()):
         return
+    warnings: tuple[str, ...] = ()
     try:
         with st.spinner("Saving..."):
-            dataset = load_dataset(payload, mapping, name=name.strip(), file_name=file_name)
-            data.store().save_dataset(dataset, name.strip(), replace=replace)
+            if streamed:
+                saved = upload_stream.save(data.store(), file_name, payload, mapping, name.strip(), replace)
+                rows, warnings = saved.rows, saved.warnings
+            else:
+                dataset = load_dataset(payload, mapping, name=name.strip(), file_name=file_name)
+                data.store().save_dataset(dataset, name.strip(), replace=replace)
+                rows = len(dataset.rows)
     except TextgenError as exc:
         st.error(plain(str(exc)))
         return
     data.refresh()
-    st.session_state[state.UPLOAD_SAVED] = f"Saved {plain(name.strip())} ({len(dataset.rows):,} rows)."
+    st.session_state[state.UPLOAD_SAVED] = f"Saved {plain(name.strip())} ({rows:,} rows)."
+    st.session_state[_SAVED_WARNINGS] = warnings
     st.session_state[state.EVAL_PRESELECT] = name.strip()
     st.rerun()
 

@@ -1,0 +1,96 @@
+"""Upload page with a large file: first rows previewed, saved through the streaming path, same result as whole."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from app_helpers import frame_with, no_exception, page, store
+
+from textgen_core.datasets import guess_mapping, load_dataset
+from textgen_dashboard import state, upload_stream
+
+ROWS = 60_000  # over upload_stream.LARGE_ROWS
+
+
+def _csv(rows: int, bad_at: int | None = None, null_at: int | None = None) -> bytes:
+    lines = ["\ufeffid,model,question,answer,reference,topic"]  # a BOM, which the header must not keep
+    for i in range(1, rows + 1):
+        ref = "NaN" if i == null_at else f"ref {i}"
+        line = f'q{i},{"ab"[i % 2]},"What is {i}, really?",answer {i},{ref},t{i % 7}'
+        lines.append(line + (",extra" if i == bad_at else ""))
+    return ("\r\n".join(lines) + "\r\n").encode("utf-8")
+
+
+def _save(payload: bytes, name: str = "big.csv"):
+    at = page("views/upload.py")
+    at.session_state[state.UPLOAD_FILE] = (name, payload)
+    at.run()
+    no_exception(at)
+    save = next(b for b in at.button if b.label == "Save dataset")
+    save.click().run()
+    no_exception(at)
+    return at
+
+
+def _rows(dataset):
+    return [(r.datum_id, r.model, r.query, r.prediction, r.references, r.metadata) for r in dataset.rows]
+
+
+def test_large_csv_is_streamed_and_equals_the_whole_file_result(app_db, tmp_path, monkeypatch):
+    payload = _csv(ROWS, null_at=45_678)
+    (tmp_path / "big.csv").write_bytes(payload)
+    assert upload_stream.is_large("big.csv", payload)
+    whole_reads = []
+    monkeypatch.setattr("textgen_dashboard.data.upload_table", lambda *a: whole_reads.append(a))
+    monkeypatch.setattr("textgen_dashboard.data.check_upload", lambda *a: whole_reads.append(a))
+
+    at = page("views/upload.py")
+    at.session_state[state.UPLOAD_FILE] = ("big.csv", payload)
+    at.run()
+    no_exception(at)
+    preview = frame_with(at, "id")
+    assert list(preview.columns) == ["id", "model", "question", "answer", "reference", "topic"]
+    assert len(preview) == upload_stream.PREVIEW_ROWS and preview["question"].iloc[0] == "What is 1, really?"
+    assert at.selectbox(key=state.upload_field("prediction")).value == "answer"
+    next(b for b in at.button if b.label == "Save dataset").click().run()
+    no_exception(at)
+    assert whole_reads == []  # neither the preview nor the save read the file whole
+
+    assert any(f"Saved big ({ROWS:,} rows)" in s.value for s in at.success)
+    assert any("45678" in w.value and "NaN" in w.value for w in at.warning)  # the null-reference warning
+    frame = store().list_datasets()
+    stored = store().load_dataset(int(frame["dataset_id"][0]))
+    whole = load_dataset(tmp_path / "big.csv", guess_mapping(list(preview.columns)), file_name="big.csv")
+    assert _rows(stored) == _rows(whole)
+    assert stored.metadata_columns == whole.metadata_columns == ("topic",)
+
+
+@pytest.mark.parametrize("bad_at", [59_321])
+def test_a_bad_row_deep_in_a_large_file_stores_nothing(app_db, bad_at):
+    at = _save(_csv(ROWS, bad_at=bad_at))
+    message = at.error[0].value.replace("\\", "")  # markdown escapes
+    assert "'big.csv'" in message and f"row {bad_at}" in message
+    assert store().list_datasets().empty
+    assert not any("Saved" in s.value for s in at.success)
+
+
+def test_replace_keeps_the_old_dataset_when_the_new_file_is_bad(app_db):
+    _save(_csv(ROWS))
+    old = store().list_datasets()
+    at = page("views/upload.py")
+    at.session_state[state.UPLOAD_FILE] = ("big.csv", _csv(ROWS, bad_at=ROWS))
+    at.run()
+    at.checkbox(key=state.UPLOAD_REPLACE).check().run()
+    next(b for b in at.button if b.label == "Save dataset").click().run()
+    assert f"row {ROWS}" in at.error[0].value.replace("\\", "")
+    pd.testing.assert_frame_equal(store().list_datasets()[["dataset_id", "name", "n_rows"]],
+                                  old[["dataset_id", "name", "n_rows"]])
+
+
+def test_large_parquet_preview_and_save(app_db, tmp_path):
+    frame = pd.DataFrame({"id": [f"q{i}" for i in range(ROWS)], "prediction": ["p"] * ROWS,
+                          "references": ["r"] * ROWS})
+    frame.to_parquet(tmp_path / "big.parquet")
+    at = _save((tmp_path / "big.parquet").read_bytes(), "big.parquet")
+    assert any(f"({ROWS:,} rows)" in s.value for s in at.success)
+    assert int(store().list_datasets()["n_rows"][0]) == ROWS
