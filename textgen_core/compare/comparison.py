@@ -166,6 +166,7 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
     candidates = _candidates(data, baseline, candidate)
     names = list(scores) if scores is not None else _scores_of(data, [baseline, *candidates])
     data.check_scores(names)
+    data.load(names)
     direction = {name: _direction(name, directions) for name in names}
     in_family = [name for name in names if holm_undirected or direction[name] != "none"]
     family = len(candidates) * len(in_family) if holm else 1
@@ -240,7 +241,7 @@ def _worst(data: RunScores, score: str, direction: str) -> float:
     """The worst value of a score for the sensitivity line; NaN for scores without a direction."""
     if direction == "none":
         return NAN
-    values = data.wide(score).to_numpy(dtype=float)
+    values = data.array(score)
     if np.isnan(values).all():
         return NAN
     return worst_value(direction, _value_range(score), (float(np.nanmin(values)), float(np.nanmax(values))))
@@ -267,7 +268,7 @@ def paired_differences(store: Store, run_id: int, baseline: str, candidate: str,
     data.check_model(baseline)
     data.check_model(candidate)
     data.check_scores([score])
-    pairs = pair(data, baseline, candidate, score)
+    pairs = pair(data, baseline, candidate, score, with_ids=True)
     frame = pd.DataFrame({"datum_id": pd.Series(pairs.datum_ids, dtype=object), "baseline": pairs.baseline,
                           "candidate": pairs.candidate, "diff": pairs.diffs})
     frame.attrs.update(score=score, direction=_direction(score, None), missing_baseline=pairs.missing_baseline,
@@ -302,8 +303,8 @@ def _candidates(data: RunScores, baseline: str, candidate: str | Sequence[str] |
 
 def _scores_of(data: RunScores, models: Sequence[str]) -> list[str]:
     """Scored names of these models; the pairwise preference is left out (it compares models itself)."""
-    names = data.values.loc[data.values["model"].isin(models), "score"]
-    found = [str(name) for name in pd.unique(names) if name != PAIRWISE]
+    chosen = set(models)
+    found = [name for name in dict.fromkeys(s for m, s in data.scored if m in chosen) if name != PAIRWISE]
     if not found:
         raise ParameterError(f"run {data.run_id} has no scored values for {', '.join(models)}")
     return found

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 
 from ..errors import ParameterError
 from ..store import Store
@@ -14,26 +13,37 @@ from ..store import Store
 
 @dataclass(frozen=True)
 class RunScores:
-    """The scored values of a run, with the datum ids and models they are paired over."""
+    """Which models and scores of a run have values; the values themselves are read per score on demand."""
 
     run_id: int
     models: list[str]
-    datum_ids: list[str]
-    values: pd.DataFrame  # datum_id, model, score, value (scored cells only)
-    #: One datum x model table per score, built on first use.
-    _wide: dict[str, pd.DataFrame] = field(default_factory=dict, compare=False, repr=False)
+    #: (model, score) with a scored value, ordered by score.
+    scored: list[tuple[str, str]]
+    store: Store = field(compare=False, repr=False)
+    #: The scores whose datum ids count as the run's datums (None: all).
+    scope: Sequence[str] | None = None
+    #: Per score, a (models x datums) array in datum order, NaN where unscored; filled by :meth:`load`.
+    _arrays: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
-    def wide(self, score: str) -> pd.DataFrame:
-        """The score's values, a row per datum id (dataset order), a column per model; NaN where unscored."""
-        if score not in self._wide:
-            rows = self.values[self.values["score"] == score]
-            table = rows.pivot(index="datum_id", columns="model", values="value")
-            self._wide[score] = table.reindex(index=self.datum_ids, columns=self.models)
-        return self._wide[score]
+    def load(self, scores: Sequence[str]) -> None:
+        """Read the values of these scores (for every model) in one query."""
+        wanted = [s for s in dict.fromkeys(scores) if s not in self._arrays]
+        if wanted:
+            cube = self.store.score_arrays(self.run_id, wanted, self.models, scores=self.scope)
+            self._arrays.update(zip(wanted, cube))
+
+    def array(self, score: str) -> np.ndarray:
+        """The score's values, a row per model (in ``models`` order), a column per datum; NaN where unscored."""
+        self.load([score])
+        return self._arrays[score]
+
+    def datum_ids(self) -> np.ndarray:
+        """The datum ids of the columns of :meth:`array`."""
+        return self.store.run_datum_ids(self.run_id, scores=self.scope)
 
     @property
     def score_names(self) -> list[str]:
-        return [str(v) for v in pd.unique(self.values["score"])]
+        return list(dict.fromkeys(score for _, score in self.scored))
 
     def check_model(self, model: str) -> None:
         if model not in self.models:
@@ -45,7 +55,6 @@ class RunScores:
         if unknown:
             raise ParameterError(f"run {self.run_id} has no scored values for {', '.join(map(repr, unknown))}; "
                                  f"scores: {', '.join(self.score_names) or 'none'}")
-
 
 @dataclass(frozen=True)
 class Pairs:
@@ -75,29 +84,28 @@ class Pairs:
         return np.nan_to_num(self.candidate_all, nan=worst) - np.nan_to_num(self.baseline_all, nan=worst)
 
 
-def load_run_scores(store: Store, run_id: int, models: Sequence[str] | None = None,
-                    scores: Sequence[str] | None = None) -> RunScores:
-    """Scored values of a run (optionally only some models and scores), read once."""
+def load_run_scores(store: Store, run_id: int, scores: Sequence[str] | None = None) -> RunScores:
+    """What a run has scored (optionally only some scores); values are read when a score is paired."""
     run = store.get_run(run_id)
-    values = store.score_values(run_id, models=models, scores=scores)
-    all_models = list(dict.fromkeys([*run["models"], *pd.unique(values["model"])]))
-    datum_ids = store.datum_ids(run["dataset_id"])
-    known = set(datum_ids)
-    datum_ids.extend(d for d in pd.unique(values["datum_id"]) if d not in known)
-    return RunScores(run_id, all_models, datum_ids, values)
+    scored = store.scored_pairs(run_id, scores=scores)
+    models = list(dict.fromkeys([*run["models"], *(model for model, _ in scored)]))
+    return RunScores(run_id, models, scored, store, None if scores is None else list(scores))
 
 
-def pair(run_scores: RunScores, baseline: str, candidate: str, score: str) -> Pairs:
-    """Pair two models' values of one score by datum id; count the datums each one lacks."""
-    everything = run_scores.wide(score)[[baseline, candidate]]
-    both = everything.dropna()
-    universe = len(run_scores.datum_ids)
-    baseline_all = everything[baseline].to_numpy(dtype=float)
-    candidate_all = everything[candidate].to_numpy(dtype=float)
+def pair(run_scores: RunScores, baseline: str, candidate: str, score: str, *, with_ids: bool = False) -> Pairs:
+    """Pair two models' values of one score by datum id; count the datums each one lacks.
+
+    ``with_ids`` also reads the datum ids of the pairs (the comparison itself does not need them).
+    """
+    values = run_scores.array(score)
+    baseline_all = values[run_scores.models.index(baseline)]
+    candidate_all = values[run_scores.models.index(candidate)]
+    both = ~np.isnan(baseline_all) & ~np.isnan(candidate_all)
+    universe = baseline_all.size
     return Pairs(
-        datum_ids=both.index.tolist(),
-        baseline=both[baseline].to_numpy(dtype=float),
-        candidate=both[candidate].to_numpy(dtype=float),
+        datum_ids=run_scores.datum_ids()[both].tolist() if with_ids else [],
+        baseline=baseline_all[both],
+        candidate=candidate_all[both],
         missing_baseline=universe - int(np.count_nonzero(~np.isnan(baseline_all))),
         missing_candidate=universe - int(np.count_nonzero(~np.isnan(candidate_all))),
         baseline_all=baseline_all,

@@ -27,6 +27,7 @@ from .connection import WaitHook, file_connection, lock_timeout
 from .batch_sql import BATCH_DDL, BatchTablesMixin
 from .dataset_sql import DatasetTablesMixin, insert_arrow, json_text as _json
 from .judge_sql import JudgeTablesMixin
+from .pair_reads import PairReadsMixin
 from .score_reads import ScoreReadsMixin
 from .score_writes import CellRecord, insert_cells
 from .stream_sql import StreamTablesMixin
@@ -41,7 +42,8 @@ _RUN_COLUMNS = ("run_id", "dataset_id", "dataset", "created_at", "finished_at", 
                 "completion_tokens", "cost")
 
 
-class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, StreamTablesMixin):
+class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, PairReadsMixin,
+            StreamTablesMixin):
     """A DuckDB file holding datasets, runs, scores, verdicts and the judge cache."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False, timeout: float | None = None,

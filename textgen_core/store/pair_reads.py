@@ -1,0 +1,74 @@
+"""Reads for pairing models' scores by datum id: numpy arrays straight from DuckDB, no frames of strings.
+
+A run's datums are the dataset's distinct datum ids in the order they first appear,
+then any datum id that only the scores know (ordered by its first score name, then id).
+Mixed into :class:`Store`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+_DATASET = "(SELECT dataset_id FROM runs WHERE run_id = $run)"
+_SCORED = "run_id = $run AND value IS NOT NULL AND ($all_scores OR list_contains($scores, score))"
+#: Datum ids only the scores know ($all_scores/$scores pick the scores that count), and the dataset's.
+_COUNTS = (
+    f"WITH d AS (SELECT DISTINCT datum_id FROM data WHERE dataset_id = {_DATASET}), "
+    f"x AS (SELECT DISTINCT datum_id FROM scores WHERE {_SCORED}) "
+    "SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM x ANTI JOIN d USING (datum_id))"
+)
+#: The run's datums as u(datum_id, i), numbered 0.. in the order of the module docstring.
+_DATUMS_OF_DATASET = (
+    "WITH u AS (SELECT datum_id, row_number() OVER (ORDER BY min(row_index)) - 1 AS i FROM data "
+    f"WHERE dataset_id = {_DATASET} GROUP BY datum_id) "
+)
+_DATUMS = (
+    f"WITH d AS (SELECT datum_id, min(row_index) AS first FROM data WHERE dataset_id = {_DATASET} GROUP BY datum_id), "
+    f"x AS (SELECT datum_id, min(score) AS first_score FROM scores WHERE {_SCORED} "
+    "AND datum_id NOT IN (SELECT datum_id FROM d) GROUP BY datum_id), "
+    "u AS (SELECT datum_id, row_number() OVER (ORDER BY first) - 1 AS i FROM d UNION ALL "
+    "SELECT datum_id, (SELECT count(*) FROM d) + row_number() OVER (ORDER BY first_score, datum_id) - 1 FROM x) "
+)
+
+
+class PairReadsMixin:
+    """Which models and scores a run has values for, and those values as datum-aligned arrays."""
+
+    def _datum_params(self, run_id: int, scores: Sequence[str] | None) -> dict[str, Any]:
+        return {"run": run_id, "all_scores": scores is None, "scores": list(scores or [])}
+
+    def scored_pairs(self, run_id: int, scores: Sequence[str] | None = None) -> list[tuple[str, str]]:
+        """(model, score) with at least one scored value, by score, then model in order of first datum id."""
+        rows = self._cur().execute(
+            "SELECT model, score FROM scores WHERE run_id = $run AND value IS NOT NULL "
+            "AND ($all_scores OR list_contains($scores, score)) GROUP BY model, score "
+            "ORDER BY score, min(datum_id), model", self._datum_params(run_id, scores)).fetchall()
+        return [(str(m), str(s)) for m, s in rows]
+
+    def run_datum_ids(self, run_id: int, scores: Sequence[str] | None = None) -> np.ndarray:
+        """The run's datum ids in datum order (see the module docstring), as an object array."""
+        return self._cur().execute(_DATUMS + "SELECT datum_id FROM u ORDER BY i",
+                                   self._datum_params(run_id, scores)).fetchnumpy()["datum_id"]
+
+    def score_arrays(self, run_id: int, pick: Sequence[str], models: Sequence[str],
+                     scores: Sequence[str] | None = None) -> np.ndarray:
+        """Values of the ``pick`` scores, shape (scores, models, datums), NaN where a model has no scored value.
+
+        Datums follow the run's datum order, counted over the ``scores`` (None: all of them).
+        """
+        params = self._datum_params(run_id, scores)
+        in_dataset, extra = self._cur().execute(_COUNTS, params).fetchone()
+        # Datum ids the dataset lacks are rare: only then is the slower numbering with them needed.
+        datums = _DATUMS if extra else _DATUMS_OF_DATASET
+        found = self._cur().execute(
+            datums + ", pk AS (SELECT unnest($pick) AS score, generate_subscripts($pick, 1) - 1 AS k), "
+            "pm AS (SELECT unnest($models) AS model, generate_subscripts($models, 1) - 1 AS m) "
+            "SELECT u.i, pk.k, pm.m, s.value FROM scores s JOIN pk USING (score) JOIN pm USING (model) "
+            "JOIN u USING (datum_id) WHERE s.run_id = $run AND s.value IS NOT NULL",
+            (params if extra else {"run": run_id}) | {"pick": list(pick), "models": list(models)}).fetchnumpy()
+        cube = np.full((len(pick), len(models), int(in_dataset) + int(extra)), np.nan)
+        cube[np.asarray(found["k"], dtype=np.int64), np.asarray(found["m"], dtype=np.int64),
+             np.asarray(found["i"], dtype=np.int64)] = np.asarray(found["value"], dtype=float)
+        return cube
