@@ -105,7 +105,9 @@ def test_textgen_eval_dashboard_serves_from_another_directory(installed: Path, t
 
 # -- the Makefile: which interpreter, and the venv step --------------------------------------
 def _make_dry(target: str, env: dict[str, str]) -> list[str]:
-    done = subprocess.run(["make", "-n", target], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    env = {k: v for k, v in env.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}  # inside `make test` too
+    done = subprocess.run(["make", "-n", "--no-print-directory", target], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
