@@ -94,3 +94,13 @@ def test_large_parquet_preview_and_save(app_db, tmp_path):
     at = _save((tmp_path / "big.parquet").read_bytes(), "big.parquet")
     assert any(f"({ROWS:,} rows)" in s.value for s in at.success)
     assert int(store().list_datasets()["n_rows"][0]) == ROWS
+
+
+def test_a_mapping_the_header_refuses_is_shown_before_saving(app_db):
+    at = page("views/upload.py")
+    at.session_state[state.UPLOAD_FILE] = ("big.csv", _csv(ROWS))
+    at.run()
+    at.radio(key=state.UPLOAD_FORMAT).set_value("wide").run()
+    no_exception(at)
+    assert "one prediction column per model" in at.error[0].value
+    assert not any(b.label == "Save dataset" for b in at.button)

@@ -100,6 +100,10 @@ def _mapping_section(file_name: str, payload: bytes) -> None:
     if mapping is None:
         return
     if large:
+        problem = upload_stream.mapping_problem(file_name, columns, mapping)
+        if problem:
+            st.error(plain(problem))
+            return
         _save_form(file_name, payload, mapping, streamed=True)
         return
     summary = data.check_upload(file_name, payload, json.dumps(mapping.to_dict(), sort_keys=True))

@@ -19,7 +19,9 @@ from pathlib import Path
 import pandas as pd
 
 from textgen_core.datasets import EXTENSIONS, ColumnMapping
-from textgen_core.errors import StoreError
+from textgen_core.datasets.formats import RawTable
+from textgen_core.datasets.loader import _check_mapping
+from textgen_core.errors import InputError, StoreError
 from textgen_core.store import Store
 from textgen_core.streaming import NotStreamable, StreamedRun, stream_file
 from textgen_core.streaming.read import STREAMED_FORMATS, ChunkReader
@@ -78,6 +80,15 @@ def preview(file_name: str, payload: bytes) -> pd.DataFrame | None:
     finally:
         chunks.close()
     return pd.DataFrame(first.rows, columns=first.columns, index=first.row_numbers, dtype=object)
+
+
+def mapping_problem(file_name: str, columns: list[str], mapping: ColumnMapping) -> str | None:
+    """What the header alone says is wrong with the mapping (the rows are checked while saving), or None."""
+    try:
+        _check_mapping(RawTable(columns=columns, rows=[], row_numbers=[], label=file_name), mapping)
+    except InputError as exc:
+        return exc.describe()
+    return None
 
 
 def save(store: Store, file_name: str, payload: bytes, mapping: ColumnMapping, name: str,
