@@ -47,10 +47,19 @@ class PairReadsMixin:
             "ORDER BY score, min(datum_id), model", self._datum_params(run_id, scores)).fetchall()
         return [(str(m), str(s)) for m, s in rows]
 
+    def _numbering(self, run_id: int, scores: Sequence[str] | None) -> tuple[str, dict[str, Any], int]:
+        """The SQL defining u(datum_id, i), its parameters and the number of datums."""
+        params = self._datum_params(run_id, scores)
+        in_dataset, extra = self._cur().execute(_COUNTS, params).fetchone()
+        # Datum ids the dataset lacks are rare: only then is the slower numbering with them needed.
+        if extra:
+            return _DATUMS, params, int(in_dataset) + int(extra)
+        return _DATUMS_OF_DATASET, {"run": run_id}, int(in_dataset)
+
     def run_datum_ids(self, run_id: int, scores: Sequence[str] | None = None) -> np.ndarray:
         """The run's datum ids in datum order (see the module docstring), as an object array."""
-        return self._cur().execute(_DATUMS + "SELECT datum_id FROM u ORDER BY i",
-                                   self._datum_params(run_id, scores)).fetchnumpy()["datum_id"]
+        datums, params, _ = self._numbering(run_id, scores)
+        return self._cur().execute(datums + "SELECT datum_id FROM u ORDER BY i", params).fetchnumpy()["datum_id"]
 
     def score_arrays(self, run_id: int, pick: Sequence[str], models: Sequence[str],
                      scores: Sequence[str] | None = None) -> np.ndarray:
@@ -58,17 +67,14 @@ class PairReadsMixin:
 
         Datums follow the run's datum order, counted over the ``scores`` (None: all of them).
         """
-        params = self._datum_params(run_id, scores)
-        in_dataset, extra = self._cur().execute(_COUNTS, params).fetchone()
-        # Datum ids the dataset lacks are rare: only then is the slower numbering with them needed.
-        datums = _DATUMS if extra else _DATUMS_OF_DATASET
+        datums, params, n = self._numbering(run_id, scores)
         found = self._cur().execute(
             datums + ", pk AS (SELECT unnest($pick) AS score, generate_subscripts($pick, 1) - 1 AS k), "
             "pm AS (SELECT unnest($models) AS model, generate_subscripts($models, 1) - 1 AS m) "
             "SELECT u.i, pk.k, pm.m, s.value FROM scores s JOIN pk USING (score) JOIN pm USING (model) "
             "JOIN u USING (datum_id) WHERE s.run_id = $run AND s.value IS NOT NULL",
-            (params if extra else {"run": run_id}) | {"pick": list(pick), "models": list(models)}).fetchnumpy()
-        cube = np.full((len(pick), len(models), int(in_dataset) + int(extra)), np.nan)
+            params | {"pick": list(pick), "models": list(models)}).fetchnumpy()
+        cube = np.full((len(pick), len(models), n), np.nan)
         cube[np.asarray(found["k"], dtype=np.int64), np.asarray(found["m"], dtype=np.int64),
              np.asarray(found["i"], dtype=np.int64)] = np.asarray(found["value"], dtype=float)
         return cube
