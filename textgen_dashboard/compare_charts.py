@@ -90,7 +90,9 @@ def thin(pairs: pd.DataFrame, limit: int = MAX_POINTS) -> pd.DataFrame:
         return pairs
     order = pairs["diff"].abs().to_numpy().argsort(kind="stable")[::-1]
     top = order[: limit // 10]
-    rest = np.setdiff1d(np.arange(len(pairs)), top)
+    others = np.ones(len(pairs), dtype=bool)
+    others[top] = False
+    rest = np.flatnonzero(others)  # what np.setdiff1d gives, without sorting half a million indices
     keep = np.concatenate([top, rest[np.linspace(0, len(rest) - 1, limit - len(top)).astype(int)]])
     return pairs.iloc[np.sort(keep)]
 
