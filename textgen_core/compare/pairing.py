@@ -29,7 +29,7 @@ class RunScores:
         """Read the values of these scores (for every model) in one query."""
         wanted = [s for s in dict.fromkeys(scores) if s not in self._arrays]
         if wanted:
-            cube = self.store.score_arrays(self.run_id, wanted, self.models, scores=self.scope)
+            cube = self.store.score_arrays(self.run_id, wanted, self.models, scores=self.scope).values
             self._arrays.update(zip(wanted, cube))
 
     def array(self, score: str) -> np.ndarray:
@@ -37,9 +37,11 @@ class RunScores:
         self.load([score])
         return self._arrays[score]
 
-    def datum_ids(self) -> np.ndarray:
-        """The datum ids of the columns of :meth:`array`."""
-        return self.store.run_datum_ids(self.run_id, scores=self.scope)
+    def array_with_ids(self, score: str) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`array` and the datum ids of its columns, read together."""
+        found = self.store.score_arrays(self.run_id, [score], self.models, scores=self.scope, with_ids=True)
+        self._arrays[score] = found.values[0]
+        return found.values[0], found.datum_ids
 
     @property
     def score_names(self) -> list[str]:
@@ -97,13 +99,13 @@ def pair(run_scores: RunScores, baseline: str, candidate: str, score: str, *, wi
 
     ``with_ids`` also reads the datum ids of the pairs (the comparison itself does not need them).
     """
-    values = run_scores.array(score)
+    values, ids = run_scores.array_with_ids(score) if with_ids else (run_scores.array(score), None)
     baseline_all = values[run_scores.models.index(baseline)]
     candidate_all = values[run_scores.models.index(candidate)]
     both = ~np.isnan(baseline_all) & ~np.isnan(candidate_all)
     universe = baseline_all.size
     return Pairs(
-        datum_ids=run_scores.datum_ids()[both].tolist() if with_ids else [],
+        datum_ids=ids[both].tolist() if ids is not None else [],
         baseline=baseline_all[both],
         candidate=candidate_all[both],
         missing_baseline=universe - int(np.count_nonzero(~np.isnan(baseline_all))),

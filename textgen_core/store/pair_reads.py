@@ -7,7 +7,7 @@ Mixed into :class:`Store`.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -33,6 +33,13 @@ _DATUMS = (
 )
 
 
+class ScoreArrays(NamedTuple):
+    """Score values as (scores, models, datums) and, when asked for, the datum ids of the last axis."""
+
+    values: np.ndarray
+    datum_ids: np.ndarray | None
+
+
 class PairReadsMixin:
     """Which models and scores a run has values for, and those values as datum-aligned arrays."""
 
@@ -56,18 +63,16 @@ class PairReadsMixin:
             return _DATUMS, params, int(in_dataset) + int(extra)
         return _DATUMS_OF_DATASET, {"run": run_id}, int(in_dataset)
 
-    def run_datum_ids(self, run_id: int, scores: Sequence[str] | None = None) -> np.ndarray:
-        """The run's datum ids in datum order (see the module docstring), as an object array."""
-        datums, params, _ = self._numbering(run_id, scores)
-        return self._cur().execute(datums + "SELECT datum_id FROM u ORDER BY i", params).fetchnumpy()["datum_id"]
-
     def score_arrays(self, run_id: int, pick: Sequence[str], models: Sequence[str],
-                     scores: Sequence[str] | None = None) -> np.ndarray:
+                     scores: Sequence[str] | None = None, *, with_ids: bool = False) -> ScoreArrays:
         """Values of the ``pick`` scores, shape (scores, models, datums), NaN where a model has no scored value.
 
-        Datums follow the run's datum order, counted over the ``scores`` (None: all of them).
+        Datums follow the run's datum order, counted over the ``scores`` (None: all of them);
+        ``with_ids`` also reads their datum ids.
         """
         datums, params, n = self._numbering(run_id, scores)
+        ids = (self._cur().execute(datums + "SELECT datum_id FROM u ORDER BY i", params).fetchnumpy()["datum_id"]
+               if with_ids else None)
         found = self._cur().execute(
             datums + ", pk AS (SELECT unnest($pick) AS score, generate_subscripts($pick, 1) - 1 AS k), "
             "pm AS (SELECT unnest($models) AS model, generate_subscripts($models, 1) - 1 AS m) "
@@ -77,4 +82,4 @@ class PairReadsMixin:
         cube = np.full((len(pick), len(models), n), np.nan)
         cube[np.asarray(found["k"], dtype=np.int64), np.asarray(found["m"], dtype=np.int64),
              np.asarray(found["i"], dtype=np.int64)] = np.asarray(found["value"], dtype=float)
-        return cube
+        return ScoreArrays(cube, ids)
