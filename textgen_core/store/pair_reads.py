@@ -31,6 +31,11 @@ _DATUMS = (
     "u AS (SELECT datum_id, row_number() OVER (ORDER BY first) - 1 AS i FROM d UNION ALL "
     "SELECT datum_id, (SELECT count(*) FROM d) + row_number() OVER (ORDER BY first_score, datum_id) - 1 FROM x) "
 )
+#: The picked scores and models, numbered k and m from 0 in the order given.
+_PICKED = (
+    ", pk AS (SELECT unnest($pick) AS score, generate_subscripts($pick, 1) - 1 AS k), "
+    "pm AS (SELECT unnest($models) AS model, generate_subscripts($models, 1) - 1 AS m) "
+)
 
 
 class ScoreArrays(NamedTuple):
@@ -54,15 +59,6 @@ class PairReadsMixin:
             "ORDER BY score, min(datum_id), model", self._datum_params(run_id, scores)).fetchall()
         return [(str(m), str(s)) for m, s in rows]
 
-    def _numbering(self, run_id: int, scores: Sequence[str] | None) -> tuple[str, dict[str, Any], int]:
-        """The SQL defining u(datum_id, i), its parameters and the number of datums."""
-        params = self._datum_params(run_id, scores)
-        in_dataset, extra = self._cur().execute(_COUNTS, params).fetchone()
-        # Datum ids the dataset lacks are rare: only then is the slower numbering with them needed.
-        if extra:
-            return _DATUMS, params, int(in_dataset) + int(extra)
-        return _DATUMS_OF_DATASET, {"run": run_id}, int(in_dataset)
-
     def score_arrays(self, run_id: int, pick: Sequence[str], models: Sequence[str],
                      scores: Sequence[str] | None = None, *, with_ids: bool = False) -> ScoreArrays:
         """Values of the ``pick`` scores, shape (scores, models, datums), NaN where a model has no scored value.
@@ -70,16 +66,28 @@ class PairReadsMixin:
         Datums follow the run's datum order, counted over the ``scores`` (None: all of them);
         ``with_ids`` also reads their datum ids.
         """
-        datums, params, n = self._numbering(run_id, scores)
-        ids = (self._cur().execute(datums + "SELECT datum_id FROM u ORDER BY i", params).fetchnumpy()["datum_id"]
-               if with_ids else None)
+        params = self._datum_params(run_id, scores) | {"pick": list(pick), "models": list(models)}
+        # Every scored cell in scope, numbered by the dataset's datum ids; a NULL number is a datum id
+        # only the scores know (rare), and only then is the slower numbering with those ids needed.
         found = self._cur().execute(
-            datums + ", pk AS (SELECT unnest($pick) AS score, generate_subscripts($pick, 1) - 1 AS k), "
-            "pm AS (SELECT unnest($models) AS model, generate_subscripts($models, 1) - 1 AS m) "
-            "SELECT u.i, pk.k, pm.m, s.value FROM scores s JOIN pk USING (score) JOIN pm USING (model) "
-            "JOIN u USING (datum_id) WHERE s.run_id = $run AND s.value IS NOT NULL",
-            params | {"pick": list(pick), "models": list(models)}).fetchnumpy()
-        cube = np.full((len(pick), len(models), n), np.nan)
-        cube[np.asarray(found["k"], dtype=np.int64), np.asarray(found["m"], dtype=np.int64),
-             np.asarray(found["i"], dtype=np.int64)] = np.asarray(found["value"], dtype=float)
+            _DATUMS_OF_DATASET + _PICKED + "SELECT u.i, pk.k, pm.m, s.value FROM scores s LEFT JOIN u USING (datum_id) "
+            "LEFT JOIN pk USING (score) LEFT JOIN pm USING (model) WHERE " + _SCORED,
+            params).fetchnumpy()
+        if np.ma.getmaskarray(found["i"]).any():
+            datums = _DATUMS
+            n = sum(self._cur().execute(_COUNTS, self._datum_params(run_id, scores)).fetchone())
+            found = self._cur().execute(
+                _DATUMS + _PICKED + "SELECT u.i, pk.k, pm.m, s.value FROM scores s JOIN pk USING (score) "
+                "JOIN pm USING (model) JOIN u USING (datum_id) WHERE s.run_id = $run AND s.value IS NOT NULL",
+                params).fetchnumpy()
+        else:
+            datums = _DATUMS_OF_DATASET
+            n = self._cur().execute(_DATUMS_OF_DATASET + "SELECT count(*) FROM u", {"run": run_id}).fetchone()[0]
+        ids = (self._cur().execute(datums + "SELECT datum_id FROM u ORDER BY i", self._datum_params(run_id, scores)
+                                   if datums is _DATUMS else {"run": run_id}).fetchnumpy()["datum_id"]
+               if with_ids else None)
+        kept = ~(np.ma.getmaskarray(found["k"]) | np.ma.getmaskarray(found["m"]))
+        cube = np.full((len(pick), len(models), int(n)), np.nan)
+        cube[np.asarray(found["k"][kept], dtype=np.int64), np.asarray(found["m"][kept], dtype=np.int64),
+             np.asarray(found["i"][kept], dtype=np.int64)] = np.asarray(found["value"][kept], dtype=float)
         return ScoreArrays(cube, ids)
