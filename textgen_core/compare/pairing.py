@@ -90,6 +90,9 @@ def load_run_scores(store: Store, run_id: int, scores: Sequence[str] | None = No
     """What a run has scored (optionally only some scores); values are read when a score is paired."""
     run = store.get_run(run_id)
     scored = store.scored_pairs(run_id, scores=scores)
+    if len({model for model, _ in scored} - set(run["models"])) > 1:
+        # Models the run does not declare follow it in order of their first (score, datum id).
+        scored = store.scored_pairs(run_id, scores=scores, by_first_datum=True)
     models = list(dict.fromkeys([*run["models"], *(model for model, _ in scored)]))
     return RunScores(run_id, models, scored, store, None if scores is None else list(scores))
 

@@ -51,12 +51,17 @@ class PairReadsMixin:
     def _datum_params(self, run_id: int, scores: Sequence[str] | None) -> dict[str, Any]:
         return {"run": run_id, "all_scores": scores is None, "scores": list(scores or [])}
 
-    def scored_pairs(self, run_id: int, scores: Sequence[str] | None = None) -> list[tuple[str, str]]:
-        """(model, score) with at least one scored value, by score, then model in order of first datum id."""
+    def scored_pairs(self, run_id: int, scores: Sequence[str] | None = None, *,
+                     by_first_datum: bool = False) -> list[tuple[str, str]]:
+        """(model, score) with at least one scored value, by score, then model name.
+
+        ``by_first_datum`` orders a score's models by their smallest datum id first (slower: it reads every id).
+        """
         rows = self._cur().execute(
             "SELECT model, score FROM scores WHERE run_id = $run AND value IS NOT NULL "
             "AND ($all_scores OR list_contains($scores, score)) GROUP BY model, score "
-            "ORDER BY score, min(datum_id), model", self._datum_params(run_id, scores)).fetchall()
+            f"ORDER BY score, {'min(datum_id), ' if by_first_datum else ''}model",
+            self._datum_params(run_id, scores)).fetchall()
         return [(str(m), str(s)) for m, s in rows]
 
     def score_arrays(self, run_id: int, pick: Sequence[str], models: Sequence[str],
