@@ -46,3 +46,14 @@ def test_comparison_counts_every_datum_any_score_knows(tmp_path) -> None:
     assert frame.loc["rouge1", "delta"] == pytest.approx(0.075, abs=1e-12)
     assert frame.loc["rougeL", "delta"] == pytest.approx(0.1, abs=1e-12)
     store.close()
+
+
+def test_models_the_run_does_not_declare_follow_in_order_of_first_score_and_datum(tmp_path) -> None:
+    store, run_id = _store(tmp_path)
+    store.write_cells(run_id, [("d1", "zeta", "rouge", "rouge1", 0.1, None, None),
+                               ("d3", "alpha", "rouge", "rouge1", 0.2, None, None),
+                               ("d2", "mid", "rouge", "rougeL", 0.3, None, None)])
+    frame = compare_models(store, run_id, "a", resamples=50)
+    # rouge1 before rougeL; within rouge1, zeta's first datum id d1 comes before alpha's d3.
+    assert list(dict.fromkeys(frame["candidate"])) == ["b", "zeta", "alpha", "mid"]
+    store.close()
