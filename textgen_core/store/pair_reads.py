@@ -13,12 +13,6 @@ import numpy as np
 
 _DATASET = "(SELECT dataset_id FROM runs WHERE run_id = $run)"
 _SCORED = "run_id = $run AND value IS NOT NULL AND ($all_scores OR list_contains($scores, score))"
-#: Datum ids only the scores know ($all_scores/$scores pick the scores that count), and the dataset's.
-_COUNTS = (
-    f"WITH d AS (SELECT DISTINCT datum_id FROM data WHERE dataset_id = {_DATASET}), "
-    f"x AS (SELECT DISTINCT datum_id FROM scores WHERE {_SCORED}) "
-    "SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM x ANTI JOIN d USING (datum_id))"
-)
 #: The run's datums as u(datum_id, i), numbered 0.. in the order of the module docstring.
 _DATUMS_OF_DATASET = (
     "WITH u AS (SELECT datum_id, row_number() OVER (ORDER BY min(row_index)) - 1 AS i FROM data "
@@ -79,17 +73,15 @@ class PairReadsMixin:
             "LEFT JOIN pk USING (score) LEFT JOIN pm USING (model) WHERE " + _SCORED,
             params).fetchnumpy()
         if np.ma.getmaskarray(found["i"]).any():
-            datums = _DATUMS
-            n = sum(self._cur().execute(_COUNTS, self._datum_params(run_id, scores)).fetchone())
+            datums, numbering = _DATUMS, self._datum_params(run_id, scores)
             found = self._cur().execute(
                 _DATUMS + _PICKED + "SELECT u.i, pk.k, pm.m, s.value FROM scores s JOIN pk USING (score) "
                 "JOIN pm USING (model) JOIN u USING (datum_id) WHERE s.run_id = $run AND s.value IS NOT NULL",
                 params).fetchnumpy()
         else:
-            datums = _DATUMS_OF_DATASET
-            n = self._cur().execute(_DATUMS_OF_DATASET + "SELECT count(*) FROM u", {"run": run_id}).fetchone()[0]
-        ids = (self._cur().execute(datums + "SELECT datum_id FROM u ORDER BY i", self._datum_params(run_id, scores)
-                                   if datums is _DATUMS else {"run": run_id}).fetchnumpy()["datum_id"]
+            datums, numbering = _DATUMS_OF_DATASET, {"run": run_id}
+        n = self._cur().execute(datums + "SELECT count(*) FROM u", numbering).fetchone()[0]
+        ids = (self._cur().execute(datums + "SELECT datum_id FROM u ORDER BY i", numbering).fetchnumpy()["datum_id"]
                if with_ids else None)
         kept = ~(np.ma.getmaskarray(found["k"]) | np.ma.getmaskarray(found["m"]))
         cube = np.full((len(pick), len(models), int(n)), np.nan)
