@@ -10,12 +10,14 @@ it), one run of ``--datums`` datums with five judge metrics, default settings:
 * **Batch mode** on the same data and a fresh database: identical scores, direct
   chat calls (target 0), batches per run (extraction and verdict rounds).
 * **Estimate**: ``textgen-eval run --dry-run``'s numbers against what the run
-  used: calls (the upper end of the printed range) and tokens. The loopback
-  reports usage as an OpenAI endpoint bills it (messages with their framing,
-  plus the response schema), counted with GPT-2's pre-tokenizer pieces (see
-  :func:`tokens`), close to what a BPE tokenizer counts; the estimate counts 4
-  characters per token. The test judge's replies are terse (no reasons), so
-  the completion side says little about a real judge.
+  used: calls (the upper end of the printed range), prompt and completion
+  tokens, each with its error. The loopback reports usage as an OpenAI endpoint
+  bills it (messages with their framing, plus the response schema), counted with
+  GPT-2's pre-tokenizer pieces (see :func:`tokens`); the estimate uses the same
+  offline rule (``prompting.estimate_tokens``), so the prompt error measures the
+  estimate's structure (what it renders and counts), not the rule. Replies give
+  the one-sentence reason per verdict the prompts ask for (see :func:`explained`),
+  so completions are sized like a real judge's, not the test judge's "scripted".
 
     python bench/judge_scale.py [--datums 50] [--rpm 600] [--latency 0.05]
 """
@@ -69,9 +71,26 @@ def prompt_tokens(request: dict) -> int:
     return tokens(prompt_text(request)) + 3 * len(messages) + 3 + (tokens(json.dumps(schema)) if schema else 0)
 
 
+def explained(reply: Any) -> Any:
+    """The reply with each reason a sentence, as a real judge writes it (the test judge writes "scripted")."""
+    if isinstance(reply, list):
+        return [explained(r) for r in reply]
+    if not isinstance(reply, dict):
+        return reply
+    out = {k: explained(v) for k, v in reply.items()}
+    if "reason" in out and "verdict" in out:
+        out["reason"] = (f"Item {out.get('item')} is judged {out['verdict']} because its main terms "
+                         f"{'are' if out['verdict'] in ('yes', 'supported', 'present') else 'are not'} "
+                         "found in the text it is checked against.")
+    elif "reason" in out:
+        out["reason"] = ("The text reads in a clear order, each sentence follows from the one before, and "
+                         "nothing in it contradicts the rest, though it is short and leaves some points open.")
+    return out
+
+
 def responder(request: dict) -> Reply:
-    """Rule-based verdicts (the test judge's), with usage counted as a BPE tokenizer would, roughly."""
-    content = json.dumps(rule_reply(request))
+    """Rule-based verdicts (the test judge's) with reasons, usage counted as a BPE tokenizer would, roughly."""
+    content = json.dumps(explained(rule_reply(request)))
     return Reply(content, prompt_tokens=prompt_tokens(request), completion_tokens=tokens(content))
 
 
@@ -130,14 +149,17 @@ def main() -> int:
               f"{direct['run']['cost']:.4f} ({batch['run']['cost'] / direct['run']['cost']:.2f}x)")
 
     # -- estimate against what the run used ------------------------------------------------------
-    used_tokens = direct["run"]["prompt_tokens"] + direct["run"]["completion_tokens"]
-    est_tokens = est.prompt_tokens + est.completion_tokens
-    print(f"estimate: {est.calls - est.dependent}-{est.calls} calls vs {calls} made "
-          f"({(est.calls - calls) / calls:+.1%} at the upper end); {est_tokens} tokens vs {used_tokens} used "
-          f"({(est_tokens - used_tokens) / used_tokens:+.1%}: prompt {est.prompt_tokens} vs "
-          f"{direct['run']['prompt_tokens']}, completion {est.completion_tokens} vs "
-          f"{direct['run']['completion_tokens']}); cost {est.cost:.4f} vs {direct['run']['cost']:.4f} "
-          f"(target within 10%)")
+    run = direct["run"]
+
+    def error(guess: float, used: float) -> str:
+        return f"{guess:g} vs {used:g} ({(guess - used) / used:+.1%})"
+
+    print("estimate (target within 10%):")
+    print(f"  calls {est.calls - est.dependent}-{error(est.calls, calls)} at the upper end")
+    print(f"  prompt tokens {error(est.prompt_tokens, run['prompt_tokens'])}")
+    print(f"  completion tokens {error(est.completion_tokens, run['completion_tokens'])}")
+    print(f"  all tokens {error(est.prompt_tokens + est.completion_tokens, run['prompt_tokens'] + run['completion_tokens'])}"
+          f"; cost {error(round(est.cost, 4), round(run['cost'], 4))}")
     return 0
 
 

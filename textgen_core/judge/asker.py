@@ -9,18 +9,13 @@ shielded so that one cancelled cell cannot cancel a step other cells await.
 from __future__ import annotations
 
 import asyncio
-import math
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from .cache import embedding_key, logprobs_key
 from .client import JudgeClient, Unscored
 from .metric import Answer, StepFailed
-from .prompting import Request
-
-#: Characters per token for the estimate (a common rule of thumb for English text).
-CHARS_PER_TOKEN = 4
-
+from .prompting import Request, estimate_tokens
 
 class Stopped(Exception):
     """The run is stopping: this step was not started and its cells are dropped, not written."""
@@ -123,10 +118,10 @@ class Tally:
     #: Calls built on a stand-in for an uncached reply: skipped in a real run when that reply has no items.
     dependent: int = 0
 
-    def count(self, prompt_chars: int, reply_tokens: int, *, dependent: bool = False) -> None:
+    def count(self, prompt_tokens: int, reply_tokens: int, *, dependent: bool = False) -> None:
         self.calls += 1
         self.dependent += dependent
-        self.prompt_tokens += math.ceil(prompt_chars / CHARS_PER_TOKEN)
+        self.prompt_tokens += prompt_tokens
         self.completion_tokens += reply_tokens
 
 
@@ -231,7 +226,7 @@ class DryAsker:
             answer = Answer(value, key)
         else:
             if self._first(key):
-                self.tally.count(request.prompt_chars, request.reply_tokens, dependent=self._built_on_stand_in(request))
+                self.tally.count(request.prompt_tokens, request.reply_tokens, dependent=self._built_on_stand_in(request))
             tag = f"{hash(memo) & 0xFFFFFFFF:08x}"
             self._stand_ins.append(f"[{tag}]")
             answer = Answer(_tagged(request.placeholder, tag), None)
@@ -245,11 +240,11 @@ class DryAsker:
         text = "".join(str(m.get("content", "")) for m in request.messages)
         return any(tag in text for tag in self._stand_ins)
 
-    async def _counted(self, keys: list[str], prompt_chars: int) -> None:
+    async def _counted(self, keys: list[str], prompt_tokens: int) -> None:
         cached = [hit for hit, _ in await asyncio.gather(*(self.lookup.check(k) for k in keys))]
         fresh = [k for k, hit in zip(keys, cached) if not hit and self._first(k)]
         if fresh:
-            self.tally.count(prompt_chars, 0)
+            self.tally.count(prompt_tokens, 0)
         elif all(cached) and keys and self._first(keys[0]):
             self.tally.cached += 1
 
@@ -258,12 +253,12 @@ class DryAsker:
         model = settings.embedding_model or settings.model
         await self._counted([embedding_key(endpoint=settings.endpoint, model=model, text=str(t)) for t in texts]
                             if not self.lookup.empty else [("embed", str(t)) for t in texts],
-                            sum(len(t) for t in texts))
+                            sum(estimate_tokens(str(t)) for t in texts))
         return [[1.0] for _ in texts]
 
     async def prompt_logprobs(self, text: str) -> list[float]:
         settings = self.client.settings
         await self._counted([logprobs_key(endpoint=settings.endpoint, model=settings.model, text=str(text))
                              if not self.lookup.empty else ("logprobs", str(text))],
-                            len(text))
+                            estimate_tokens(str(text)))
         return [-1.0]

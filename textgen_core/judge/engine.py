@@ -148,7 +148,8 @@ def estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]], se
     built from another reply (verdicts on extracted statements) is rendered
     exactly when that reply is cached; otherwise it is built from a placeholder
     of the right shape and counted as a call, so the count is an upper bound
-    for such dependent steps. Token counts are estimates (characters / 4).
+    for such dependent steps. Token counts are estimates (:func:`prompting.estimate_tokens`;
+    replies sized from each step's schema and item count).
 
     Cache lookups cost no query for keys the store's in-memory index proves
     absent, and one query per round of concurrent datums for the rest; exact
