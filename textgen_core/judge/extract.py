@@ -10,9 +10,11 @@ serve bias and toxicity; the claims serve faithfulness.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from .metric import Asker, VerdictRow
-from .prompting import TOKENS_PER_EXTRACTED, Request, fence, guess_units, item_list, messages, strict_object
+from .prompting import (Request, fence, guess_claims, guess_opinions, guess_sentences, item_list, messages,
+                        strict_object)
 
 STATEMENTS_VERSION = "statements/3"
 CLAIMS_VERSION = "claims/2"
@@ -38,23 +40,25 @@ verifiable facts, false factual claims, and views attributed to someone else. Qu
 each. None: an empty list."""
 
 
-def _request(step: str, version: str, system: str, field: str, text: str) -> Request:
-    expected = max(1, guess_units(text))
+def _request(step: str, version: str, system: str, field: str, text: str,
+             guess: Callable[[str], list[str]]) -> Request:
+    """The placeholder holds the sentences the judge will probably return, or one stand-in when none look likely:
+    the verdicts built on them are still counted, so the call count stays an upper bound."""
+    expected = guess(text) or [f"({field} 1)"]
     return Request(step, version, messages(system, fence("Text", text)), strict_object({field: item_list()}),
-                   placeholder={field: [f"({field} {i})" for i in range(1, expected + 1)]},
-                   reply_tokens=8 + TOKENS_PER_EXTRACTED * expected)
+                   placeholder={field: expected})
 
 
 def statements_request(text: str) -> Request:
-    return _request("statements", STATEMENTS_VERSION, _STATEMENTS, "statements", text)
+    return _request("statements", STATEMENTS_VERSION, _STATEMENTS, "statements", text, guess_sentences)
 
 
 def claims_request(text: str) -> Request:
-    return _request("claims", CLAIMS_VERSION, _CLAIMS, "claims", text)
+    return _request("claims", CLAIMS_VERSION, _CLAIMS, "claims", text, guess_claims)
 
 
 def opinions_request(text: str) -> Request:
-    return _request("opinions", OPINIONS_VERSION, _OPINIONS, "opinions", text)
+    return _request("opinions", OPINIONS_VERSION, _OPINIONS, "opinions", text, guess_opinions)
 
 
 #: One sample request per extraction step (versions and prompt hashes).

@@ -15,10 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-#: Rough reply sizes in tokens, for estimates only.
-TOKENS_PER_EXTRACTED = 22
-TOKENS_PER_VERDICT = 40
-TOKENS_PER_RATING = 70
+#: Tokens of one written reason (the prompts ask for one sentence), for estimates only.
+TOKENS_PER_REASON = 24
 
 #: Tokens an OpenAI endpoint adds per chat message (role and framing), and once to start the reply.
 TOKENS_PER_MESSAGE = 3
@@ -50,10 +48,9 @@ class Request:
     version: str
     messages: tuple[dict[str, str], ...]
     schema: dict[str, Any]
-    #: A reply of the right shape, used by the estimate when the real reply is not known yet.
+    #: A reply of the right shape and expected size (as many items as the judge should return), used by the
+    #: estimate when the real reply is not known yet.
     placeholder: Any = field(repr=False, default=None)
-    #: Expected completion size, for the token estimate.
-    reply_tokens: int = 0
     #: Checks beyond the schema (every item ruled on exactly once); a failure is re-asked once.
     check: Check | None = field(repr=False, default=None)
 
@@ -68,10 +65,24 @@ class Request:
         return (sum(estimate_tokens(m["content"]) + TOKENS_PER_MESSAGE for m in self.messages) + TOKENS_PER_MESSAGE
                 + estimate_tokens(json.dumps(self.schema)))
 
+    @property
+    def reply_tokens(self) -> int:
+        """Expected completion tokens: the placeholder reply as JSON, each of its empty reasons written out."""
+        return estimate_tokens(json.dumps(self.placeholder)) + TOKENS_PER_REASON * _reasons(self.placeholder)
+
     def text_hash(self) -> str:
         """sha256 of what the step sends for fixed sample inputs: changes whenever its wording does."""
         blob = json.dumps([list(self.messages), self.schema], sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def _reasons(value: Any) -> int:
+    """How many empty "reason" fields a placeholder reply holds (the judge fills each with a sentence)."""
+    if isinstance(value, list):
+        return sum(_reasons(v) for v in value)
+    if isinstance(value, Mapping):
+        return (value.get("reason") == "") + sum(_reasons(v) for v in value.values())
+    return 0
 
 
 def messages(system: str, user: str) -> tuple[dict[str, str], ...]:
@@ -153,8 +164,28 @@ def placeholder_verdicts(count: int, verdict: str) -> list[dict[str, Any]]:
     return [{"item": i, "reason": "", "verdict": verdict} for i in range(1, count + 1)]
 
 
-def guess_units(text: str | None) -> int:
-    """About how many statements a text holds (one per sentence, at least one); estimates only."""
+def guess_sentences(text: str | None) -> list[str]:
+    """The sentences of a text, split at end punctuation and line breaks; estimates only."""
     if not text or not text.strip():
-        return 0
-    return max(1, len([s for s in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if s.strip()]))
+        return []
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if s.strip()]
+
+
+#: Marks of the author's own judgment: first-person belief, "in my view", obligation, strong evaluation.
+_SUBJECTIVE = re.compile(r"\b(?:I|we)\s+(?:think|believe|feel|find|guess|suppose|love|hate)\b|\bin my (?:view|opinion)\b"
+                         r"|\b(?:should|ought to)\b|\b(?:best|worst|terrible|awful|wonderful|overrated|disaster)\b",
+                         re.IGNORECASE)
+#: Sentences that assert nothing about the world: greetings, offers of help, sign-offs.
+_SOCIAL = re.compile(r"^(?:hi|hello|thanks|thank you|hope this helps|let me know|feel free|happy to help)\b",
+                     re.IGNORECASE)
+
+
+def guess_opinions(text: str | None) -> list[str]:
+    """The sentences that look like the author's opinions; estimates only."""
+    return [s for s in guess_sentences(text) if _SUBJECTIVE.search(s)]
+
+
+def guess_claims(text: str | None) -> list[str]:
+    """The sentences that look like checkable claims (not opinions, questions or pleasantries); estimates only."""
+    return [s for s in guess_sentences(text)
+            if not _SUBJECTIVE.search(s) and not s.endswith("?") and not _SOCIAL.search(s)]

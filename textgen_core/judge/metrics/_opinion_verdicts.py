@@ -7,7 +7,7 @@ from typing import Sequence
 from ...model import Cell, Datum
 from ..extract import opinions
 from ..metric import Asker, Outcome, ask_verdicts
-from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, placeholder_verdicts,
+from ..prompting import (Request, keyed_check, messages, numbered, placeholder_verdicts,
                          strict_object, verdict_list)
 
 
@@ -16,7 +16,7 @@ def request(step: str, version: str, system: str, opinions: Sequence[str]) -> Re
     return Request(step, version, messages(system, numbered("Opinions", opinions)),
                    strict_object({"verdicts": verdict_list("yes", "no")}),
                    placeholder={"verdicts": placeholder_verdicts(n, "no")},
-                   reply_tokens=6 + TOKENS_PER_VERDICT * n, check=keyed_check({"verdicts": n}, "opinion"))
+                   check=keyed_check({"verdicts": n}, "opinion"))
 
 
 async def share(ask: Asker, row: Datum, step: str, version: str, system: str, counted: str) -> Outcome:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...model import Cell
 from ..metric import Asker, Outcome, ask_verdicts
-from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, passages, placeholder_verdicts,
+from ..prompting import (Request, keyed_check, messages, passages, placeholder_verdicts,
                          strict_object, verdict_list)
 
 def request(step: str, version: str, system: str, head: str, contexts: list[str], *labels: str) -> Request:
@@ -13,7 +13,7 @@ def request(step: str, version: str, system: str, head: str, contexts: list[str]
     return Request(step, version, messages(system, f"{head}\n\n{passages(contexts)}".strip()),
                    strict_object({"verdicts": verdict_list(*labels)}),
                    placeholder={"verdicts": placeholder_verdicts(n, labels[-1])},
-                   reply_tokens=6 + TOKENS_PER_VERDICT * n, check=keyed_check({"verdicts": n}, "passage"))
+                   check=keyed_check({"verdicts": n}, "passage"))
 
 
 async def share(ask: Asker, req: Request, ctx: list[str], label: str, counted: str) -> Outcome:

@@ -6,7 +6,7 @@ from typing import Any
 
 from ...model import Cell
 from ..metric import Asker, Outcome
-from ..prompting import STRING, TOKENS_PER_RATING, Request, messages, strict_object
+from ..prompting import STRING, Request, messages, strict_object
 
 SCALE = {"type": "integer", "enum": [1, 2, 3, 4, 5]}
 CLOSING = "Reply with JSON only: a short reason, then the score (a whole number from 1 to 5)."
@@ -14,7 +14,7 @@ CLOSING = "Reply with JSON only: a short reason, then the score (a whole number 
 
 def request(step: str, version: str, system: str, user: str) -> Request:
     return Request(step, version, messages(system, user), strict_object({"reason": STRING, "score": SCALE}),
-                   placeholder={"reason": "", "score": 3}, reply_tokens=TOKENS_PER_RATING)
+                   placeholder={"reason": "", "score": 3})
 
 
 async def rate(ask: Asker, request_: Request, item: str) -> Outcome:

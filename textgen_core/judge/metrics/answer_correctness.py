@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 from ...model import Datum
 from ..extract import Extracted, SAMPLES, statements
 from ..metric import Asker, JudgePlan, Outcome, best_reference, declare, judged, ref_step, references
-from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, placeholder_verdicts,
+from ..prompting import (Request, keyed_check, messages, numbered, placeholder_verdicts,
                          strict_object, verdict_list)
 
 VERSION = "answer_correctness/3"
@@ -32,7 +32,6 @@ def request(answer_statements: Sequence[str], reference_statements: Sequence[str
                                   "reference_statements": verdict_list("present", "missing")}),
                    placeholder={"answer_statements": placeholder_verdicts(na, "supported"),
                                 "reference_statements": placeholder_verdicts(nr, "present")},
-                   reply_tokens=10 + TOKENS_PER_VERDICT * (na + nr),
                    check=keyed_check({"answer_statements": na, "reference_statements": nr}, "statement"))
 
 

@@ -7,7 +7,7 @@ from typing import Any, Mapping, Sequence
 from ...model import Cell, Datum
 from ..extract import SAMPLES, statements
 from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, declare
-from ..prompting import (TOKENS_PER_VERDICT, Request, fence, keyed_check, messages, numbered, placeholder_verdicts,
+from ..prompting import (Request, fence, keyed_check, messages, numbered, placeholder_verdicts,
                          strict_object, verdict_list)
 
 VERSION = "answer_relevance/3"
@@ -25,7 +25,7 @@ def request(query: str, statements: Sequence[str]) -> Request:
                    messages(SYSTEM, fence("Question", query) + "\n\n" + numbered("Statements", statements)),
                    strict_object({"verdicts": verdict_list("yes", "no")}),
                    placeholder={"verdicts": placeholder_verdicts(n, "yes")},
-                   reply_tokens=6 + TOKENS_PER_VERDICT * n, check=keyed_check({"verdicts": n}, "statement"))
+                   check=keyed_check({"verdicts": n}, "statement"))
 
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:

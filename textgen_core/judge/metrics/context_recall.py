@@ -9,7 +9,7 @@ from ...model import Datum
 from ..extract import SAMPLES, statements
 from ..metric import (Asker, JudgePlan, Outcome, ask_verdicts, best_reference, contexts, declare, ref_step,
                       references)
-from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, passages,
+from ..prompting import (Request, keyed_check, messages, numbered, passages,
                          placeholder_verdicts, strict_object, verdict_list)
 
 VERSION = "context_recall/3"
@@ -27,7 +27,7 @@ def request(ctx: Sequence[str], statements: Sequence[str]) -> Request:
                    messages(SYSTEM, passages(ctx) + "\n\n" + numbered("Reference statements", statements)),
                    strict_object({"verdicts": verdict_list("yes", "no")}),
                    placeholder={"verdicts": placeholder_verdicts(n, "yes")},
-                   reply_tokens=6 + TOKENS_PER_VERDICT * n, check=keyed_check({"verdicts": n}, "statement"))
+                   check=keyed_check({"verdicts": n}, "statement"))
 
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 from ...model import Cell, Datum
 from ..extract import SAMPLES, claims
 from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare
-from ..prompting import (TOKENS_PER_VERDICT, Request, keyed_check, messages, numbered, passages,
+from ..prompting import (Request, keyed_check, messages, numbered, passages,
                          placeholder_verdicts, strict_object, verdict_list)
 
 VERSION = "faithfulness/3"
@@ -29,7 +29,7 @@ def request(ctx: Sequence[str], claims: Sequence[str]) -> Request:
     return Request("faithfulness", VERSION, messages(SYSTEM, passages(ctx) + "\n\n" + numbered("Claims", claims)),
                    strict_object({"verdicts": verdict_list("yes", "no")}),
                    placeholder={"verdicts": placeholder_verdicts(n, "yes")},
-                   reply_tokens=6 + TOKENS_PER_VERDICT * n, check=keyed_check({"verdicts": n}, "claim"))
+                   check=keyed_check({"verdicts": n}, "claim"))
 
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:

@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 from ...metrics.spec import Param
 from ...model import Cell, Datum
 from ..metric import Answer, Asker, JudgePlan, Outcome, StepFailed, declare, has_text, references, unscored
-from ..prompting import STRING, TOKENS_PER_RATING, Request, fence, labels, messages, strict_object
+from ..prompting import STRING, Request, fence, labels, messages, strict_object
 
 NAME = "pairwise_preference"
 VERSION = "pairwise_preference/2"
@@ -45,7 +45,7 @@ def request(query: str, refs: Sequence[str], first: str, second: str) -> Request
     parts += [fence("Answer A", first), fence("Answer B", second)]
     return Request(NAME, VERSION, messages(SYSTEM, "\n\n".join(parts)),
                    strict_object({"reason": STRING, "preferred": labels("A", "B", "TIE")}),
-                   placeholder={"reason": "", "preferred": "TIE"}, reply_tokens=TOKENS_PER_RATING)
+                   placeholder={"reason": "", "preferred": "TIE"})
 
 
 def baseline_of(params: Mapping[str, Any]) -> str | None:

@@ -6,7 +6,7 @@ from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
 from ..metric import Asker, JudgePlan, Outcome, declare, references
-from ..prompting import STRING, TOKENS_PER_RATING, Request, fence, labels, messages, strict_object
+from ..prompting import STRING, Request, fence, labels, messages, strict_object
 
 VERSION = "qa_grade/3"
 
@@ -23,7 +23,7 @@ def request(query: str, refs: Sequence[str], prediction: str) -> Request:
     user = "\n\n".join([fence("Question", query), shown, fence("Answer", prediction)])
     return Request("qa_grade", VERSION, messages(SYSTEM, user),
                    strict_object({"reason": STRING, "grade": labels("CORRECT", "INCORRECT")}),
-                   placeholder={"reason": "", "grade": "CORRECT"}, reply_tokens=TOKENS_PER_RATING)
+                   placeholder={"reason": "", "grade": "CORRECT"})
 
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
