@@ -16,7 +16,8 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Iterator
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import pytest
 
@@ -35,6 +36,21 @@ def _require_browser() -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message + " (CI=true: install it with apt-get install chromium)")
     pytest.skip(message)
+
+
+@contextmanager
+def browser_context() -> Iterator[Any]:
+    """A headless system-Chromium context with the suite's window size and wait; closed on the way out."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context.set_default_timeout(WAIT_MS)
+            yield context
+        finally:
+            browser.close()
 
 
 def _free_port() -> int:
@@ -100,44 +116,39 @@ def _expected_row(index: int) -> str:
 
 @pytest.mark.timeout(90)
 def test_sample_run_results_and_drill_down(server: str, tmp_path: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     row = 2
     expected = _expected_row(row)
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(WAIT_MS)
-            page.goto(server)
-            page.get_by_role("button", name="Load the sample dataset and run lexical metrics").click()
-            outcome = page.get_by_text(re.compile(r"Run \d+ (finished in|failed|was cancelled)"))
-            expect(outcome).to_be_visible(timeout=45_000)
-            assert "finished in" in outcome.inner_text(), outcome.inner_text()
+    with browser_context() as context:
+        page = context.new_page()
+        page.goto(server)
+        page.get_by_role("button", name="Load the sample dataset and run lexical metrics").click()
+        outcome = page.get_by_text(re.compile(r"Run \d+ (finished in|failed|was cancelled)"))
+        expect(outcome).to_be_visible(timeout=45_000)
+        assert "finished in" in outcome.inner_text(), outcome.inner_text()
 
-            page.get_by_role("link", name="See the results").click()
-            expect(page.get_by_role("heading", name="Summary")).to_be_visible()
-            summary = page.get_by_test_id("stDataFrame").first
-            expect(summary).to_be_visible()
-            expect(page.get_by_test_id("stPlotlyChart").first.locator(".main-svg").first).to_be_visible()
-            expect(page.locator(".js-plotly-plot .bars path").first).to_be_attached()
-            page.screenshot(path=str(tmp_path / "results.png"), full_page=True)
+        page.get_by_role("link", name="See the results").click()
+        expect(page.get_by_role("heading", name="Summary")).to_be_visible()
+        summary = page.get_by_test_id("stDataFrame").first
+        expect(summary).to_be_visible()
+        expect(page.get_by_test_id("stPlotlyChart").first.locator(".main-svg").first).to_be_visible()
+        expect(page.locator(".js-plotly-plot .bars path").first).to_be_attached()
+        page.screenshot(path=str(tmp_path / "results.png"), full_page=True)
 
-            rows = page.get_by_test_id("stDataFrame").last
-            rows.scroll_into_view_if_needed()
-            box = rows.bounding_box()
-            assert box is not None
-            page.mouse.click(box["x"] + 18, box["y"] + 35 * (row + 1) + 17)  # that row's selection marker
-            expect(page.get_by_role("heading", name="Explore")).to_be_visible()
-            expect(page.get_by_role("heading", name=f"Datum {expected}")).to_be_visible()
-            expect(page.get_by_role("heading", name="Predictions")).to_be_visible()
-            expect(page.get_by_role("heading", name="Contexts, in order")).to_be_visible()
-            assert f"datum={expected}" in page.url
-            page.screenshot(path=str(tmp_path / "explore.png"), full_page=True)
-            _compare_step(page, tmp_path)
-        finally:
-            browser.close()
+        rows = page.get_by_test_id("stDataFrame").last
+        rows.scroll_into_view_if_needed()
+        box = rows.bounding_box()
+        assert box is not None
+        page.mouse.click(box["x"] + 18, box["y"] + 35 * (row + 1) + 17)  # that row's selection marker
+        expect(page.get_by_role("heading", name="Explore")).to_be_visible()
+        expect(page.get_by_role("heading", name=f"Datum {expected}")).to_be_visible()
+        expect(page.get_by_role("heading", name="Predictions")).to_be_visible()
+        expect(page.get_by_role("heading", name="Contexts, in order")).to_be_visible()
+        assert f"datum={expected}" in page.url
+        page.screenshot(path=str(tmp_path / "explore.png"), full_page=True)
+        _compare_step(page, tmp_path)
     assert (tmp_path / "results.png").stat().st_size > 0 and (tmp_path / "explore.png").stat().st_size > 0
 
 
@@ -176,22 +187,17 @@ def _compare_step(page, tmp_path: Path) -> None:
 @pytest.mark.timeout(60)
 def test_first_request_deep_link_gets_the_declared_navigation(server: str) -> None:
     """A fresh server whose first request is a deep link still shows app.py's navigation and the page."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(WAIT_MS)
-            page.goto(f"{server}/explore?run=7&datum=q07")
-            expect(page.get_by_role("heading", name="Explore")).to_be_visible(timeout=WAIT_MS)
-            nav = page.get_by_test_id("stSidebarNav")
-            expect(nav).to_contain_text("Home")
-            expect(nav).to_contain_text("Compare")
-            assert "compare.py" not in nav.inner_text() and "app" not in nav.inner_text().split()
-            assert "run=7" in page.url and "datum=q07" in page.url
-        finally:
-            browser.close()
+    with browser_context() as context:
+        page = context.new_page()
+        page.goto(f"{server}/explore?run=7&datum=q07")
+        expect(page.get_by_role("heading", name="Explore")).to_be_visible(timeout=WAIT_MS)
+        nav = page.get_by_test_id("stSidebarNav")
+        expect(nav).to_contain_text("Home")
+        expect(nav).to_contain_text("Compare")
+        assert "compare.py" not in nav.inner_text() and "app" not in nav.inner_text().split()
+        assert "run=7" in page.url and "datum=q07" in page.url
 
 
 # -- hostile text (issue 11): nothing from the data becomes markup, and no request leaves 127.0.0.1 ----------
@@ -225,35 +231,29 @@ def test_markdown_in_the_data_fetches_nothing(server: str, tmp_path: Path) -> No
     """Every page over a hostile dataset: no request to any host but 127.0.0.1, no image or link from the data."""
     from urllib.parse import quote, urlparse
 
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     datum = _hostile_run(tmp_path / "browser.duckdb")
     requests: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            context.on("request", lambda request: requests.append(request.url))
-            # and should one slip through, it goes nowhere: only loopback requests are let out
-            context.route(lambda url: urlparse(url).hostname not in {"127.0.0.1", None},
-                          lambda route: route.abort())
-            page = context.new_page()
-            page.set_default_timeout(WAIT_MS)
-            for path, heading in [("/", None), ("/upload", "Upload"), ("/evaluate", "Evaluate"),
-                                  ("/results?run=1", "Results"), (f"/explore?run=1&datum={quote(datum)}", "Explore"),
-                                  ("/compare?run=1", "Compare models"), ("/runs", "Runs")]:
-                page.goto(server + path)
-                if heading:
-                    expect(page.get_by_role("heading", name=heading).first).to_be_visible(timeout=45_000)
-                page.wait_for_load_state("networkidle")
-                page.wait_for_timeout(1500)  # let late elements (charts, tables) render
-                for selector in (f'img[src*="{ATTACKER}"]', f'a[href*="{ATTACKER}"]', f'[style*="{ATTACKER}"]'):
-                    found = page.locator(selector)
-                    assert found.count() == 0, (path, selector, found.first.evaluate(
-                        "e => e.closest('[data-testid^=st]') ? e.closest('[data-testid^=st]').outerHTML : e.outerHTML"))
-            page.screenshot(path=str(tmp_path / "hostile.png"), full_page=True)
-        finally:
-            browser.close()
+    with browser_context() as context:
+        context.on("request", lambda request: requests.append(request.url))
+        # and should one slip through, it goes nowhere: only loopback requests are let out
+        context.route(lambda url: urlparse(url).hostname not in {"127.0.0.1", None},
+                      lambda route: route.abort())
+        page = context.new_page()
+        for path, heading in [("/", None), ("/upload", "Upload"), ("/evaluate", "Evaluate"),
+                              ("/results?run=1", "Results"), (f"/explore?run=1&datum={quote(datum)}", "Explore"),
+                              ("/compare?run=1", "Compare models"), ("/runs", "Runs")]:
+            page.goto(server + path)
+            if heading:
+                expect(page.get_by_role("heading", name=heading).first).to_be_visible(timeout=45_000)
+            page.wait_for_load_state("networkidle")
+            page.wait_for_timeout(1500)  # let late elements (charts, tables) render
+            for selector in (f'img[src*="{ATTACKER}"]', f'a[href*="{ATTACKER}"]', f'[style*="{ATTACKER}"]'):
+                found = page.locator(selector)
+                assert found.count() == 0, (path, selector, found.first.evaluate(
+                    "e => e.closest('[data-testid^=st]') ? e.closest('[data-testid^=st]').outerHTML : e.outerHTML"))
+        page.screenshot(path=str(tmp_path / "hostile.png"), full_page=True)
     outside = [url for url in requests if urlparse(url).scheme in {"http", "https", "ws", "wss"}
                and urlparse(url).hostname != "127.0.0.1"]
     assert not outside, outside

@@ -10,7 +10,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from test_browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, _free_port, _require_browser, _wait_healthy
+from test_browser import WAIT_MS, _free_port, _require_browser, _wait_healthy, browser_context
 
 CLI = [sys.executable, "-m", "textgen_core.cli.main"]
 
@@ -23,7 +23,7 @@ def _cli(db: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.timeout(240)
 def test_cli_commands_beside_an_open_dashboard(tmp_path: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     _require_browser()
     db = tmp_path / "shared.duckdb"
@@ -36,40 +36,35 @@ def test_cli_commands_beside_an_open_dashboard(tmp_path: Path) -> None:
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_healthy(url, dashboard, timeout=60)
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.set_default_timeout(WAIT_MS)
-                page.goto(f"{url}/runs")
-                expect(page.get_by_role("heading", name="Runs")).to_be_visible(timeout=60_000)
-                history = page.get_by_test_id("stDataFrame").first
-                # the grid draws on a canvas; its cells are also in an aria-hidden table, which these locators read
-                cell = partial(history.get_by_role, "gridcell", exact=True, include_hidden=True)
-                expect(cell(name="exact_match, rouge")).to_be_attached(timeout=WAIT_MS)
+        with browser_context() as context:
+            page = context.new_page()
+            page.goto(f"{url}/runs")
+            expect(page.get_by_role("heading", name="Runs")).to_be_visible(timeout=60_000)
+            history = page.get_by_test_id("stDataFrame").first
+            # the grid draws on a canvas; its cells are also in an aria-hidden table, which these locators read
+            cell = partial(history.get_by_role, "gridcell", exact=True, include_hidden=True)
+            expect(cell(name="exact_match, rouge")).to_be_attached(timeout=WAIT_MS)
 
-                # the dashboard is open and has read the file: the command line still works on it
-                runs = _cli(db, "runs", cwd=tmp_path)
-                assert runs.returncode == 0 and "sample-qa" in runs.stdout, runs.stderr
-                datasets = _cli(db, "datasets", cwd=tmp_path)
-                assert datasets.returncode == 0 and "sample-qa" in datasets.stdout, datasets.stderr
-                export = _cli(db, "export", "1", "--out", str(tmp_path / "scores.csv"), cwd=tmp_path)
-                assert export.returncode == 0 and (tmp_path / "scores.csv").stat().st_size > 0, export.stderr
-                compare = _cli(db, "compare", "1", "--baseline", "model-a", "--resamples", "200", cwd=tmp_path)
-                assert compare.returncode == 0 and "model-b" in compare.stdout, compare.stderr
-                agreement = _cli(db, "agreement", "1", "--human-column", "human_score", cwd=tmp_path)
-                assert agreement.returncode == 0, agreement.stderr
-                listing = _cli(db, "metrics", cwd=tmp_path)
-                assert listing.returncode == 0 and "rouge" in listing.stdout, listing.stderr
-                second = _cli(db, "run", "sample-qa", "--metrics", "bleu", cwd=tmp_path)
-                assert second.returncode == 0 and "run 2" in second.stdout, second.stderr
+            # the dashboard is open and has read the file: the command line still works on it
+            runs = _cli(db, "runs", cwd=tmp_path)
+            assert runs.returncode == 0 and "sample-qa" in runs.stdout, runs.stderr
+            datasets = _cli(db, "datasets", cwd=tmp_path)
+            assert datasets.returncode == 0 and "sample-qa" in datasets.stdout, datasets.stderr
+            export = _cli(db, "export", "1", "--out", str(tmp_path / "scores.csv"), cwd=tmp_path)
+            assert export.returncode == 0 and (tmp_path / "scores.csv").stat().st_size > 0, export.stderr
+            compare = _cli(db, "compare", "1", "--baseline", "model-a", "--resamples", "200", cwd=tmp_path)
+            assert compare.returncode == 0 and "model-b" in compare.stdout, compare.stderr
+            agreement = _cli(db, "agreement", "1", "--human-column", "human_score", cwd=tmp_path)
+            assert agreement.returncode == 0, agreement.stderr
+            listing = _cli(db, "metrics", cwd=tmp_path)
+            assert listing.returncode == 0 and "rouge" in listing.stdout, listing.stderr
+            second = _cli(db, "run", "sample-qa", "--metrics", "bleu", cwd=tmp_path)
+            assert second.returncode == 0 and "run 2" in second.stdout, second.stderr
 
-                # the next refresh shows the CLI's run
-                page.get_by_role("button", name="Refresh").click()
-                expect(cell(name="bleu")).to_be_attached(timeout=WAIT_MS)
-                page.screenshot(path=str(tmp_path / "runs.png"), full_page=True)
-            finally:
-                browser.close()
+            # the next refresh shows the CLI's run
+            page.get_by_role("button", name="Refresh").click()
+            expect(cell(name="bleu")).to_be_attached(timeout=WAIT_MS)
+            page.screenshot(path=str(tmp_path / "runs.png"), full_page=True)
     finally:
         dashboard.terminate()
         dashboard.wait(timeout=30)
