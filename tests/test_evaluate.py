@@ -155,4 +155,4 @@ def test_a_script_without_a_main_guard_still_finishes_in_process(tmp_path):
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "CELLS 40 40 finished" in done.stdout
-    assert "scoring the remaining rows in this process" in done.stderr
+    assert "working on the remaining chunks in this process" in done.stderr

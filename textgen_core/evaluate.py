@@ -9,23 +9,19 @@ reason it is not: nothing is silently dropped or averaged in as 0.
 
 from __future__ import annotations
 
-import logging
-import multiprocessing
 import os
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .errors import BudgetReached, ParameterError, TextgenError
 from .metrics.registry import get_metric, resolve_params
 from .model import TEXT_FIELDS, Cell, Datum
+from .process_pool import in_order
 from .progress import Progress, ProgressCallback
 from .run_rules import cell_records, check_metrics, signature
 from .store import Store
 
-log = logging.getLogger(__name__)
 
 #: Below this many rows, lexical scoring stays in-process (a pool costs more than it saves).
 POOL_THRESHOLD = 4000
@@ -216,24 +212,9 @@ def _lexical_batches(rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]]
 
 def _scored_chunks(rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]],
                    workers: int | None) -> Iterator[tuple[Sequence[Datum], dict[str, list[dict[str, Cell]]]]]:
-    workers = workers or os.cpu_count() or 1
-    if workers <= 1 or len(rows) < POOL_THRESHOLD:
-        for chunk in _chunks(rows, CHUNK_SIZE):
-            yield chunk, _score_chunk(chunk, metrics)
-        return
+    pool_size = (workers or os.cpu_count() or 1) if len(rows) >= POOL_THRESHOLD else 1
     chunks = list(_chunks(rows, CHUNK_SIZE))
-    scored_so_far = 0
-    context = multiprocessing.get_context("spawn")  # safe inside threaded hosts such as Streamlit
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            for chunk, scored in zip(chunks, pool.map(_score_chunk, chunks, [metrics] * len(chunks))):
-                yield chunk, scored
-                scored_so_far += 1
-    except BrokenProcessPool as exc:
-        # e.g. a script without an `if __name__ == "__main__":` guard, which spawned workers re-run
-        log.warning("process pool unavailable (%s); scoring the remaining rows in this process", exc)
-    for chunk in chunks[scored_so_far:]:
-        yield chunk, _score_chunk(chunk, metrics)
+    yield from zip(chunks, in_order(chunks, _score_chunk, (metrics,), pool_size), strict=True)  # runs its cleanup
 
 
 def _write_corpus(store: Store, run_id: int, rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]],

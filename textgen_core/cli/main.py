@@ -8,8 +8,9 @@ import signal
 import sys
 import threading
 from importlib import import_module
-from typing import Any, Sequence
+from typing import Sequence
 
+from .. import stops
 from ..errors import TextgenError
 from ..store import Store
 
@@ -51,19 +52,11 @@ def open_store(args: argparse.Namespace, *, read_only: bool = False) -> Store:
     return Store(args.db, read_only=read_only, on_wait=tell)
 
 
-class _Stopped(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C: the run is marked interrupted and can be resumed."""
-
-
-def _stop(signum: int, frame: Any) -> None:
-    raise _Stopped()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     in_main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
-    previous = signal.signal(signal.SIGTERM, _stop) if in_main_thread else None
+    previous = stops.install() if in_main_thread else {}
     try:
         return int(args.handler(args) or 0)
     except TextgenError as exc:
@@ -75,10 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt as exc:
         print("interrupted; finished cells are kept - run `textgen-eval resume RUN` to continue", file=sys.stderr)
-        return 128 + (signal.SIGTERM if isinstance(exc, _Stopped) else signal.SIGINT)
+        return 128 + (signal.SIGTERM if isinstance(exc, stops.Terminated) else signal.SIGINT)
     finally:
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, previous)
+        stops.restore(previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

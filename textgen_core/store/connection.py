@@ -19,8 +19,9 @@ import os
 import random
 import threading
 import time
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterator
 
 import duckdb
 
@@ -139,3 +140,43 @@ def file_connection(path: str, read_only: bool,
             if path != ":memory:":
                 _FILES[key] = found
         return found
+
+
+def interrupted_query(exc: BaseException) -> bool:
+    """Whether ``exc`` is DuckDB's report of a query stopped by a signal (Ctrl-C, SIGTERM).
+
+    DuckDB runs Python's signal handler during a query, drops what it raised and
+    raises ``RuntimeError("Query interrupted")`` instead; the store turns that back
+    into the KeyboardInterrupt it was, so a stop is never recorded as a failure.
+    """
+    return isinstance(exc, RuntimeError) and "Query interrupted" in str(exc)
+
+
+def roll_back(cur: duckdb.DuckDBPyConnection) -> None:
+    """End the open transaction without its writes; nothing to do when none is open (its COMMIT ran)."""
+    for _ in range(3):  # a second signal may interrupt the rollback itself
+        try:
+            cur.execute("ROLLBACK")
+            return
+        except duckdb.TransactionException:
+            return
+        except RuntimeError as exc:
+            if not interrupted_query(exc):
+                raise
+
+
+@contextmanager
+def registered(cur: duckdb.DuckDBPyConnection, name: str, table: Any) -> Iterator[None]:
+    """``table`` (Arrow or pandas) readable as ``name`` in SQL while the block runs.
+
+    When the block fails its transaction is aborted and DuckDB refuses even the
+    unregistering; that refusal must not hide the block's own error.
+    """
+    cur.register(name, table)
+    try:
+        yield
+    except BaseException:
+        with suppress(duckdb.Error):
+            cur.unregister(name)
+        raise
+    cur.unregister(name)

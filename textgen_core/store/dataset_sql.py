@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from ..errors import StoreError
 from ..model import Dataset, Datum
+from .connection import registered
 from .score_reads import like_pattern
 
 _DATA_SCHEMA = pa.schema([
@@ -30,14 +31,14 @@ def json_text(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def insert_arrow(cur: duckdb.DuckDBPyConnection, target: str, table: pa.Table, *, replace: bool = False) -> None:
-    """Insert (or upsert) every row of an Arrow table into ``target``, a constant table name."""
+def insert_arrow(cur: duckdb.DuckDBPyConnection, target: str, table: pa.Table, *, replace: bool = False,
+                 by_name: bool = False) -> None:
+    """Insert (or upsert) every row of an Arrow table into ``target``, a constant table name
+    (``by_name``: columns matched by name, not position)."""
     view = f"incoming_{target}"
-    cur.register(view, table)
-    try:
-        cur.execute(f"INSERT {'OR REPLACE ' if replace else ''}INTO {target} SELECT * FROM {view}")
-    finally:
-        cur.unregister(view)
+    with registered(cur, view, table):
+        cur.execute(f"INSERT {'OR REPLACE ' if replace else ''}INTO {target} {'BY NAME ' if by_name else ''}"
+                    f"SELECT * FROM {view}")
 
 
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
 import pyarrow as pa
 
+from .connection import registered
+from .dataset_sql import insert_arrow
 from .judge_cache_sql import CacheRow, JudgeCacheMixin, _cache_table
 from .score_writes import insert_cells
 
@@ -87,12 +89,8 @@ class JudgeTablesMixin(JudgeCacheMixin):
 
     def _insert_arrow(self, table_name: str, view: str, table: pa.Table) -> None:
         """INSERT OR REPLACE an Arrow table into a judge table (names are module constants)."""
-        with self.transaction() as cur:
-            cur.register(view, table)
-            try:
-                cur.execute(f"INSERT OR REPLACE INTO {table_name} BY NAME SELECT * FROM {view}")
-            finally:
-                cur.unregister(view)
+        with self.transaction() as cur, registered(cur, view, table):
+            cur.execute(f"INSERT OR REPLACE INTO {table_name} BY NAME SELECT * FROM {view}")
 
     # -- verdicts --------------------------------------------------------------
     def write_verdicts(self, run_id: int, rows: Iterable[VerdictRecord | Mapping[str, Any]]) -> int:
@@ -193,11 +191,7 @@ class JudgeTablesMixin(JudgeCacheMixin):
         with self.transaction() as cur:
             if cache is not None:
                 self._judge_keys_added(e.cache_key for e in entries)
-                cur.register("incoming_judge_cache", cache)
-                try:
-                    cur.execute("INSERT OR REPLACE INTO judge_cache BY NAME SELECT * FROM incoming_judge_cache")
-                finally:
-                    cur.unregister("incoming_judge_cache")
+                insert_arrow(cur, "judge_cache", cache, replace=True, by_name=True)
             for run_id, writes in runs.items():
                 _write_results(cur, run_id, [w.cell for w in writes], [v for w in writes for v in w.verdicts],
                                [e for w in writes for e in w.exchanges], [w.cell[:3] for w in writes if w.rewritten])
@@ -243,13 +237,10 @@ def _write_results(cur: "duckdb.DuckDBPyConnection", run_id: int, cells: Sequenc
     if rewritten:
         stale = pa.Table.from_pydict({"datum_id": [c[0] for c in rewritten], "model": [c[1] for c in rewritten],
                                       "metric": [c[2] for c in rewritten]}, schema=_STALE_SCHEMA)
-        cur.register("stale_cells", stale)
-        try:
+        with registered(cur, "stale_cells", stale):
             for table in ("verdicts", "exchanges"):  # constants
                 cur.execute(f"DELETE FROM {table} WHERE run_id = ? AND (datum_id, model, metric) IN "
                             "(SELECT datum_id, model, metric FROM stale_cells)", [run_id])
-        finally:
-            cur.unregister("stale_cells")
     if verdict_records:
         tables.append(("verdicts", "judged_verdicts", pa.Table.from_pydict({
             "run_id": [run_id] * len(verdict_records),
@@ -263,9 +254,6 @@ def _write_results(cur: "duckdb.DuckDBPyConnection", run_id: int, cells: Sequenc
                for i, name in enumerate(EXCHANGE_FIELDS)},
         }, schema=_EXCHANGE_SCHEMA)))
     for table, view, data in tables:  # table names are constants
-        cur.register(view, data)
-        try:
+        with registered(cur, view, data):
             cur.execute(f"INSERT OR REPLACE INTO {table} BY NAME SELECT * FROM {view}")
-        finally:
-            cur.unregister(view)
     insert_cells(cur, run_id, cells)

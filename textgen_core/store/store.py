@@ -23,7 +23,8 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import StoreError
-from .connection import WaitHook, file_connection, lock_timeout
+from ..stops import shielded
+from .connection import WaitHook, file_connection, interrupted_query, lock_timeout, roll_back
 from .batch_sql import BATCH_DDL, BatchTablesMixin
 from .dataset_sql import DatasetTablesMixin, insert_arrow, json_text as _json
 from .judge_sql import JudgeTablesMixin
@@ -78,6 +79,10 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
         self._local.cur, self._local.depth = con.cursor(), 1
         try:
             yield self
+        except RuntimeError as exc:
+            if interrupted_query(exc):  # DuckDB turns Ctrl-C or SIGTERM mid-query into this error
+                raise KeyboardInterrupt from exc
+            raise
         finally:
             cur, self._local.cur, self._local.depth = self._local.cur, None, 0
             cur.close()
@@ -103,15 +108,15 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """All-or-nothing writes; one writer at a time within this process."""
-        with self.session(), self._write_lock:
+        with self.session(), self._write_lock, shielded():  # a stop signal waits for the COMMIT
             cur = self._cur()
             cur.execute("BEGIN TRANSACTION")
             try:
                 yield cur
+                cur.execute("COMMIT")
             except BaseException:
-                cur.execute("ROLLBACK")
+                roll_back(cur)
                 raise
-            cur.execute("COMMIT")
 
     def _frame(self, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
         return self._cur().execute(sql, list(params)).df()

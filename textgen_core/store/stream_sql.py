@@ -193,7 +193,6 @@ class StreamTablesMixin:
         """One transaction: the block's data rows (unless ``dataset_id`` is None: already stored), its cells
         (``cells``: a list of (metric, score, value, details, reason) per row) and the blocks it finishes.
         ``resumed``: rows a stopped run already stored are kept as they are."""
-        rows = table.num_rows
         with self.transaction() as cur:  # type: ignore[attr-defined]
             self._block_tables(cur)
             block_cells = table.select(["datum_id", "model", "cells"])  # read by name in the SQL below

@@ -30,7 +30,8 @@ from ..progress import Progress, ProgressCallback
 from ..store import Store
 from ..store.stream_sql import DuplicateRow
 from .read import ChunkReader, NotStreamable
-from .score import ChunkResult, corpus_aggregates, in_order, work_chunk
+from ..process_pool import in_order
+from .score import ChunkResult, corpus_aggregates, work_chunk
 from .stats import RowStats
 
 #: Rows per chunk: large enough that per-chunk costs vanish, small enough that a few chunks in flight stay small.
@@ -98,7 +99,6 @@ class _Loader:
             self.null_rows.setdefault(column, []).extend(numbers)
         self.filled |= result.filled
         self.metadata_columns = result.metadata_columns
-        first = len(self.row_numbers)
         per_raw_row = result.rows // max(1, len(result.row_numbers))  # wide format: one row per model
         for number in result.row_numbers:
             self.row_numbers.extend([number] * per_raw_row)

@@ -9,14 +9,8 @@ file is; results come back in file order.
 
 from __future__ import annotations
 
-import itertools
-import logging
-import multiprocessing
-from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -25,8 +19,6 @@ from ..errors import InputError
 from ..metrics.registry import get_metric
 from ..model import TEXT_FIELDS, Cell, Datum
 from .stats import RowStats
-
-log = logging.getLogger(__name__)
 
 @dataclass
 class ChunkResult:
@@ -96,38 +88,6 @@ def work_chunk(raw: RawTable, mapping: Mapping[str, Any], run_id: int | None,
             if stats is None:
                 stats = result.stats[(metric, row.model)] = RowStats()
             stats.add(cells)
-    return result
-
-
-def in_order(chunks: Iterable[Any], work: Callable[..., Any], args: tuple, workers: int) -> Iterator[Any]:
-    """``work(chunk, *args)`` for every chunk, in input order, on a pool of ``workers`` processes (inline for 1)."""
-    chunks = iter(chunks)
-    if workers <= 1:
-        for chunk in chunks:
-            yield work(chunk, *args)
-        return
-    pending: deque[tuple[Any, Future | None]] = deque()
-    context = multiprocessing.get_context("spawn")  # safe inside threaded hosts such as Streamlit
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            for chunk in chunks:
-                pending.append((chunk, None))
-                pending[-1] = (chunk, pool.submit(work, chunk, *args))
-                while len(pending) > workers:
-                    yield _oldest(pending)
-            while pending:
-                yield _oldest(pending)
-    except BrokenProcessPool as exc:
-        # e.g. a script without an `if __name__ == "__main__":` guard, which spawned workers re-run
-        log.warning("process pool unavailable (%s); working on the remaining chunks in this process", exc)
-        for chunk in itertools.chain((c for c, _ in pending), chunks):
-            yield work(chunk, *args)
-
-
-def _oldest(pending: deque[tuple[Any, Future | None]]) -> Any:
-    """The first chunk's result; the chunk leaves the queue only once it is there (a broken pool keeps it)."""
-    result = pending[0][1].result()  # type: ignore[union-attr]
-    pending.popleft()
     return result
 
 

@@ -1,0 +1,59 @@
+"""A stop signal never cuts a database write in half: it is held until the COMMIT, then raised.
+
+Real processes and real signals: a child process writes many cells while a
+thread of its own sends it SIGTERM or SIGINT at several moments during the write.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+CELLS = 300_000
+
+_CHILD = textwrap.dedent("""
+    import json, os, signal, sys, threading, time
+    from textgen_core import stops
+    from textgen_core.store import Store
+
+    db, signum, delay, cells = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+    store = Store(db)
+    from textgen_core.model import Dataset, Datum
+    dataset_id = store.save_dataset(Dataset("d", [Datum("a", "m", "q", "p", ("r",))]), "d")
+    run_id = store.create_run(dataset_id, ["exact_match"], {}, {}, ["m"])
+    records = [(f"d{i}", "m", "exact_match", "exact_match", 1.0, None, None) for i in range(cells)]
+    previous = stops.install()
+    threading.Timer(delay, lambda: os.kill(os.getpid(), signum)).start()
+    outcome = "finished"
+    try:
+        store.write_cells(run_id, records)
+        time.sleep(2)  # a signal after the write lands here, as a plain stop
+    except stops.Terminated:
+        outcome = "Terminated"
+    except KeyboardInterrupt:
+        outcome = "KeyboardInterrupt"
+    except BaseException as exc:
+        outcome = f"{type(exc).__name__}: {exc}"
+    stops.restore(previous)
+    print(json.dumps({"outcome": outcome, "stored": len(store.scores(run_id))}))
+""")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("signum", "expected"), [(15, "Terminated"), (2, "KeyboardInterrupt")], ids=["TERM", "INT"])
+def test_a_stop_during_a_write_waits_for_its_commit(tmp_path: Path, signum: int, expected: str) -> None:
+    for trial, delay in enumerate((0.05, 0.2, 0.5)):  # before, inside and after the insert, depending on speed
+        db = tmp_path / f"t{trial}.duckdb"
+        done = subprocess.run([sys.executable, "-c", _CHILD, str(db), str(signum), str(delay), str(CELLS)],
+                              capture_output=True, text=True, timeout=100)
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert report["outcome"] == expected, (delay, report, done.stderr)  # never a DuckDB error
+        assert report["stored"] in (0, CELLS), (delay, report)  # all or nothing, never part
+        assert "Traceback" not in done.stderr
+
