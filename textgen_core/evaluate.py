@@ -19,7 +19,7 @@ from .metrics.registry import get_metric, resolve_params
 from .model import TEXT_FIELDS, Cell, Datum
 from .process_pool import in_order
 from .progress import Progress, ProgressCallback
-from .run_rules import cell_records, check_metrics, signature
+from .run_rules import cell_records, check_metrics, check_same_judge, judge_record, signature
 from .store import Store
 
 
@@ -43,7 +43,7 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
     """Score ``metrics`` on a stored dataset; returns the run id. ``judge`` is a JudgeSettings or None.
 
     ``on_start`` hears the run id as soon as the run is registered, before any scoring. ``engine="ray"``
-    scores lexical metrics on the Ray cluster at ``ray_address`` (default: a local one).
+    scores on the Ray cluster at ``ray_address`` (default: a local one).
     """
     if not metrics:
         raise ParameterError("choose at least one metric")
@@ -53,7 +53,7 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
     if engine == "ray":
         from .engines.ray_engine import check_ray_metrics
 
-        check_ray_metrics(metrics)
+        check_ray_metrics(metrics, judge)
     resolved = resolve_params(metrics, params)
     dataset = store.load_dataset(dataset_id)
     chosen = list(models) if models else dataset.models
@@ -65,13 +65,13 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
     if problems:
         raise ParameterError("cannot run these metrics on this dataset:\n  " + "\n  ".join(problems))
     signatures = {m: signature(get_metric(m), resolved[m], judge) for m in metrics}
-    run_id = store.create_run(dataset_id, metrics, resolved, signatures, chosen, _judge_record(judge, metrics))
+    run_id = store.create_run(dataset_id, metrics, resolved, signatures, chosen, judge_record(judge, metrics))
     if on_start is not None:
         on_start(run_id)
     if engine == "ray":
         from .engines.ray_engine import evaluate_stored
 
-        evaluate_stored(store, dataset_id, run_id, resolved, models=chosen, address=ray_address,
+        evaluate_stored(store, dataset_id, run_id, resolved, models=chosen, judge=judge, address=ray_address,
                         progress=progress, cancel=cancel)
         return run_id
     rows = [r for r in dataset.rows if r.model in set(chosen)]
@@ -82,15 +82,15 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
 def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: ProgressCallback | None = None,
            cancel: threading.Event | None = None, workers: int | None = None) -> int:
     """Finish an interrupted run: finished cells are kept, the rest are computed."""
-    if store.block_run(run_id) is not None:  # scored by the Ray engine: Ray resumes it, skipping finished blocks
-        from .engines.ray_engine import resume_ray
-
-        return resume_ray(store, run_id, progress=progress, cancel=cancel)
     run = store.get_run(run_id)
     metrics, resolved = run["metrics"], run["params"]
     if judge is None and any(get_metric(m).group != "lexical" for m in metrics):
         raise ParameterError(f"run {run_id} has judge metrics: give the judge endpoint to resume it")
-    _check_same_judge(run_id, run.get("judge"), judge, metrics)
+    check_same_judge(run_id, run.get("judge"), judge, metrics)
+    if store.block_run(run_id) is not None:  # scored by the Ray engine: Ray resumes it, skipping finished work
+        from .engines.ray_engine import resume_ray
+
+        return resume_ray(store, run_id, judge=judge, progress=progress, cancel=cancel)
     dataset = store.load_dataset(run["dataset_id"])
     rows = [r for r in dataset.rows if r.model in set(run["models"])]
     store.set_run_status(run_id, "running")
@@ -98,30 +98,6 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
              already=run.get("duration_s") or 0.0)
     return run_id
 
-
-
-def _judge_record(judge: Any | None, metrics: Sequence[str]) -> dict[str, Any] | None:
-    """What a run stores about its judge: public settings (never the key) and the judge's fingerprint."""
-    if judge is None:
-        return None
-    from .judge.metrics import fingerprint
-
-    return judge.public() | {"fingerprint": fingerprint(judge, list(metrics))}
-
-
-def _check_same_judge(run_id: int, stored: Mapping[str, Any] | None, judge: Any | None,
-                      metrics: Sequence[str]) -> None:
-    """Refuse to resume a run with a judge that would rule differently (model, endpoint, prompts...)."""
-    before = (stored or {}).get("fingerprint")
-    if judge is None or not before:
-        return
-    from .judge.metrics import fingerprint, fingerprint_changes
-
-    changes = fingerprint_changes(before, fingerprint(judge, list(metrics)))
-    if changes:
-        raise ParameterError(f"run {run_id} was scored by another judge; resuming it would mix two judges' "
-                             f"verdicts. What differs: {'; '.join(changes)}. Resume with the run's judge settings "
-                             "(the key, timeout, concurrency and retries may change), or start a new run.")
 
 
 def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator, Mapping, Sequence
 
+from .errors import ParameterError
 from .metrics.registry import get_metric
 from .metrics.spec import MetricSpec
 from .model import Cell, Datum
@@ -51,3 +52,27 @@ def cell_records(rows: Sequence[Datum], metric: str, outputs: Sequence[str], cel
             if value is not None and not math.isfinite(value):
                 value, reason = None, f"non-finite value {value}"
             yield row.datum_id, row.model, metric, score, value, cell.details, reason
+
+
+def judge_record(judge: Any | None, metrics: Sequence[str]) -> dict[str, Any] | None:
+    """What a run stores about its judge: public settings (never the key) and the judge's fingerprint."""
+    if judge is None:
+        return None
+    from .judge.metrics import fingerprint
+
+    return judge.public() | {"fingerprint": fingerprint(judge, list(metrics))}
+
+
+def check_same_judge(run_id: int, stored: Mapping[str, Any] | None, judge: Any | None,
+                     metrics: Sequence[str]) -> None:
+    """Refuse to resume a run with a judge that would rule differently (model, endpoint, prompts...)."""
+    before = (stored or {}).get("fingerprint")
+    if judge is None or not before:
+        return
+    from .judge.metrics import fingerprint, fingerprint_changes
+
+    changes = fingerprint_changes(before, fingerprint(judge, list(metrics)))
+    if changes:
+        raise ParameterError(f"run {run_id} was scored by another judge; resuming it would mix two judges' "
+                             f"verdicts. What differs: {'; '.join(changes)}. Resume with the run's judge settings "
+                             "(the key, timeout, concurrency and retries may change), or start a new run.")

@@ -1,4 +1,4 @@
-"""The Ray engine: Ray Data reads a dataset in blocks and scores lexical metrics in ``map_batches``.
+"""The Ray engine: Ray Data reads a dataset in blocks and scores it in ``map_batches``.
 
 The file (CSV, TSV, JSON Lines or Parquet; one file or a folder; any filesystem
 pyarrow reads, such as s3:// or gs://) is read by Ray Data, every column as
@@ -9,9 +9,9 @@ file order, each batch in one transaction with the mark that it is finished. A
 resumed run skips the finished batches. Ray schedules everything: there is no
 scheduler or worker protocol here.
 
-Judge metrics are refused on Ray for now: the judge client's per-endpoint
-concurrency limit lives in one process, and sharing it across Ray workers is
-not built yet. Run judge metrics with the local engine.
+Judge metrics are scored once the rows are stored, in blocks of whole datum
+groups, with one request limit per endpoint for the whole cluster
+(:mod:`.ray_judge`).
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ from ..progress import Progress, ProgressCallback
 from ..store import Store
 from ..streaming.run import _reuse
 from ..streaming.stats import RowStats
+from .ray_judge import JUDGE_BLOCK_ROWS, check_judge_on_ray, score_judge_on_ray, stored_rows
+from .ray_read import files_of, format_of, header_of, json_lines, read_blocks, row_estimate
 
 #: Rows per block (about): the unit Ray schedules, stores in one transaction and skips when resuming.
 BLOCK_ROWS = 5000
@@ -49,8 +51,6 @@ _OUT_SCHEMA = pa.schema([
     ("cells", pa.list_(_CELL)),
     ("error", pa.string()),  # a bad-input message from the worker: [message, file, row, column] as JSON
 ])
-_FORMATS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
-            ".parquet": "parquet", ".pq": "parquet"}
 
 
 def _ray() -> Any:
@@ -69,91 +69,13 @@ def connect(address: str | None = None) -> None:
     ray.data.DataContext.get_current().execution_options.preserve_order = True  # file order, as the local engine
 
 
-def check_ray_metrics(metrics: Sequence[str]) -> None:
-    """Refuse, with the reason, metrics the Ray engine does not score (judge metrics, pass@k)."""
-    judged = [m for m in metrics if get_metric(m).group != "lexical"]
-    if judged:
-        raise ParameterError(f"the Ray engine scores lexical metrics only; {', '.join(judged)} need the judge, whose "
-                             "per-endpoint concurrency limit is not yet shared across Ray workers. Run them with "
-                             "--engine local (the default).")
+def check_ray_metrics(metrics: Sequence[str], judge: Any | None = None) -> None:
+    """Refuse, with the reason, what the Ray engine does not score (pass@k; judge batch mode and caps)."""
+    if any(get_metric(m).group != "lexical" for m in metrics):
+        check_judge_on_ray(judge)
     whole = [m for m in metrics if get_metric(m).whole_dataset(resolve_params([m], None)[m])]
     if whole:
         raise ParameterError(f"{', '.join(whole)} group rows across the whole dataset; run them with --engine local")
-
-
-# -- reading -------------------------------------------------------------------
-def _files(source: str) -> tuple[Any, list[str]]:
-    """(pyarrow filesystem, data files) for a file or a folder at a local path or URI."""
-    from pyarrow import fs
-
-    filesystem, path = fs.FileSystem.from_uri(source) if "://" in source else (fs.LocalFileSystem(), source)
-    info = filesystem.get_file_info(path)
-    if info.type == fs.FileType.NotFound:
-        raise InputError("no such file or folder", file=source)
-    if info.type == fs.FileType.File:
-        return filesystem, [path]
-    found = sorted(i.path for i in filesystem.get_file_info(fs.FileSelector(path, recursive=True))
-                   if i.type == fs.FileType.File and PurePosixPath(i.path).suffix.lower() in _FORMATS)
-    if not found:
-        raise InputError(f"the folder holds no {', '.join(_FORMATS)} files", file=source)
-    return filesystem, found
-
-
-def _format(files: Sequence[str], source: str) -> str:
-    kinds = {_FORMATS.get(PurePosixPath(f).suffix.lower()) for f in files}
-    if None in kinds or len(kinds) != 1:
-        raise InputError(f"the Ray engine reads one format at a time from {', '.join(_FORMATS)} files", file=source)
-    return kinds.pop()
-
-
-def _header(filesystem: Any, path: str, fmt: str) -> list[str]:
-    import pyarrow.csv as pcsv
-    import pyarrow.parquet as pq
-
-    if fmt == "parquet":
-        return [str(n) for n in pq.ParquetFile(filesystem.open_input_file(path)).schema_arrow.names]
-    if fmt == "jsonl":
-        head = b""
-        with filesystem.open_input_stream(path) as stream:
-            while b"\n" not in head.lstrip():
-                piece = stream.read(1 << 16)
-                if not piece:
-                    break
-                head += piece
-        first = head.decode("utf-8-sig", errors="replace").lstrip().split("\n", 1)[0]
-        return [str(key) for key in json.loads(first)]
-    with filesystem.open_input_stream(path) as stream:
-        reader = pcsv.open_csv(stream, parse_options=pcsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ","))
-        return [str(n) for n in reader.schema.names]
-
-
-def _row_estimate(filesystem: Any, files: Sequence[str], fmt: str) -> int:
-    """Rows in the files: exact for Parquet, from the line length of the first MiB otherwise."""
-    import pyarrow.parquet as pq
-
-    if fmt == "parquet":
-        return sum(pq.ParquetFile(filesystem.open_input_file(f)).metadata.num_rows for f in files)
-    with filesystem.open_input_stream(files[0]) as stream:
-        sample = stream.read(1 << 20)
-    per_row = len(sample) / max(1, sample.count(b"\n"))
-    return round(sum(filesystem.get_file_info(f).size for f in files) / per_row)
-
-
-def _read(filesystem: Any, files: list[str], fmt: str, columns: list[str], blocks: int) -> Any:
-    """The files as a Ray dataset of ``blocks`` blocks: the same blocks on every run over the same files."""
-    import pyarrow.csv as pcsv
-
-    ray = _ray()
-    if fmt == "parquet":
-        return ray.data.read_parquet(files, filesystem=filesystem, override_num_blocks=blocks)
-    if fmt == "jsonl":
-        # one row per line, parsed on the workers with json.loads: every value keeps its JSON type
-        return ray.data.read_text(files, filesystem=filesystem, file_extensions=None, override_num_blocks=blocks)
-    return ray.data.read_csv(
-        files, filesystem=filesystem, file_extensions=None, override_num_blocks=blocks,
-        parse_options=pcsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",", newlines_in_values=True),
-        convert_options=pcsv.ConvertOptions(column_types={c: pa.string() for c in columns},
-                                            strings_can_be_null=False, quoted_strings_can_be_null=False))
 
 
 # -- the work of one batch (runs on a Ray worker) ---------------------------------
@@ -167,11 +89,9 @@ def _block_key(rows: Sequence[Datum]) -> str:
 def _datums(batch: pa.Table, mapping: Mapping[str, Any] | None, label: str) -> list[Datum]:
     """The batch's rows, normalized by the local loader (``mapping`` None: rows read from the store)."""
     if mapping is None:
-        return [Datum(r["datum_id"], r["model"], r["query"], r["prediction"], tuple(r["refs"] or ()),
-                      tuple(r["contexts"] or ()), json.loads(r["metadata"]) if r["metadata"] else {})
-                for r in batch.to_pylist()]
+        return stored_rows(batch)
     if batch.column_names == ["text"] and mapping.get("_jsonl"):
-        columns, values = _json_lines(batch.column("text").to_pylist(), mapping["_jsonl"], label)
+        columns, values = json_lines(batch.column("text").to_pylist(), mapping["_jsonl"], label)
     else:
         columns = check_header(list(batch.column_names), label)
         values = [[_unbytes(v) for v in row.values()] for row in batch.to_pylist()]
@@ -184,27 +104,6 @@ def _datums(batch: pa.Table, mapping: Mapping[str, Any] | None, label: str) -> l
         first = values[0] if values else []
         raise InputError(f"{exc.message} (row {exc.row} of the block that starts with {first[:2]})",
                          file=label, column=exc.column) from None
-
-
-def _json_lines(lines: Sequence[str], header: Sequence[str], label: str) -> tuple[list[str], list[list[Any]]]:
-    """JSON Lines as columns (the first line's keys, then new keys as they appear) and rows."""
-    objects = []
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"a line is not valid JSON: {exc.msg} (character {exc.colno}): {line[:80]!r}",
-                             file=label) from None
-        if not isinstance(value, dict):
-            raise InputError(f"each line must be one JSON object; found {line[:80]!r}", file=label)
-        objects.append(value)
-    columns = dict.fromkeys(header)
-    for obj in objects:
-        columns.update(dict.fromkeys(str(k) for k in obj))
-    names = list(columns)
-    return check_header(names, label), [[obj.get(c) for c in names] for obj in objects]
 
 
 def score_batch(batch: pa.Table, *, mapping: Mapping[str, Any] | None, label: str,
@@ -247,18 +146,17 @@ def run_ray(store: Store, source: str, metrics: Sequence[str], params: Mapping[s
             address: str | None = None, progress: ProgressCallback | None = None,
             cancel: threading.Event | None = None, block_rows: int = BLOCK_ROWS) -> int:
     """Read ``source`` with Ray Data, score it on the cluster, store dataset and run; returns the run id."""
-    from ..run_rules import check_metrics, signature
+    from ..run_rules import check_metrics, judge_record, signature
 
     names = list(dict.fromkeys(get_metric(m).name for m in metrics))
     if not names:
         raise ParameterError("choose at least one metric")
-    check_ray_metrics(names)
-    del judge  # refused above when a judge metric is chosen
+    check_ray_metrics(names, judge)
     resolved = resolve_params(names, params)
     source = str(source)
-    filesystem, files = _files(source)
-    fmt = _format(files, source)
-    columns = check_header(_header(filesystem, files[0], fmt), source)
+    filesystem, files = files_of(source)
+    fmt = format_of(files, source)
+    columns = check_header(header_of(filesystem, files[0], fmt), source)
     header = RawTable(columns=columns, rows=[], row_numbers=[], label=source)
     chosen = guess_mapping(columns) if mapping is None else mapping if isinstance(mapping, ColumnMapping) \
         else mapping(columns) if callable(mapping) else ColumnMapping.from_dict(mapping)
@@ -270,17 +168,17 @@ def run_ray(store: Store, source: str, metrics: Sequence[str], params: Mapping[s
     used = set(chosen.columns_used())
     fields = {f for f in ("query", "prediction", "references", "contexts") if getattr(chosen, f)}
     fields |= {"prediction"} if chosen.format == "wide" else set()
-    problems = check_metrics(names, resolved, fields | {c for c in columns if c not in used}, None)
+    problems = check_metrics(names, resolved, fields | {c for c in columns if c not in used}, judge)
     if problems:
         raise ParameterError("cannot run these metrics on this dataset:\n  " + "\n  ".join(problems))
     dataset_name, earlier = store.free_dataset_names(name or PurePosixPath(files[0]).stem)
     dataset_id = store.start_dataset(dataset_name, source, chosen.to_dict())
-    signatures = {m: signature(get_metric(m), resolved[m], None) for m in names}
-    run_id = store.create_run(dataset_id, names, resolved, signatures, list(models or []), None)
+    signatures = {m: signature(get_metric(m), resolved[m], judge) for m in names}
+    run_id = store.create_run(dataset_id, names, resolved, signatures, list(models or []), judge_record(judge, names))
     store.record_block_run(run_id, source, chosen.to_dict(), block_rows)
     try:
         _score(store, run_id, dataset_id, source, resolved, chosen.to_dict(), progress, cancel, address, block_rows,
-               new_data=True, models=models)
+               new_data=True, models=models, judge=judge)
     except InputError:
         store.delete_dataset(dataset_id, force=True)  # bad input: nothing half-written stays behind
         raise
@@ -289,33 +187,36 @@ def run_ray(store: Store, source: str, metrics: Sequence[str], params: Mapping[s
     return run_id
 
 
-def resume_ray(store: Store, run_id: int, *, address: str | None = None, progress: ProgressCallback | None = None,
-               cancel: threading.Event | None = None) -> int:
-    """Finish a Ray run: blocks already stored are read but not scored again."""
+def resume_ray(store: Store, run_id: int, *, judge: Any | None = None, address: str | None = None,
+               progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> int:
+    """Finish a Ray run: blocks already stored are read but not scored again, nor finished judge cells."""
     info = store.block_run(run_id)
     if info is None:
         raise ParameterError(f"run {run_id} was not scored by the Ray engine")
     source, mapping, block_rows = info
     run = store.get_run(run_id)
     store.set_run_status(run_id, "running")
-    _score(store, run_id, run["dataset_id"], source if mapping is not None else None, run["params"], mapping, progress, cancel, address, block_rows,
-           new_data=mapping is not None, models=run["models"] or None)
+    _score(store, run_id, run["dataset_id"], source if mapping is not None else None, run["params"], mapping,
+           progress, cancel, address, block_rows, new_data=mapping is not None, models=run["models"] or None,
+           judge=judge)
     return run_id
 
 
 def evaluate_stored(store: Store, dataset_id: int, run_id: int, metrics: Mapping[str, Mapping[str, Any]], *,
-                    models: Sequence[str] | None = None, address: str | None = None, progress: ProgressCallback | None = None,
-                    cancel: threading.Event | None = None, block_rows: int = BLOCK_ROWS) -> None:
+                    models: Sequence[str] | None = None, judge: Any | None = None, address: str | None = None,
+                    progress: ProgressCallback | None = None, cancel: threading.Event | None = None,
+                    block_rows: int = BLOCK_ROWS) -> None:
     """Score a stored dataset on Ray for a run :func:`textgen_core.evaluate.evaluate` registered."""
-    check_ray_metrics(list(metrics))
+    check_ray_metrics(list(metrics), judge)
     store.record_block_run(run_id, f"dataset:{dataset_id}", None, block_rows)
     _score(store, run_id, dataset_id, None, metrics, None, progress, cancel, address, block_rows,
-           new_data=False, models=models)
+           new_data=False, models=models, judge=judge)
 
 
 def _score(store: Store, run_id: int, dataset_id: int, source: str | None, metrics: Mapping[str, Mapping[str, Any]],
            mapping: Mapping[str, Any] | None, progress: ProgressCallback | None, cancel: threading.Event | None,
-           address: str | None, block_rows: int, *, new_data: bool, models: Sequence[str] | None) -> None:
+           address: str | None, block_rows: int, *, new_data: bool, models: Sequence[str] | None,
+           judge: Any | None) -> None:
     # Each block is stored in its own operation: the file stays free for the dashboard between blocks.
     started = time.monotonic() - (store.get_run(run_id).get("duration_s") or 0.0)
     connect(address)
@@ -327,16 +228,18 @@ def _score(store: Store, run_id: int, dataset_id: int, source: str | None, metri
                                        for start in range(0, max(1, stored.num_rows), block_rows)])
         label = f"dataset {dataset_id}"
     else:
-        filesystem, files = _files(source)
-        fmt = _format(files, source)
-        columns = _header(filesystem, files[0], fmt)
-        blocks = max(1, -(-_row_estimate(filesystem, files, fmt) // block_rows))
-        dataset = _read(filesystem, files, fmt, columns, blocks)
+        filesystem, files = files_of(source)
+        fmt = format_of(files, source)
+        columns = header_of(filesystem, files[0], fmt)
+        blocks = max(1, -(-row_estimate(filesystem, files, fmt) // block_rows))
+        dataset = read_blocks(filesystem, files, fmt, columns, blocks)
         used = set(ColumnMapping.from_dict(mapping or {}).columns_used())
         metadata_columns = [c for c in check_header(columns, source) if c not in used]
         label = source
         if fmt == "jsonl":
             mapping = {**(mapping or {}), "_jsonl": columns}  # workers parse the lines: they need the header
+    judged = {m: p for m, p in metrics.items() if get_metric(m).group != "lexical"}
+    metrics = {m: p for m, p in metrics.items() if m not in judged}
     finished = frozenset(store.finished_blocks(run_id))
     # batch_size=None: each block is one batch, so a block's key is the same on a resumed run
     scored = dataset.map_batches(score_batch, batch_size=None, batch_format="pyarrow", fn_kwargs={
@@ -387,9 +290,37 @@ def _score(store: Store, run_id: int, dataset_id: int, source: str | None, metri
     if new_data:
         store.set_run_models(run_id, chosen)
     store.write_aggregates(run_id, _corpus(store, run_id, dataset_id, metrics))
+    if judged and not _judge_phase(store, run_id, dataset_id, judged, judge, chosen, progress, cancel, started,
+                                   min(block_rows, JUDGE_BLOCK_ROWS)):
+        return
     store.set_run_status(run_id, "finished", duration_s=time.monotonic() - started)
     if progress:
         progress(Progress("done", done, done, unscored, cached=skipped))
+
+
+def _judge_phase(store: Store, run_id: int, dataset_id: int, judged: Mapping[str, Mapping[str, Any]], judge: Any,
+                 models: Sequence[str], progress: ProgressCallback | None, cancel: threading.Event | None,
+                 started: float, block_rows: int) -> bool:
+    """The judge cells of the stored rows, on the cluster; False when the run was cancelled."""
+    def status(value: str, error: str | None = None) -> None:
+        store.set_run_status(run_id, value, error=error, duration_s=time.monotonic() - started)
+
+    try:
+        complete = score_judge_on_ray(store, run_id, dataset_id, judged, judge, models=models, progress=progress,
+                                      cancel=cancel, block_rows=block_rows)
+    except KeyboardInterrupt:
+        status("interrupted")
+        raise
+    except TextgenError as exc:  # the endpoint refused for good: the cells stay unscored for a resume
+        status("failed", str(exc))
+        raise
+    except Exception as exc:
+        status("failed", str(exc)[:2000])
+        raise TextgenError(f"run {run_id} failed on Ray ({type(exc).__name__}); fix the cause and resume it: "
+                           f"textgen-eval resume {run_id}") from exc
+    if not complete:
+        status("cancelled")
+    return complete
 
 
 def _block_counts(table: pa.Table) -> tuple[list[str], list[int]]:

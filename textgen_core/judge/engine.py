@@ -63,17 +63,19 @@ def _spec(name: str) -> MetricSpec:
 
 
 def plan_groups(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
-                skip: set[tuple[str, str, str]] | frozenset = frozenset()) -> list[list[Job]]:
+                skip: set[tuple[str, str, str]] | frozenset = frozenset(),
+                models: Sequence[str] | None = None) -> list[list[Job]]:
     """Cells to score, grouped by datum id in first-seen order; cells in ``skip`` are left out.
 
     A plan with ``peers`` (a metric that compares models) gets, in its params, ``peers``:
-    every row of the same datum id, and ``models``: every model of ``rows`` in first-seen order.
+    every row of the same datum id, and ``models``: the run's models (default: every model
+    of ``rows`` in first-seen order; a part of a run passes the whole run's).
     """
     resolved = {name: (_spec(name).plan, _spec(name).resolve(params)) for name, params in metrics.items()}
     by_datum: dict[str, list[Datum]] = {}
     for row in rows:
         by_datum.setdefault(row.datum_id, []).append(row)
-    models = tuple(dict.fromkeys(row.model for row in rows))
+    models = tuple(models) if models is not None else tuple(dict.fromkeys(row.model for row in rows))
     groups: list[list[Job]] = []
     for peers in by_datum.values():
         jobs = [(row, name, plan, {**params, "peers": tuple(peers), "models": models} if plan.peers else params)
@@ -197,7 +199,7 @@ def run_judge_metrics(store: JudgeStore, run_id: int, rows: Sequence[Datum], met
                       settings: JudgeSettings, *, progress: ProgressCallback | None = None,
                       cancel: threading.Event | None = None,
                       skip: set[tuple[str, str, str]] | frozenset = frozenset(),
-                      client: JudgeClient | None = None) -> list[str]:
+                      client: JudgeClient | None = None, models: Sequence[str] | None = None) -> list[str]:
     """Score every (row, metric) cell not in ``skip`` and write cells and verdicts as they finish.
 
     Returns the reasons the endpoint refused for good (a bad key, an unknown model, no quota):
@@ -206,9 +208,10 @@ def run_judge_metrics(store: JudgeStore, run_id: int, rows: Sequence[Datum], met
     Returns when every cell is written, or soon after ``cancel`` is set: no new
     request is sent, requests on the wire get up to ``STOP_GRACE`` seconds to
     land in the cache, and cells still waiting are dropped whole. ``client``
-    lets a caller share one client (and its learned response mode) across runs.
+    lets a caller share one client (and its learned response mode) across runs; ``models``: the
+    run's models in order when ``rows`` are only part of the run (see :func:`plan_groups`).
     """
-    groups = plan_groups(rows, metrics, skip)
+    groups = plan_groups(rows, metrics, skip, models)
     if not groups:
         return []
     written = store.judge_unscored_cells(run_id)

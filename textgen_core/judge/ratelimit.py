@@ -220,3 +220,12 @@ def limiter_for(endpoint: str, model: str, cap: int, rpm: int | None = None, tpm
             return limiter
     limiter.configure(cap, rpm, tpm)
     return limiter
+
+
+def use_limiter(endpoint: str, model: str, limiter: Any) -> None:
+    """Make ``limiter`` the process's limiter of (endpoint, model): e.g. a proxy of one shared by a cluster.
+
+    It needs :meth:`Limiter.acquire`, :meth:`Limiter.release` and :meth:`Limiter.configure`.
+    """
+    with _LIMITERS_LOCK:
+        _LIMITERS[(endpoint, model)] = limiter

@@ -1,0 +1,249 @@
+"""Judge metrics on Ray: blocks of whole datum groups in Ray tasks, one request limit per endpoint for all.
+
+The driver reads the run's stored rows and orders them by datum id, so all
+models' answers to one datum stay in one block (shared extraction steps and
+pairwise comparisons need them together). Each Ray task scores its block with
+the local judge engine and client, so a cell is the one the local engine
+gives. The client's limiter is a proxy of one Ray actor per (endpoint, model):
+the adaptive concurrency, pacing and pauses that keep one process within an
+endpoint's limits hold for every worker of the cluster together. A task keeps
+its results in memory (cells, verdicts, exchanges, replies) and returns them;
+the driver writes each block in one transaction. A resumed run skips the
+finished cells. Batch mode and spending caps count a run in one process: they
+run with the local engine.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from contextlib import nullcontext
+from dataclasses import replace
+from typing import Any, Iterator, Mapping, Sequence
+
+import pyarrow as pa
+
+from ..errors import ParameterError, TextgenError
+from ..model import Datum
+from ..progress import Progress, ProgressCallback
+from ..store import Store
+
+#: About how many rows one judge task scores (whole datum groups, so a block can be larger).
+JUDGE_BLOCK_ROWS = 64
+#: Ray's namespace for the shared limiters: runs of several programs on one cluster share them.
+NAMESPACE = "textgen-eval"
+_RESULT = pa.schema([("result", pa.binary())])
+
+
+def check_judge_on_ray(judge: Any) -> None:
+    """Refuse the judge settings that count a run in one process (batch mode, spending caps)."""
+    if judge is None:
+        raise ParameterError("judge metrics need a judge endpoint (--judge-url and --judge-model)")
+    if judge.batch:
+        raise ParameterError("batch mode (--batch) runs with --engine local: one process tracks the run's batches")
+    if judge.max_calls is not None or judge.max_cost is not None:
+        raise ParameterError("a spending cap (--max-calls, --max-cost) runs with --engine local: it counts the "
+                             "run's calls in one process")
+
+
+# -- the shared limiter ---------------------------------------------------------------
+class SharedLimiter:
+    """Ray actor (async): one :class:`~textgen_core.judge.ratelimit.Limiter` that every worker asks."""
+
+    def __init__(self, cap: int, rpm: int | None, tpm: int | None) -> None:
+        from ..judge.ratelimit import Limiter
+
+        self.limiter = Limiter(cap, rpm, tpm)
+        self.peak = 0
+
+    async def acquire(self, tokens: int) -> Any:
+        permit = await self.limiter.acquire(tokens)
+        self.peak = max(self.peak, self.limiter.in_use)
+        return permit
+
+    async def release(self, permit: Any, status: int | None, headers: dict[str, str] | None,
+                      retry_after: float | None) -> None:
+        self.limiter.release(permit, status=status, headers=headers, retry_after=retry_after)
+
+    async def configure(self, cap: int, rpm: int | None, tpm: int | None) -> None:
+        self.limiter.configure(cap, rpm, tpm)
+
+    async def stats(self) -> dict[str, float]:
+        """Seconds held by pacing, 429s seen, and the most requests in flight at once."""
+        return {"waited": self.limiter.waited, "refused": self.limiter.refused, "peak": self.peak}
+
+
+class RemoteLimiter:
+    """A worker's stand-in for the shared limiter: the same acquire, release and configure."""
+
+    def __init__(self, actor: Any) -> None:
+        self._actor = actor
+
+    async def acquire(self, tokens: int = 0) -> Any:
+        return await self._actor.acquire.remote(tokens)
+
+    def release(self, permit: Any, *, status: int | None = None, headers: Any = None,
+                retry_after: float | None = None) -> None:
+        # only the rate-limit headers travel: nothing else of the reply leaves the worker
+        limits = {k.lower(): str(v) for k, v in (headers or {}).items() if k.lower().startswith("x-ratelimit-")}
+        self._actor.release.remote(permit, status, limits or None, retry_after)
+
+    def configure(self, cap: int, rpm: int | None, tpm: int | None) -> None:
+        self._actor.configure.remote(cap, rpm, tpm)
+
+
+def shared_limiter(settings: Any) -> Any:
+    """The cluster's limiter actor of the judge's (endpoint, model), created on first use."""
+    import ray
+
+    actor = ray.remote(SharedLimiter).options(
+        name=f"limiter:{settings.endpoint}:{settings.model}", namespace=NAMESPACE, get_if_exists=True,
+        lifetime="detached", num_cpus=0, max_concurrency=10_000,
+    ).remote(settings.concurrency, settings.rpm, settings.tpm)
+    actor.configure.remote(settings.concurrency, settings.rpm, settings.tpm)  # this run's settings win
+    return actor
+
+
+# -- the work of one block (runs on a Ray worker) -----------------------------------------
+class _Collected:
+    """The judge's store on a worker: nothing cached before, every write kept for the driver."""
+
+    def __init__(self) -> None:
+        self.entries: list[Any] = []
+        self.cells: list[Any] = []
+        self.usage = [0, 0, 0, 0.0]
+        self._lock = threading.Lock()
+
+    def session(self) -> Any:
+        return nullcontext(self)
+
+    def judge_cache_get(self, cache_key: str) -> None:
+        return None
+
+    def judge_cache_entries(self, cache_keys: Sequence[str]) -> dict[str, Any]:
+        return {}
+
+    def judge_cache_values(self, cache_keys: Sequence[str]) -> dict[str, Any]:
+        return {}
+
+    def judge_cache_has(self, cache_keys: Sequence[str]) -> set[str]:
+        return set()
+
+    def judge_cache_maybe(self, cache_keys: Sequence[str]) -> list[str]:
+        return []
+
+    def judge_cache_surely_missing(self, cache_key: str) -> bool:
+        return True
+
+    def judge_cache_holds(self, base_url: str, models: Sequence[str]) -> bool:
+        return False
+
+    def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:
+        return set()  # the driver knows which cells it stored unscored before
+
+    def write_judge_batch(self, entries: Sequence[Any], cells: Sequence[Any]) -> None:
+        with self._lock:
+            self.entries.extend(entries)
+            self.cells.extend(cells)
+
+    def add_run_usage(self, run_id: int, *, calls: int = 0, prompt_tokens: int = 0, completion_tokens: int = 0,
+                      cost: float | None = None) -> None:
+        with self._lock:
+            self.usage = [self.usage[0] + calls, self.usage[1] + prompt_tokens, self.usage[2] + completion_tokens,
+                          self.usage[3] + (cost or 0.0)]
+
+    def get_run(self, run_id: int) -> dict[str, Any]:
+        return {"judge_calls": 0, "cost": 0.0}
+
+
+def stored_rows(batch: pa.Table) -> list[Datum]:
+    """Rows read from the store's data table (Arrow) as datums."""
+    import json
+
+    return [Datum(r["datum_id"], r["model"], r["query"], r["prediction"], tuple(r["refs"] or ()),
+                  tuple(r["contexts"] or ()), json.loads(r["metadata"]) if r["metadata"] else {})
+            for r in batch.to_pylist()]
+
+
+def judge_block(batch: pa.Table, *, run_id: int, metrics: Mapping[str, Mapping[str, Any]], settings: Any,
+                models: Sequence[str], limiter: Any) -> pa.Table:
+    """Score one block's cells (those not listed in its ``done`` column); results pickled for the driver."""
+    from ..judge.engine import run_judge_metrics
+    from ..judge.ratelimit import use_limiter
+
+    use_limiter(settings.endpoint, settings.model, RemoteLimiter(limiter))
+    rows = stored_rows(batch)
+    skip = {(r.datum_id, r.model, m) for r, done in zip(rows, batch.column("done").to_pylist()) for m in done or ()}
+    store = _Collected()
+    reasons = run_judge_metrics(store, run_id, rows, metrics, settings, skip=skip, models=models)  # type: ignore[arg-type]
+    return pa.table({"result": [pickle.dumps((store.entries, store.cells, store.usage, reasons))]}, schema=_RESULT)
+
+
+# -- the driver ---------------------------------------------------------------------
+def _blocks(table: pa.Table, finished: set[tuple[str, str, str]], metrics: Sequence[str],
+            block_rows: int) -> Iterator[pa.Table]:
+    """The rows of datum groups with a cell to score, grouped by datum id, in blocks of whole groups."""
+    ids = table.column("datum_id").to_pylist()
+    models = table.column("model").to_pylist()
+    groups: dict[str, list[int]] = {}
+    for index, datum_id in enumerate(ids):
+        groups.setdefault(datum_id, []).append(index)
+    done = [[m for m in metrics if (ids[i], models[i], m) in finished] for i in range(len(ids))]
+    take: list[int] = []
+    for members in groups.values():
+        if all(len(done[i]) == len(metrics) for i in members):
+            continue  # finished before a resume
+        take.extend(members)
+        if len(take) >= block_rows:
+            yield _with_done(table, take, done)
+            take = []
+    if take:
+        yield _with_done(table, take, done)
+
+
+def _with_done(table: pa.Table, take: list[int], done: list[list[str]]) -> pa.Table:
+    picked = table.take(pa.array(take, pa.int64()))
+    return picked.append_column("done", pa.array([done[i] for i in take], pa.list_(pa.string())))
+
+
+def score_judge_on_ray(store: Store, run_id: int, dataset_id: int, metrics: Mapping[str, Mapping[str, Any]],
+                       settings: Any, *, models: Sequence[str], progress: ProgressCallback | None = None,
+                       cancel: threading.Event | None = None, block_rows: int = JUDGE_BLOCK_ROWS) -> bool:
+    """Score the judge cells of a run on the cluster; False when ``cancel`` stopped it first."""
+    import ray
+
+    check_judge_on_ray(settings)
+    names = list(metrics)
+    finished = store.finished_cells(run_id)
+    blocks = list(_blocks(store.data_arrow(dataset_id, models), finished, names, block_rows))
+    if not blocks:
+        return True
+    rewritten = store.judge_unscored_cells(run_id)
+    total = sum(b.num_rows for b in blocks) * len(names) - sum(len(d) for b in blocks
+                                                              for d in b.column("done").to_pylist())
+    limiter = shared_limiter(settings)
+    results = ray.data.from_arrow(blocks).map_batches(
+        judge_block, batch_size=None, batch_format="pyarrow", num_cpus=0.5, fn_kwargs={
+            "run_id": run_id, "metrics": dict(metrics), "settings": settings, "models": list(models),
+            "limiter": limiter})
+    refused: dict[str, None] = {}
+    done = failed = 0
+    for out in results.iter_batches(batch_size=None, batch_format="pyarrow"):
+        for blob in out.column("result").to_pylist():
+            entries, cells, usage, reasons = pickle.loads(blob)
+            cells = [replace(c, rewritten=tuple(c.cell[:3]) in rewritten) for c in cells]
+            store.write_judge_batch(entries, cells)
+            if any(usage):
+                store.add_run_usage(run_id, calls=usage[0], prompt_tokens=usage[1], completion_tokens=usage[2],
+                                    cost=settings.price(usage[1], usage[2]))
+            refused.update(dict.fromkeys(reasons))
+            done += len(cells)
+            failed += sum(1 for c in cells if c.cell[4] is None)
+        if progress:
+            progress(Progress("judge", total, done, failed))
+        if cancel is not None and cancel.is_set():
+            return False
+    if refused:  # as the local engine: every later call would fail the same way
+        raise TextgenError(f"the judge endpoint refused: {'; '.join(refused)}. The cells are kept as unscored; "
+                           "fix the judge settings and resume the run.")
+    return True
