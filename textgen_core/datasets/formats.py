@@ -14,7 +14,7 @@ import json
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import InputError
 
@@ -167,9 +167,24 @@ def parse_jsonl(text: str, label: str | None) -> RawTable:
     """One JSON object per line; blank lines are skipped; columns in first-seen order."""
     objects: list[dict[str, Any]] = []
     table = RawTable(columns=[], rows=[], row_numbers=[], label=label)
-    record = 0
     # split on "\n" only: str.splitlines() would also break at U+2028, which JSON allows inside strings
-    for line_no, line in enumerate(text.split("\n"), 1):
+    for line_no, record, value in jsonl_objects(text.split("\n"), label):
+        objects.append(value)
+        table.row_numbers.append(record)
+        table.lines.append(line_no)
+    if not objects:
+        raise InputError("the file has no data: every line is blank or an empty object {}", file=label)
+    return _from_objects(objects, table)
+
+
+def jsonl_objects(lines: Iterable[str], label: str | None) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(line number, data row number, object) of each JSON Lines line that holds data.
+
+    ``lines`` are the file's lines without their "\\n"; blank lines and ``{}`` are skipped, a
+    trailing carriage return is dropped, and data rows count every non-blank line.
+    """
+    record = 0
+    for line_no, line in enumerate(lines, 1):
         line = line.rstrip("\r")
         if not line.strip():
             continue
@@ -178,14 +193,8 @@ def parse_jsonl(text: str, label: str | None) -> RawTable:
         if not isinstance(value, dict):
             raise InputError(f"line {line_no} holds {describe_kind(value)}, but each line must be one JSON object "
                              '(like {"question": "...", "answer": "..."})', file=label, row=record)
-        if not value:
-            continue  # {} holds no value: skipped like a blank line
-        objects.append(value)
-        table.row_numbers.append(record)
-        table.lines.append(line_no)
-    if not objects:
-        raise InputError("the file has no data: every line is blank or an empty object {}", file=label)
-    return _from_objects(objects, table)
+        if value:  # {} holds no value: skipped like a blank line
+            yield line_no, record, value
 
 
 class _JsonProblem(ValueError):
@@ -325,12 +334,24 @@ def parse_json(text: str, label: str | None) -> RawTable:
 def _from_objects(objects: list[dict[str, Any]], table: RawTable) -> RawTable:
     """Columns are the cleaned keys in first-seen order ("\ufeffmodel" in one line and "model" in
     the next are one column); two keys of one object that clean to the same name are an error."""
-    names: dict[str, str] = {}  # raw key -> cleaned column name
+    names = key_columns(objects, table.label)
+    table.columns = list(dict.fromkeys(names.values()))
+    return fill_rows(objects, table, names)
+
+
+def key_columns(objects: Iterable[Mapping[str, Any]], label: str | None,
+                names: dict[str, str] | None = None) -> dict[str, str]:
+    """Raw key -> cleaned column name of every key of ``objects`` (added to ``names``), in first-seen order."""
+    names = {} if names is None else names
     for obj in objects:
         for key in obj:
             if key not in names:
-                names[key] = check_header([key], table.label)[0]
-    table.columns = list(dict.fromkeys(names.values()))
+                names[key] = check_header([key], label)[0]
+    return names
+
+
+def fill_rows(objects: Sequence[Mapping[str, Any]], table: RawTable, names: Mapping[str, str]) -> RawTable:
+    """``table.rows`` from ``objects`` (one per row number already in ``table``), laid out on ``table.columns``."""
     position = {column: i for i, column in enumerate(table.columns)}
     for index, obj in enumerate(objects):
         row: list[Any] = [None] * len(table.columns)
