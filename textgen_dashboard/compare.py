@@ -24,7 +24,7 @@ from textgen_core.judge.metrics.pairwise_preference import NAME as PAIRWISE
 from textgen_core.errors import TextgenError
 
 from . import data, state
-from .compare_charts import BACKGROUNDS, forest_figure, outcomes, scatter_figure, thin
+from .compare_charts import BACKGROUNDS, MAX_POINTS, forest_figure, outcomes, scatter_figure
 from .compare_agreement import agreement_section
 from .pairwise import pairwise_section
 from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint
@@ -65,10 +65,9 @@ def render() -> None:
     if target is not None:
         open_datum(run_id, target)
     run = data.run(run_id)
-    summary = data.summary(run_id)
+    scored = data.scored_counts(run_id)
     if run["status"] != "finished":
         st.info(f"Run status: {run['status']}. The comparison covers the cells stored so far.")
-    scored = summary[summary["n_scored"] > 0] if not summary.empty else summary
     models = [m for m in run["models"] if m in set(scored["model"])] if not scored.empty else []
     if len(models) < 2:
         st.info("A comparison needs scores for two models or more; this run has "
@@ -308,7 +307,7 @@ def pairs_section(run_id: int, run: Mapping[str, Any], choice: Choice) -> None:
     direction = pairs.attrs.get("direction", "higher")
     st.plotly_chart(scatter_figure(pairs, score, choice.baseline, candidate, direction, choice.tie_tolerance),
                     key=state.COMPARE_SCATTER)
-    shown = len(thin(pairs))
+    shown = min(len(pairs), MAX_POINTS)  # what thin() keeps
     st.caption(f"{len(pairs)} datums scored for both; above the diagonal the candidate scores higher"
                + (f"; {shown} points drawn (the largest differences and an even sample)." if shown < len(pairs)
                   else "."))

@@ -339,6 +339,16 @@ def paired(run_id: int, baseline: str, candidate: str, score: str) -> pd.DataFra
     return _paired(db_path(), int(run_id), baseline, candidate, score, jobs().version)
 
 
+@st.cache_data(ttl=TTL, show_spinner=False)
+def _scored_counts(path: str, run_id: int, version: int) -> pd.DataFrame:
+    return _store(path).scored_counts(run_id)
+
+
+def scored_counts(run_id: int) -> pd.DataFrame:
+    """model, metric, score, n_scored of every (model, score) with scored values, in the run summary's order."""
+    return _scored_counts(db_path(), int(run_id), jobs().version)
+
+
 @st.cache_data(ttl=COMPARE_TTL, max_entries=32, show_spinner="Measuring agreement with the human column...")
 @_one_open
 def _agreement(path: str, run_id: int, column: str, kind: str, threshold: float, positive_label: str | None,

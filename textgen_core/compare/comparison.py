@@ -15,6 +15,7 @@ from ..store import Store
 from .intervals import BOOTSTRAP_MAX, t_interval
 from .pairing import Pairs, RunScores, load_run_scores, pair
 from .power import datums_needed, mde
+from .run_cache import RUNS
 from .stats import bootstrap_ci, holm_adjust, permutation_test, rng_for, smallest_p, win_tie_loss
 from .verdicts import APART, HOLM, decide, mcnemar_exact, worst_value
 
@@ -171,7 +172,7 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
     in_family = [name for name in names if holm_undirected or direction[name] != "none"]
     family = len(candidates) * len(in_family) if holm else 1
     alpha = 1.0 - confidence
-    counts = _counts(store, run_id)
+    counts = _counts(data)
     rows: list[dict] = []
     warnings: list[str] = []
     for other in candidates:
@@ -220,11 +221,15 @@ def _adjust_and_decide(frame: pd.DataFrame, holm: bool, alpha: float) -> None:
     frame["why"] = [w for _, w in decided]
 
 
-def _counts(store: Store, run_id: int) -> dict[tuple[str, str], dict[str, int]]:
-    table = store.score_counts(run_id)
-    return {(r.model, r.score): {"scored": int(r.n_scored), "unscored": int(r.n_unscored),
-                                 "empty": int(r.n_empty), "missing": int(r.n_missing)}
-            for r in table.itertuples()}
+def _counts(data: RunScores) -> dict[tuple[str, str], dict[str, int]]:
+    """Per (model, score): scored, unscored, empty and missing datums (kept with the run's other reads)."""
+    found = RUNS.lookup(data.store.path, data.run, ("counts",))
+    if found is None:
+        found = {(r.model, r.score): {"scored": int(r.n_scored), "unscored": int(r.n_unscored),
+                                      "empty": int(r.n_empty), "missing": int(r.n_missing)}
+                 for r in data.store.score_counts(data.run_id).itertuples()}
+        RUNS.keep(data.store.path, data.run, ("counts",), found)
+    return found
 
 
 def _count_fields(counts: Mapping[tuple[str, str], Mapping[str, int]], baseline: str, candidate: str,

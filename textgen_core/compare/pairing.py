@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import ParameterError
 from ..store import Store
+from ..store.pair_reads import ScoreArrays
+from .run_cache import RUNS
 
 
 @dataclass(frozen=True)
 class RunScores:
-    """Which models and scores of a run have values; the values themselves are read per score on demand."""
+    """Which models and scores of a run have values; the values themselves are read per score on demand.
+
+    Reads of a finished run are kept in :data:`.run_cache.RUNS`, so comparing other models, scores
+    or settings of the same run reads nothing again.
+    """
 
     run_id: int
     models: list[str]
@@ -22,15 +28,22 @@ class RunScores:
     store: Store = field(compare=False, repr=False)
     #: The scores whose datum ids count as the run's datums (None: all).
     scope: Sequence[str] | None = None
+    #: The run's record, read with ``scored`` (its status and stamp decide what may be cached).
+    run: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     #: Per score, a (models x datums) array in datum order, NaN where unscored; filled by :meth:`load`.
     _arrays: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
     def load(self, scores: Sequence[str]) -> None:
-        """Read the values of these scores (for every model) in one query."""
+        """Read the values of these scores (for every model) in one query, unless they are cached."""
         wanted = [s for s in dict.fromkeys(scores) if s not in self._arrays]
+        if wanted and self._dataset_datums():
+            for score in wanted:
+                found = self._cached(("values", tuple(self.models), score))
+                if found is not None:
+                    self._arrays[score] = found
+            wanted = [s for s in wanted if s not in self._arrays]
         if wanted:
-            cube = self.store.score_arrays(self.run_id, wanted, self.models, scores=self.scope).values
-            self._arrays.update(zip(wanted, cube))
+            self._remember(wanted, self.store.score_arrays(self.run_id, wanted, self.models, scores=self.scope))
 
     def array(self, score: str) -> np.ndarray:
         """The score's values, a row per model (in ``models`` order), a column per datum; NaN where unscored."""
@@ -38,10 +51,39 @@ class RunScores:
         return self._arrays[score]
 
     def array_with_ids(self, score: str) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`array` and the datum ids of its columns, read together."""
+        """:meth:`array` and the datum ids of its columns."""
+        if self._dataset_datums():
+            values = self.array(score)
+            ids = self._cached(("datum ids",))
+            if ids is None:
+                ids = self.store.dataset_datum_ids(self.run_id)
+                RUNS.keep(self.store.path, self.run, ("datum ids",), ids)
+            return values, ids
         found = self.store.score_arrays(self.run_id, [score], self.models, scores=self.scope, with_ids=True)
-        self._arrays[score] = found.values[0]
+        self._remember([score], found)
+        if found.dataset_datums:
+            RUNS.keep(self.store.path, self.run, ("datum ids",), found.datum_ids)
         return found.values[0], found.datum_ids
+
+    def _cached(self, key: tuple[Any, ...]) -> Any | None:
+        return RUNS.lookup(self.store.path, self.run, key)
+
+    def _scope_names(self) -> list[str]:
+        return list(self.scope) if self.scope is not None else self.score_names
+
+    def _dataset_datums(self) -> bool:
+        """Whether a read of this scope is known to number the dataset's datums alone (so cached arrays fit)."""
+        return all(self._cached(("dataset datums", score)) for score in self._scope_names())
+
+    def _remember(self, scores: Sequence[str], found: ScoreArrays) -> None:
+        """Hold what was read; cache it when its datums are the dataset's, whatever the scope."""
+        self._arrays.update(zip(scores, found.values))
+        if not found.dataset_datums:
+            return
+        for score in self._scope_names():
+            RUNS.keep(self.store.path, self.run, ("dataset datums", score), True)
+        for score, values in zip(scores, found.values):
+            RUNS.keep(self.store.path, self.run, ("values", tuple(self.models), score), values)
 
     @property
     def score_names(self) -> list[str]:
@@ -89,12 +131,16 @@ class Pairs:
 def load_run_scores(store: Store, run_id: int, scores: Sequence[str] | None = None) -> RunScores:
     """What a run has scored (optionally only some scores); values are read when a score is paired."""
     run = store.get_run(run_id)
-    scored = store.scored_pairs(run_id, scores=scores)
-    if len({model for model, _ in scored} - set(run["models"])) > 1:
-        # Models the run does not declare follow it in order of their first (score, datum id).
-        scored = store.scored_pairs(run_id, scores=scores, by_first_datum=True)
+    key = ("scored", None if scores is None else tuple(scores))
+    scored = RUNS.lookup(store.path, run, key)
+    if scored is None:
+        scored = store.scored_pairs(run_id, scores=scores)
+        if len({model for model, _ in scored} - set(run["models"])) > 1:
+            # Models the run does not declare follow it in order of their first (score, datum id).
+            scored = store.scored_pairs(run_id, scores=scores, by_first_datum=True)
+        RUNS.keep(store.path, run, key, tuple(scored))
     models = list(dict.fromkeys([*run["models"], *(model for model, _ in scored)]))
-    return RunScores(run_id, models, scored, store, None if scores is None else list(scores))
+    return RunScores(run_id, models, list(scored), store, None if scores is None else list(scores), run)
 
 
 def pair(run_scores: RunScores, baseline: str, candidate: str, score: str, *, with_ids: bool = False) -> Pairs:

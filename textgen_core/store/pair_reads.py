@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
+import pandas as pd
 
 _DATASET = "(SELECT dataset_id FROM runs WHERE run_id = $run)"
 _SCORED = "run_id = $run AND value IS NOT NULL AND ($all_scores OR list_contains($scores, score))"
@@ -37,6 +38,8 @@ class ScoreArrays(NamedTuple):
 
     values: np.ndarray
     datum_ids: np.ndarray | None
+    #: Whether the datums are the dataset's alone: no scored cell in scope has a datum id the dataset lacks.
+    dataset_datums: bool = True
 
 
 class PairReadsMixin:
@@ -58,6 +61,20 @@ class PairReadsMixin:
             self._datum_params(run_id, scores)).fetchall()
         return [(str(m), str(s)) for m, s in rows]
 
+    def scored_counts(self, run_id: int) -> pd.DataFrame:
+        """model, metric, score, n_scored of every (model, metric, score) with a scored value, by metric, score, model.
+
+        The counts of :meth:`summary` without its statistics (a median of millions of values costs seconds).
+        """
+        return self._cur().execute(
+            "SELECT model, metric, score, count(*) AS n_scored FROM scores WHERE run_id = $run AND value IS NOT NULL "
+            "GROUP BY model, metric, score ORDER BY metric, score, model", {"run": run_id}).df()
+
+    def dataset_datum_ids(self, run_id: int) -> np.ndarray:
+        """The distinct datum ids of the run's dataset, in the order they first appear."""
+        return self._cur().execute(_DATUMS_OF_DATASET + "SELECT datum_id FROM u ORDER BY i",
+                                   {"run": run_id}).fetchnumpy()["datum_id"]
+
     def score_arrays(self, run_id: int, pick: Sequence[str], models: Sequence[str],
                      scores: Sequence[str] | None = None, *, with_ids: bool = False) -> ScoreArrays:
         """Values of the ``pick`` scores, shape (scores, models, datums), NaN where a model has no scored value.
@@ -65,26 +82,25 @@ class PairReadsMixin:
         Datums follow the run's datum order, counted over the ``scores`` (None: all of them);
         ``with_ids`` also reads their datum ids.
         """
-        params = self._datum_params(run_id, scores) | {"pick": list(pick), "models": list(models)}
-        # Every scored cell in scope, numbered by the dataset's datum ids; a NULL number is a datum id
-        # only the scores know (rare), and only then is the slower numbering with those ids needed.
+        params = self._datum_params(run_id, scores) | {"pick": list(pick), "models": list(models), "nm": len(models)}
+        # Every picked cell in scope as (datum number i, row km = score x model, value). A cell with a NULL i has
+        # a datum id only the scores know (rare, and it changes the numbering whatever its score or model): only
+        # then is the slower numbering with those ids needed.
+        cells = ("SELECT CAST(u.i AS INTEGER) AS i, CAST(pk.k * $nm + pm.m AS INTEGER) AS km, s.value FROM scores s "
+                 "LEFT JOIN u USING (datum_id) LEFT JOIN pk USING (score) LEFT JOIN pm USING (model) WHERE " + _SCORED)
         found = self._cur().execute(
-            _DATUMS_OF_DATASET + _PICKED + "SELECT u.i, pk.k, pm.m, s.value FROM scores s LEFT JOIN u USING (datum_id) "
-            "LEFT JOIN pk USING (score) LEFT JOIN pm USING (model) WHERE " + _SCORED,
+            _DATUMS_OF_DATASET + _PICKED + cells + " AND (u.i IS NULL OR (pk.k IS NOT NULL AND pm.m IS NOT NULL))",
             params).fetchnumpy()
-        if np.ma.getmaskarray(found["i"]).any():
+        dataset = not np.ma.getmaskarray(found["i"]).any()
+        if dataset:
+            datums, numbering = _DATUMS_OF_DATASET, {"run": run_id}
+        else:
             datums, numbering = _DATUMS, self._datum_params(run_id, scores)
             found = self._cur().execute(
-                _DATUMS + _PICKED + "SELECT u.i, pk.k, pm.m, s.value FROM scores s JOIN pk USING (score) "
-                "JOIN pm USING (model) JOIN u USING (datum_id) WHERE s.run_id = $run AND s.value IS NOT NULL",
-                params).fetchnumpy()
-        else:
-            datums, numbering = _DATUMS_OF_DATASET, {"run": run_id}
-        n = self._cur().execute(datums + "SELECT count(*) FROM u", numbering).fetchone()[0]
+                _DATUMS + _PICKED + cells + " AND pk.k IS NOT NULL AND pm.m IS NOT NULL", params).fetchnumpy()
         ids = (self._cur().execute(datums + "SELECT datum_id FROM u ORDER BY i", numbering).fetchnumpy()["datum_id"]
                if with_ids else None)
-        kept = ~(np.ma.getmaskarray(found["k"]) | np.ma.getmaskarray(found["m"]))
-        cube = np.full((len(pick), len(models), int(n)), np.nan)
-        cube[np.asarray(found["k"][kept], dtype=np.int64), np.asarray(found["m"][kept], dtype=np.int64),
-             np.asarray(found["i"][kept], dtype=np.int64)] = np.asarray(found["value"][kept], dtype=float)
-        return ScoreArrays(cube, ids)
+        n = len(ids) if ids is not None else self._cur().execute(datums + "SELECT count(*) FROM u", numbering).fetchone()[0]
+        cube = np.full((len(pick) * len(models), int(n)), np.nan)
+        cube[np.asarray(found["km"]), np.asarray(found["i"])] = np.asarray(found["value"], dtype=float)
+        return ScoreArrays(cube.reshape(len(pick), len(models), int(n)), ids, dataset)
