@@ -24,7 +24,7 @@ from textgen_core.judge.metrics.pairwise_preference import NAME as PAIRWISE
 from textgen_core.errors import TextgenError
 
 from . import data, state
-from .compare_charts import BACKGROUNDS, MAX_POINTS, forest_figure, outcomes, scatter_figure
+from .compare_charts import BACKGROUNDS, MAX_POINTS, forest_figure, largest_first, outcomes, scatter_figure
 from .compare_agreement import agreement_section
 from .pairwise import pairwise_section
 from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint
@@ -283,8 +283,7 @@ def _interval(low: float, high: float) -> str:
 # -- per datum -----------------------------------------------------------------
 def largest(pairs: pd.DataFrame, n: int, direction: str, tolerance: float) -> pd.DataFrame:
     """The ``n`` datums with the largest |delta| (dataset order among equals), with the outcome."""
-    order = pairs["diff"].abs().sort_values(ascending=False, kind="stable").index[:n]
-    top = pairs.loc[order].reset_index(drop=True)
+    top = pairs.iloc[largest_first(pairs["diff"].abs().to_numpy(), n)].reset_index(drop=True)
     top["outcome"] = outcomes(top["diff"].to_numpy(), direction, tolerance) if len(top) else []
     return top
 

@@ -84,12 +84,27 @@ def forest_figure(frame: pd.DataFrame) -> go.Figure:
     return figure
 
 
+def largest_first(values: np.ndarray, k: int, *, later_first: bool = False) -> np.ndarray:
+    """Positions of the ``k`` largest values, largest first, equal values in position order (reversed with
+    ``later_first``): what a stable sort of everything gives, from a partition and a sort of the few."""
+    values = np.asarray(values, dtype=float)
+    n = values.size
+    if k <= 0:
+        return np.empty(0, dtype=np.int64)
+    if k < n and not np.isnan(values).any():
+        picked = np.flatnonzero(values >= np.partition(values, n - k)[n - k])
+    else:  # NaN counts as the smallest value
+        picked = np.arange(n)
+        values = np.where(np.isnan(values), -np.inf, values)
+    order = np.lexsort((-picked if later_first else picked, -values[picked]))
+    return picked[order][:k]
+
+
 def thin(pairs: pd.DataFrame, limit: int = MAX_POINTS) -> pd.DataFrame:
     """At most ``limit`` pairs: the largest |diff| first (a tenth of the budget), then an even sample."""
     if len(pairs) <= limit:
         return pairs
-    order = pairs["diff"].abs().to_numpy().argsort(kind="stable")[::-1]
-    top = order[: limit // 10]
+    top = largest_first(pairs["diff"].abs().to_numpy(), limit // 10, later_first=True)
     others = np.ones(len(pairs), dtype=bool)
     others[top] = False
     rest = np.flatnonzero(others)  # what np.setdiff1d gives, without sorting half a million indices
@@ -115,7 +130,8 @@ def scatter_figure(pairs: pd.DataFrame, score: str, baseline: str, candidate: st
         color = COLORS[kind] if direction != "none" else COLORS[DIFFERENT]
         figure.add_trace(trace(
             x=part["baseline"], y=part["candidate"], mode="markers", name=f"{names[kind]} ({len(part)})",
-            marker=dict(color=color, size=7, opacity=0.7), text=[label(d) for d in part["datum_id"]],
+            marker=dict(color=color, size=7, opacity=0.7),
+            text=np.array([label(d) for d in part["datum_id"]], dtype=str),  # an array: plotly checks it at once
             hovertemplate="%{text}: %{x:.4g} → %{y:.4g}<extra></extra>",
         ))
     low = float(min(pairs["baseline"].min(), pairs["candidate"].min()))

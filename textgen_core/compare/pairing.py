@@ -131,16 +131,16 @@ class Pairs:
 def load_run_scores(store: Store, run_id: int, scores: Sequence[str] | None = None) -> RunScores:
     """What a run has scored (optionally only some scores); values are read when a score is paired."""
     run = store.get_run(run_id)
-    key = ("scored", None if scores is None else tuple(scores))
-    scored = RUNS.lookup(store.path, run, key)
-    if scored is None:
-        scored = store.scored_pairs(run_id, scores=scores)
-        if len({model for model, _ in scored} - set(run["models"])) > 1:
-            # Models the run does not declare follow it in order of their first (score, datum id).
-            scored = store.scored_pairs(run_id, scores=scores, by_first_datum=True)
-        RUNS.keep(store.path, run, key, tuple(scored))
+    every = RUNS.lookup(store.path, run, ("scored",))
+    if every is None:
+        every = tuple(store.scored_pairs(run_id))
+        RUNS.keep(store.path, run, ("scored",), every)
+    scored = [cell for cell in every if scores is None or cell[1] in scores]
+    if len({model for model, _ in scored} - set(run["models"])) > 1:
+        # Models the run does not declare follow it in order of their first (score, datum id).
+        scored = store.scored_pairs(run_id, scores=scores, by_first_datum=True)
     models = list(dict.fromkeys([*run["models"], *(model for model, _ in scored)]))
-    return RunScores(run_id, models, list(scored), store, None if scores is None else list(scores), run)
+    return RunScores(run_id, models, scored, store, None if scores is None else list(scores), run)
 
 
 def pair(run_scores: RunScores, baseline: str, candidate: str, score: str, *, with_ids: bool = False) -> Pairs:
