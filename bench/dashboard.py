@@ -6,7 +6,7 @@ The run holds lexical scores (rouge1, rougeL, bleu), an LLM-judge score (faithfu
 about 3% unscored with a reason), three verdicts and one judge exchange per row, all
 written through the store's own writers. Every page is then rendered from cold reader
 caches (the store connection stays open, as in a running server) and timed; a warm
-re-render and the heavier Results/Explore interactions are timed too. Exit status 1
+re-render and the heavier Results/Explore/Compare interactions are timed too. Exit status 1
 when a first render misses the target or a page raises.
 """
 
@@ -131,6 +131,10 @@ def measure(errors: list[str]) -> dict[str, float]:
             figures["explore: text search"] = _timed(lambda: at.text_input(key="explore.text").input("gold river").run())
             figures["explore: unscored filter"] = _timed(
                 lambda: at.selectbox(key="explore.score").set_value("faithfulness").run())
+        if name == "views/compare.py":  # new settings on the same finished run: its cells are read once
+            figures["compare: next seed"] = _timed(lambda: at.number_input(key="compare.seed").set_value(1).run())
+            figures["compare: next pair score"] = _timed(
+                lambda: at.selectbox(key="compare.pair_score").set_value("bleu").run())
     return figures
 
 
