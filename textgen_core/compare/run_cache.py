@@ -10,6 +10,7 @@ entries go first. Cached arrays are read-only, so no caller can change what the 
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from typing import Any, Hashable, Mapping
@@ -79,7 +80,7 @@ class RunCache:
     def _place(path: str, run: Mapping[str, Any]) -> tuple[str, int] | None:
         if path == ":memory:" or run.get("status") != "finished":
             return None
-        return path, int(run["run_id"])
+        return os.path.abspath(path), int(run["run_id"])  # one key per file, whatever the working directory
 
     def _check_stamp(self, place: tuple[str, int], run: Mapping[str, Any]) -> None:
         """Drop the run's entries when it is not the run they were read from (resumed, finished again, new file)."""
