@@ -104,10 +104,10 @@ def test_a_bad_row_late_in_the_file_names_it_and_stores_nothing(tmp_path: Path, 
 
 def test_files_and_metrics_that_need_the_whole_file_are_refused_before_anything_is_stored(tmp_path: Path) -> None:
     store = Store(tmp_path / "s.duckdb")
-    jsonl = tmp_path / "outputs.jsonl"
-    jsonl.write_text('{"prediction": "a", "reference": "a"}\n', encoding="utf-8")
+    array = tmp_path / "outputs.json"  # a JSON array is read whole (JSON Lines stream)
+    array.write_text('[{"prediction": "a", "reference": "a"}]\n', encoding="utf-8")
     with pytest.raises(NotStreamable):
-        stream_file(store, jsonl, ["rouge"])
+        stream_file(store, array, ["rouge"])
     with pytest.raises(NotStreamable):
         stream_file(store, _write_csv(tmp_path / "o.csv", 4), ["faithfulness"])
     assert store.list_datasets().empty

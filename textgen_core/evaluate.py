@@ -87,6 +87,12 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
     if judge is None and any(get_metric(m).group != "lexical" for m in metrics):
         raise ParameterError(f"run {run_id} has judge metrics: give the judge endpoint to resume it")
     check_same_judge(run_id, run.get("judge"), judge, metrics)
+    from .streaming.record import stream_record
+
+    if stream_record(store, run_id) is not None:  # streamed from a file: read again, stored chunks not scored
+        from .streaming.run import resume_stream
+
+        return resume_stream(store, run_id, progress=progress, cancel=cancel, workers=workers)
     if store.block_run(run_id) is not None:  # scored by the Ray engine: Ray resumes it, skipping finished work
         from .engines.ray_engine import resume_ray
 

@@ -3,7 +3,9 @@
 A streamed dataset is registered first, filled chunk by chunk, then finished
 with its row count and models. When its rows turn out identical to a stored
 dataset's, its runs move there and the copy is deleted, as a whole-file load
-would have reused that dataset.
+would have reused that dataset. A run scored in chunks or blocks records where
+it reads its data and which chunks are stored, in the same transaction as their
+rows and cells, so that a stopped run resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -88,18 +90,25 @@ class StreamTablesMixin:
         raise AssertionError("unreachable: there is always a free name")  # pragma: no cover
 
     def start_dataset(self, name: str, source: str, mapping: Mapping[str, Any]) -> int:
-        """Register an empty dataset (no row count yet) to fill with :meth:`append_data`."""
+        """Register an empty dataset (no row count yet) to fill with :meth:`append_chunks`."""
         with self.transaction() as cur:  # type: ignore[attr-defined]
             return int(cur.execute(
                 "INSERT INTO datasets (name, source, n_rows, models, mapping, metadata_columns) "
                 "VALUES (?, ?, NULL, [], ?, []) RETURNING dataset_id",
                 [name, source, json.dumps(dict(mapping), ensure_ascii=False, default=str)]).fetchone()[0])
 
-    def append_data(self, dataset_id: int, first_index: int, rows: pa.Table) -> None:
-        """Add rows (the data table's columns but dataset_id and row_index, numbered from ``first_index``);
-        a (datum id, model) already stored raises :class:`DuplicateRow` and adds nothing."""
+    def append_chunks(self, dataset_id: int, first_index: int, rows: pa.Table, cells: pa.Table | None = None, *,
+                      run_id: int | None = None, finished: Sequence[str] = ()) -> None:
+        """One transaction: rows (the data table's columns but dataset_id and row_index, numbered from
+        ``first_index``), the cells of a new run scored on them (rows of the scores table) and the keys of the
+        chunks of ``run_id`` they finish; a (datum id, model) already stored raises :class:`DuplicateRow` and
+        adds nothing."""
         with self.transaction() as cur:  # type: ignore[attr-defined]
             self._insert_data(cur, dataset_id, first_index, rows, "INSERT")
+            if cells is not None:
+                insert_arrow(cur, "scores", cells)
+            if finished:
+                self._mark_finished(cur, run_id, finished)
 
     def _insert_data(self, cur: Any, dataset_id: int, first_index: int, rows: pa.Table, verb: str) -> None:
         count = rows.num_rows
@@ -110,11 +119,6 @@ class StreamTablesMixin:
             cur.execute(f"{verb} INTO data SELECT * FROM block_rows")
         except duckdb.ConstraintException:
             raise self._duplicate(dataset_id, block_rows) from None
-
-    def insert_cells(self, cells: pa.Table) -> None:
-        """Add the cells of a new run (rows of the scores table; none of them stored before)."""
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            insert_arrow(cur, "scores", cells)
 
     def _duplicate(self, dataset_id: int, table: pa.Table) -> DuplicateRow:
         cur = self._cur().cursor()  # type: ignore[attr-defined]  # the failed insert's cursor is not reusable
@@ -163,13 +167,18 @@ class StreamTablesMixin:
         with self.transaction() as cur:  # type: ignore[attr-defined]
             cur.execute("UPDATE runs SET models = ? WHERE run_id = ?", [list(models), run_id])
 
-    # -- blocks scored elsewhere (the Ray engine) ----------------------------
+    # -- runs scored in chunks or blocks (streamed runs, the Ray engine) --------
     def _block_tables(self, cur: Any) -> None:
         for statement in BLOCK_DDL:
             cur.execute(statement)
 
+    def _mark_finished(self, cur: Any, run_id: int | None, keys: Sequence[str]) -> None:
+        self._block_tables(cur)
+        for key in keys:
+            cur.execute("INSERT OR REPLACE INTO run_blocks VALUES (?, ?)", [run_id, key])
+
     def record_block_run(self, run_id: int, source: str, mapping: Mapping[str, Any] | None, block_rows: int) -> None:
-        """Remember where (and in blocks of how many rows) a block-scored run reads its data, to resume it."""
+        """Remember where (and in blocks or chunks of how many rows) a run reads its data, to resume it."""
         with self.transaction() as cur:  # type: ignore[attr-defined]
             self._block_tables(cur)
             cur.execute("INSERT OR REPLACE INTO block_runs VALUES (?, ?, ?, ?)",
@@ -178,15 +187,18 @@ class StreamTablesMixin:
 
     def block_run(self, run_id: int) -> tuple[str, dict[str, Any] | None, int] | None:
         """(source, column mapping, rows per block) of a block-scored run, or None for any other run."""
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            self._block_tables(cur)
-            row = cur.execute("SELECT source, mapping, block_rows FROM block_runs WHERE run_id = ?", [run_id]).fetchone()
-        return None if row is None else (row[0], json.loads(row[1]) if row[1] else None, int(row[2]))
+        rows = self._block_rows("SELECT source, mapping, block_rows FROM block_runs WHERE run_id = ?", run_id)
+        return None if not rows else (rows[0][0], json.loads(rows[0][1]) if rows[0][1] else None, int(rows[0][2]))
 
     def finished_blocks(self, run_id: int) -> set[str]:
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            self._block_tables(cur)
-            return {key for (key,) in cur.execute("SELECT block FROM run_blocks WHERE run_id = ?", [run_id]).fetchall()}
+        return {key for (key,) in self._block_rows("SELECT block FROM run_blocks WHERE run_id = ?", run_id)}
+
+    def _block_rows(self, sql: str, run_id: int) -> list[tuple]:
+        """The rows of a query on one run's block records; none before a file holds any (read-only works too)."""
+        try:
+            return self._cur().execute(sql, [run_id]).fetchall()  # type: ignore[attr-defined]
+        except duckdb.CatalogException:
+            return []
 
     def write_block(self, run_id: int, dataset_id: int | None, first_index: int, table: pa.Table,
                     finished: Sequence[str], *, resumed: bool = False) -> None:
@@ -201,8 +213,7 @@ class StreamTablesMixin:
             cur.execute(
                 "INSERT OR REPLACE INTO scores SELECT ?, datum_id, model, c.metric, c.score, c.value, c.details, "
                 "c.reason FROM (SELECT datum_id, model, unnest(cells) AS c FROM block_cells)", [run_id])
-            for key in finished:
-                cur.execute("INSERT OR REPLACE INTO run_blocks VALUES (?, ?)", [run_id, key])
+            self._mark_finished(cur, run_id, finished)
 
     def data_arrow(self, dataset_id: int, models: Sequence[str] | None = None) -> pa.Table:
         """A stored dataset's rows (of ``models``, default all) as Arrow, in row order."""

@@ -1,10 +1,10 @@
-"""Reading a large CSV, TSV or Parquet file in chunks of rows, with the whole-file reader's rules.
+"""Reading a large CSV, TSV, JSON Lines or Parquet file in chunks of rows, with the whole-file reader's rules.
 
 Each chunk is a :class:`RawTable` whose row numbers and lines count from the start
 of the file, so the loader's messages name the same row and line as when the file
-is read whole. Files this reader cannot take in one pass (JSON, UTF-16, a header
-with unnamed columns that spreadsheets may pad) raise :class:`NotStreamable`
-before any row is read; the caller then reads them whole.
+is read whole. Files this reader cannot take in one pass (a JSON array, UTF-16, a
+header with unnamed columns that spreadsheets may pad, JSON Lines without data)
+raise :class:`NotStreamable` before any row is read; the caller then reads them whole.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from typing import Any, Iterator
 from ..datasets.formats import RawTable, _ragged_column, _ragged_message, check_header, csv_delimiter
 from ..datasets.reader import EXTENSIONS, read_raw
 from ..errors import InputError
+from .read_jsonl import JsonLines
 
 #: Formats read in chunks; the others are read whole.
-STREAMED_FORMATS = ("csv", "tsv", "parquet")
+STREAMED_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 
 
 class NotStreamable(Exception):
@@ -46,17 +47,18 @@ class ChunkReader:
         self.bytes_read = 0
         if fmt == "parquet":
             self._open_parquet()
+            return
+        with open(self.path, "rb") as binary:
+            if binary.read(4).startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+                raise NotStreamable("UTF-16 files are read whole")
+        if fmt == "jsonl":
+            self._open_jsonl()
         else:
             self._open_csv("\t" if fmt == "tsv" else None)
 
     # -- CSV / TSV -------------------------------------------------------------
     def _open_csv(self, delimiter: str | None) -> None:
         self._binary = open(self.path, "rb")
-        head = self._binary.read(4)
-        if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-            self._binary.close()
-            raise NotStreamable("UTF-16 files are read whole")
-        self._binary.seek(0)
         self._text = io.TextIOWrapper(self._binary, encoding="utf-8-sig", newline="")
         try:
             first = self._text.readline()
@@ -115,6 +117,19 @@ class ChunkReader:
         if table.rows:
             yield table
 
+    # -- JSON Lines ------------------------------------------------------------
+    def _open_jsonl(self) -> None:
+        self._jsonl = JsonLines(self.path, self.label)  # reads every line once for the columns
+        if not self._jsonl.columns:
+            raise NotStreamable("no line holds data: the whole-file reader says why")
+        self.columns = self._jsonl.columns
+
+    def _jsonl_chunks(self, size: int) -> Iterator[RawTable]:
+        for table in self._jsonl.chunks(size):
+            self.bytes_read = self._jsonl.bytes_read
+            yield table
+        self.bytes_read = self.size
+
     # -- Parquet ---------------------------------------------------------------
     def _open_parquet(self) -> None:
         import pyarrow as pa
@@ -150,7 +165,7 @@ class ChunkReader:
         """Chunks of at most ``size`` rows; an error names file, row and column as the whole-file reader does."""
         produced = 0
         try:
-            parts = self._parquet_chunks(size) if self.format == "parquet" else self._csv_chunks(size)
+            parts = {"parquet": self._parquet_chunks, "jsonl": self._jsonl_chunks}.get(self.format, self._csv_chunks)(size)
             for table in parts:
                 produced += len(table.rows)
                 yield table

@@ -1,10 +1,13 @@
 """A data file to a stored dataset (and, with metrics, a stored run) in bounded chunks.
 
 Reading, normalizing, storing and scoring go chunk by chunk: the file is never
-held whole, and cells are written as they are scored. A problem anywhere in the
-file leaves nothing behind (the half-stored dataset and its run are deleted) and
-names the file, row and column as the whole-file loader does. When the rows turn
-out identical to a stored dataset of the same name, the run moves to it.
+held whole, and cells are written as they are scored, each write with the
+numbers of the chunks it finishes. A problem anywhere in the file leaves nothing
+behind (the dataset, marked complete only at the end, is deleted with its run)
+and names the file, row and column as the whole-file loader does. A stop signal
+keeps what is stored and marks the run interrupted; :func:`resume_stream` reads
+the unchanged file again and scores only the chunks not stored. When the rows
+turn out identical to a stored dataset of the same name, the run moves to it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from ..datasets.formats import RawTable
 from ..datasets.loader import (_check_filled, _check_mapping, _check_required, _duplicate, _needs,
                                null_reference_warnings)
 from ..datasets.mapping import ColumnMapping, guess_mapping
-from ..errors import InputError, ParameterError, TextgenError
+from ..errors import InputError, ParameterError, StoreError, TextgenError
 from ..metrics.registry import get_metric, resolve_params
 from ..model import TEXT_FIELDS
 from ..progress import Progress, ProgressCallback
@@ -31,7 +34,8 @@ from ..store import Store
 from ..store.stream_sql import DuplicateRow
 from .read import ChunkReader, NotStreamable
 from ..process_pool import in_order
-from .score import ChunkResult, corpus_aggregates, work_chunk
+from .record import new_record, stream_record
+from .score import ChunkResult, corpus_aggregates, stored_corpus_aggregates, work_chunk
 from .stats import RowStats
 
 #: Rows per chunk: large enough that per-chunk costs vanish, small enough that a few chunks in flight stay small.
@@ -64,6 +68,11 @@ def streamable_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str,
     return all(get_metric(m).group == "lexical" and not get_metric(m).whole_dataset(p) for m, p in resolved.items())
 
 
+def _field_needs(required: Sequence[str], metrics: Sequence[str]) -> dict[str, str]:
+    """Field -> the metric that needs it ('' when the caller requires it)."""
+    return _needs({**{f: "" for f in required}, **{f: m for m in metrics for f in get_metric(m).needs}})
+
+
 def _mapping(source: MappingSource, columns: list[str]) -> ColumnMapping:
     if source is None:
         return guess_mapping(columns)
@@ -77,8 +86,10 @@ def _mapping(source: MappingSource, columns: list[str]) -> ColumnMapping:
 class _Loader:
     """Stores what the workers send back, in file order; remembers what the dataset-level checks need."""
 
-    def __init__(self, store: Store, dataset_id: int, mapping: ColumnMapping, header: RawTable) -> None:
+    def __init__(self, store: Store, dataset_id: int, mapping: ColumnMapping, header: RawTable,
+                 run_id: int | None) -> None:
         self.store, self.dataset_id, self.mapping, self.header = store, dataset_id, mapping, header
+        self.run_id = run_id
         self.row_numbers = array("l")  # file row number of each stored row, for duplicate messages
         self.models: dict[str, None] = {}
         self.filled: set[str] = set()
@@ -86,6 +97,8 @@ class _Loader:
         self.null_rows: dict[str, list[int]] = {}  # references column -> rows reading NaN/None/null
         self.stats: dict[tuple[str, str], RowStats] = {}
         self.scored = self.unscored = 0
+        self.cached = 0  # rows of chunks a stopped run stored (and scored)
+        self._chunks: list[str] = []  # numbers of the buffered chunks
         self._cells: list[pa.Table] = []
         self._data: list[pa.Table] = []
         self._stored = 0  # rows already written to the data table
@@ -102,6 +115,13 @@ class _Loader:
         per_raw_row = result.rows // max(1, len(result.row_numbers))  # wide format: one row per model
         for number in result.row_numbers:
             self.row_numbers.extend([number] * per_raw_row)
+        if result.stored:
+            if self._data:  # stored chunks are the first ones: each write holds every chunk before its own
+                raise StoreError("the stored chunks of this run are not the first ones of the file")
+            self._stored = len(self.row_numbers)
+            self.cached += result.scored
+            return
+        self._chunks.append(str(result.chunk))
         self._data.append(result.data)
         for key, packed in result.stats.items():
             self.stats.setdefault(key, RowStats()).extend(packed)
@@ -119,14 +139,14 @@ class _Loader:
             return
         with self.store.session(), self.store.memory_limit(DUCKDB_MEMORY):
             try:
-                self.store.append_data(self.dataset_id, self._stored, pa.concat_tables(self._data))
+                self.store.append_chunks(self.dataset_id, self._stored, pa.concat_tables(self._data),
+                                         pa.concat_tables(self._cells) if self._cells else None,
+                                         run_id=self.run_id, finished=self._chunks if self.run_id else ())
             except DuplicateRow as exc:
                 raise _duplicate(self.header, self.mapping, (exc.datum_id, exc.model),
                                  self.row_numbers[exc.existing_index], self.row_numbers[exc.new_index]) from None
-            if self._cells:
-                self.store.insert_cells(pa.concat_tables(self._cells))
         self._stored = len(self.row_numbers)
-        self._data, self._cells = [], []
+        self._data, self._cells, self._chunks = [], [], []
 
 
 def stream_file(store: Store, path: str | Path, metrics: Sequence[str] = (),
@@ -160,7 +180,7 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
     header = RawTable(columns=reader.columns, rows=[], row_numbers=[], label=reader.label)
     try:
         chosen = _mapping(mapping, reader.columns)
-        needs = _needs({**{f: "" for f in required}, **{f: m for m in names for f in get_metric(m).needs}})
+        needs = _field_needs(required, names)
         _check_mapping(header, chosen)
         _check_required(header, chosen, needs)
         used = set(chosen.columns_used())
@@ -173,18 +193,81 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
         raise
     dataset_name, earlier = store.free_dataset_names(name or Path(path).stem)
     dataset_id = store.start_dataset(dataset_name, str(path), chosen.to_dict())
-    run_id = None
+    plan = _Plan(reader, header, chosen, resolved, models, needs, dataset_id, dataset_name, None, earlier)
     try:
         if names:
             signatures = {m: signature(get_metric(m), resolved[m], None) for m in names}
-            run_id = store.create_run(dataset_id, names, resolved, signatures, list(models or []), None)
+            plan.run_id = store.create_run(dataset_id, names, resolved, signatures, list(models or []), None)
+            new_record(Path(path), reader.label, chosen.to_dict(), models, required, earlier, chunk_rows
+                       ).save(store, plan.run_id)
             if on_start is not None:
-                on_start(run_id)
-        loader = _Loader(store, dataset_id, chosen, header)
-        started = time.monotonic()
-        _load_and_score(reader, loader, run_id, resolved, models, progress, cancel, workers or os.cpu_count() or 1,
-                        chunk_rows)
-        _check_filled([], header, chosen, {f: why for f, why in needs.items() if f not in loader.filled})
+                on_start(plan.run_id)
+    except BaseException:
+        reader.close()
+        store.delete_dataset(dataset_id, force=True)
+        raise
+    return _fill(store, plan, progress, cancel, workers, chunk_rows)
+
+
+def resume_stream(store: Store, run_id: int, *, progress: ProgressCallback | None = None,
+                  cancel: threading.Event | None = None, workers: int | None = None) -> int:
+    """Finish a streamed run that stopped: the file is read again, and only the chunks not stored are scored.
+
+    Refused (nothing changes) when the file changed since the run read it.
+    """
+    record = stream_record(store, run_id)
+    if record is None:
+        raise ParameterError(f"run {run_id} was not streamed from a file")
+    run = store.get_run(run_id)
+    if run["status"] == "finished":
+        return run_id
+    record.check_unchanged(run_id)
+    reader = ChunkReader(record.path, record.label)
+    try:
+        header = RawTable(columns=reader.columns, rows=[], row_numbers=[], label=reader.label)
+        chosen = ColumnMapping.from_dict(record.mapping)
+        names = list(run["metrics"])
+        needs = _field_needs(record.required, names)
+        plan = _Plan(reader, header, chosen, {m: run["params"][m] for m in names}, record.models or None, needs,
+                     run["dataset_id"], run["dataset"], run_id, record.earlier)
+        finished = {int(key) for key in store.finished_blocks(run_id)}
+        store.set_run_status(run_id, "running")
+    except BaseException:
+        reader.close()
+        raise
+    _fill(store, plan, progress, cancel, workers, record.chunk_rows, finished, run.get("duration_s") or 0.0)
+    return run_id
+
+
+@dataclass
+class _Plan:
+    """A streamed load about to fill its dataset (and score its run)."""
+
+    reader: ChunkReader
+    header: RawTable
+    mapping: ColumnMapping
+    metrics: dict[str, dict[str, Any]]
+    models: Sequence[str] | None
+    needs: dict[str, str]
+    dataset_id: int
+    dataset_name: str
+    run_id: int | None
+    earlier: Sequence[str]
+
+
+def _fill(store: Store, plan: _Plan, progress: ProgressCallback | None, cancel: threading.Event | None,
+          workers: int | None, chunk_rows: int, finished: set[int] | None = None, already: float = 0.0
+          ) -> StreamedRun:
+    """Read, store and score the chunks not ``finished``; then the dataset checks, the run's models and corpus
+    aggregates. A stop keeps what is stored (the run is interrupted); any other error deletes the dataset."""
+    dataset_id, run_id, models = plan.dataset_id, plan.run_id, plan.models
+    started = time.monotonic() - already
+    loader = _Loader(store, dataset_id, plan.mapping, plan.header, run_id)
+    try:
+        _load_and_score(plan.reader, loader, run_id, plan.metrics, models, progress, cancel,
+                        workers or os.cpu_count() or 1, chunk_rows, finished or set())
+        _check_filled([], plan.header, plan.mapping,
+                      {f: why for f, why in plan.needs.items() if f not in loader.filled})
         unknown = sorted(set(models or ()) - set(loader.models))
         if unknown:
             raise ParameterError(f"models not in the dataset: {', '.join(unknown)}")
@@ -194,17 +277,27 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
             raise _Cancelled()
         if run_id is not None:
             store.set_run_models(run_id, [m for m in loader.models if not models or m in models])
-            store.write_aggregates(run_id, corpus_aggregates(resolved, loader.stats))
+            store.write_aggregates(run_id, stored_corpus_aggregates(store, run_id, dataset_id, plan.metrics)
+                                   if finished else corpus_aggregates(plan.metrics, loader.stats))
             store.set_run_status(run_id, "finished", duration_s=time.monotonic() - started)
+    except KeyboardInterrupt:
+        if run_id is None:
+            store.delete_dataset(dataset_id, force=True)
+        else:  # the stored chunks stay, for 'textgen-eval resume'
+            store.set_run_status(run_id, "interrupted", duration_s=time.monotonic() - started)
+        raise
     except BaseException:
         store.delete_dataset(dataset_id, force=True)  # with its run: nothing half-written stays behind
         raise
-    reused = _reuse(store, dataset_id, earlier)
+    finally:
+        plan.reader.close()
+    reused = _reuse(store, dataset_id, plan.earlier)
     if progress:
-        done = loader.scored if run_id is not None else n_rows
-        progress(Progress("done", done, done, loader.unscored))
-    return StreamedRun(reused or dataset_id, _name_of(store, reused) if reused else dataset_name, n_rows,
-                       reused is not None, run_id, null_reference_warnings(reader.label, chosen, loader.null_rows))
+        done = loader.scored + loader.cached if run_id is not None else n_rows
+        progress(Progress("done", done, done, loader.unscored, cached=loader.cached))
+    return StreamedRun(reused or dataset_id, _name_of(store, reused) if reused else plan.dataset_name, n_rows,
+                       reused is not None, run_id,
+                       null_reference_warnings(plan.reader.label, plan.mapping, loader.null_rows))
 
 
 class _Cancelled(TextgenError):
@@ -223,7 +316,7 @@ def _mapped(mapping: ColumnMapping, field: str) -> bool:
 def _load_and_score(reader: ChunkReader, loader: _Loader, run_id: int | None,
                     metrics: Mapping[str, Mapping[str, Any]], models: Sequence[str] | None,
                     progress: ProgressCallback | None, cancel: threading.Event | None, workers: int,
-                    chunk_rows: int) -> None:
+                    chunk_rows: int, finished: set[int]) -> None:
     def estimate(done: int) -> int:
         """Rows in the whole file, from the share of bytes read so far (exact at the end)."""
         read = len(loader.row_numbers)
@@ -231,27 +324,31 @@ def _load_and_score(reader: ChunkReader, loader: _Loader, run_id: int | None,
             return max(done, read)
         return max(done, read, round(read * reader.size / max(1, reader.bytes_read)))
 
-    def chunks() -> Iterator[RawTable]:
+    def chunks() -> Iterator[tuple[int, RawTable]]:
         for number, raw in enumerate(reader.chunks(chunk_rows)):
             if progress and number == 0:
                 progress(Progress("reading", max(1, round(len(raw.rows) * reader.size / max(1, reader.bytes_read))), 0))
-            yield raw
+            yield number, raw
             if cancel is not None and cancel.is_set():
                 return
 
     phase = "reading" if run_id is None else "lexical"
-    for result in in_order(chunks(), work_chunk, (loader.mapping.to_dict(), run_id, dict(metrics), models), workers):
+    args = (loader.mapping.to_dict(), run_id, dict(metrics), models, frozenset(finished))
+    for result in in_order(chunks(), work_chunk, args, workers):
         loader.take(result)
         if progress:
-            done = len(loader.row_numbers) if run_id is None else loader.scored
-            progress(Progress(phase, estimate(done), done, loader.unscored))
+            done = len(loader.row_numbers) if run_id is None else loader.scored + loader.cached
+            progress(Progress(phase, estimate(done), done, loader.unscored, cached=loader.cached))
     loader.flush()
 
 
 def _reuse(store: Store, dataset_id: int, earlier: Sequence[str]) -> int | None:
     """The id of a stored dataset (of the same name) with the same rows, which now holds the run."""
     for candidate in earlier:
-        other = store.dataset_id(candidate)
+        try:
+            other = store.dataset_id(candidate)
+        except StoreError:  # deleted while a stopped run waited to be resumed
+            continue
         if store.same_rows(other, dataset_id):
             store.move_runs(dataset_id, other)
             return other
@@ -263,4 +360,4 @@ def _name_of(store: Store, dataset_id: int) -> str:
     return str(datasets.loc[datasets["dataset_id"] == dataset_id, "name"].iloc[0])
 
 
-__all__ = ["CHUNK_ROWS", "NotStreamable", "StreamedRun", "stream_file", "streamable_metrics"]
+__all__ = ["CHUNK_ROWS", "NotStreamable", "StreamedRun", "resume_stream", "stream_file", "streamable_metrics"]

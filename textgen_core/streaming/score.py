@@ -4,13 +4,16 @@ The parent process only reads the file, hands raw chunks out, and stores what
 comes back: everything per row or per cell (normalizing, scoring, JSON of
 details, packing corpus statistics) happens in the workers. At most
 ``workers + 1`` chunks are in flight, so memory stays bounded however long the
-file is; results come back in file order.
+file is; results come back in file order. A chunk a stopped run already stored
+is normalized again (the dataset checks need its rows) but neither scored nor
+sent back as rows.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -20,10 +23,15 @@ from ..metrics.registry import get_metric
 from ..model import TEXT_FIELDS, Cell, Datum
 from .stats import RowStats
 
+if TYPE_CHECKING:
+    from ..store import Store
+
 @dataclass
 class ChunkResult:
     """What one chunk gives the parent: its rows and cells as Arrow, and what the dataset checks need."""
 
+    chunk: int = 0  # its number in the file, from 0
+    stored: bool = False  # stored before (by the run that stopped): ``data`` and ``cells`` are None
     rows: int = 0
     row_numbers: list[int] = field(default_factory=list)  # the file row of each raw row
     data: pa.Table | None = None  # the data table's columns without dataset_id and row_index
@@ -58,27 +66,34 @@ def cells_table(run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mappin
     return cell_table(run_id, records), sum(1 for r in records if r[4] is None)
 
 
-def work_chunk(raw: RawTable, mapping: Mapping[str, Any], run_id: int | None,
-               metrics: Mapping[str, Mapping[str, Any]], models: Sequence[str] | None) -> ChunkResult:
-    """Normalize one raw chunk with the loader's rules, score it, and pack the result (module-level: picklable)."""
+def work_chunk(chunk: tuple[int, RawTable], mapping: Mapping[str, Any], run_id: int | None,
+               metrics: Mapping[str, Mapping[str, Any]], models: Sequence[str] | None,
+               finished: Collection[int] = ()) -> ChunkResult:
+    """Normalize one numbered raw chunk with the loader's rules, score it unless its number is ``finished``, and
+    pack the result (module-level: picklable)."""
     from ..datasets.loader import _normalize, null_reference_rows
     from ..datasets.mapping import ColumnMapping
     from ..store.stream_sql import data_table
 
+    number, raw = chunk
     chosen = ColumnMapping.from_dict(mapping)
     try:
         rows, metadata_columns = _normalize(raw, chosen)
     except InputError as exc:
         return ChunkResult(error=(exc.message, exc.file, exc.row, exc.column))
-    result = ChunkResult(rows=len(rows), row_numbers=raw.row_numbers, data=data_table(0, 0, rows).drop_columns(["dataset_id", "row_index"]),
+    stored = number in finished
+    data = None if stored else data_table(0, 0, rows).drop_columns(["dataset_id", "row_index"])
+    result = ChunkResult(chunk=number, stored=stored, rows=len(rows), row_numbers=raw.row_numbers, data=data,
                          models=list(dict.fromkeys(r.model for r in rows)), metadata_columns=metadata_columns,
                          filled={name for name in TEXT_FIELDS if any(getattr(r, name) for r in rows)},
                          null_rows=null_reference_rows(raw, chosen))
     if run_id is None or not metrics:
         return result
     wanted = [r for r in rows if r.model in models] if models else rows
-    scored = score_chunk(wanted, metrics)
     result.scored = len(wanted)
+    if stored:
+        return result
+    scored = score_chunk(wanted, metrics)
     result.cells, result.unscored = cells_table(run_id, wanted, metrics, scored)
     for metric in metrics:
         if get_metric(metric).corpus is None:
@@ -103,3 +118,23 @@ def corpus_aggregates(metrics: Mapping[str, Mapping[str, Any]],
         values = get_metric(metric).corpus([], packed, metrics[metric])  # type: ignore[misc, arg-type]
         aggregates.extend((model, score, value, {"metric": metric}) for score, value in values.items())
     return aggregates
+
+
+def stored_corpus_aggregates(store: Store, run_id: int, dataset_id: int, metrics: Mapping[str, Mapping[str, Any]]
+                             ) -> list[tuple[str, str, float | None, dict]]:
+    """:func:`corpus_aggregates` from the stored cells, in row order (for runs stored in several sessions)."""
+    stats: dict[tuple[str, str], RowStats] = {}
+    for metric in metrics:
+        if get_metric(metric).corpus is None:
+            continue
+        row: dict[str, Cell] = {}
+        current: tuple[int, str] | None = None
+        for row_index, model, score, value, details in store.corpus_cells(run_id, dataset_id, metric):
+            if current is not None and current[0] != row_index:
+                stats.setdefault((metric, current[1]), RowStats()).add(row)
+                row = {}
+            current = (row_index, model)
+            row[score] = Cell(value, json.loads(details) if details else None)
+        if current is not None:
+            stats.setdefault((metric, current[1]), RowStats()).add(row)
+    return corpus_aggregates(metrics, stats)
