@@ -24,7 +24,7 @@ from textgen_core.streaming.stats import RowStats
 METRICS = ["rouge", "bleu", "gleu", "wer"]
 
 
-def _write_csv(path: Path, rows: int, *, bad_row: int | None = None, duplicate_of: tuple[int, int] | None = None) -> Path:
+def write_csv(path: Path, rows: int, *, bad_row: int | None = None, duplicate_of: tuple[int, int] | None = None) -> Path:
     pairs = synthetic_pairs(rows, seed=3, min_words=3, max_words=25)
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
@@ -46,7 +46,7 @@ def _whole_file(tmp_path: Path, path: Path, metrics: list[str]) -> tuple[Store, 
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_streamed_run_equals_whole_file_run(tmp_path: Path, workers: int) -> None:
-    path = _write_csv(tmp_path / "outputs.csv", 230)
+    path = write_csv(tmp_path / "outputs.csv", 230)
     whole, whole_run = _whole_file(tmp_path, path, METRICS)
     store = Store(tmp_path / "streamed.duckdb")
     seen: list[Progress] = []
@@ -62,7 +62,7 @@ def test_streamed_run_equals_whole_file_run(tmp_path: Path, workers: int) -> Non
 
 
 def test_parquet_streams_with_the_same_numbers(tmp_path: Path) -> None:
-    path = _write_csv(tmp_path / "outputs.csv", 90)
+    path = write_csv(tmp_path / "outputs.csv", 90)
     whole, whole_run = _whole_file(tmp_path, path, ["rouge", "bleu"])
     parquet = tmp_path / "outputs.parquet"
     pd.read_csv(path, dtype=str, keep_default_na=False).to_parquet(parquet)
@@ -73,14 +73,14 @@ def test_parquet_streams_with_the_same_numbers(tmp_path: Path) -> None:
 
 
 def test_same_file_twice_reuses_the_stored_dataset(tmp_path: Path) -> None:
-    path = _write_csv(tmp_path / "outputs.csv", 40)
+    path = write_csv(tmp_path / "outputs.csv", 40)
     store = Store(tmp_path / "s.duckdb")
     first = stream_file(store, path, ["rouge"], chunk_rows=9, workers=1)
     second = stream_file(store, path, ["bleu"], chunk_rows=9, workers=1)
     assert second.reused and second.dataset_id == first.dataset_id and second.dataset_name == "outputs"
     assert list(store.list_datasets()["name"]) == ["outputs"]
     assert store.get_run(second.run_id)["dataset_id"] == first.dataset_id
-    _write_csv(path, 41)
+    write_csv(path, 41)
     third = stream_file(store, path, ["bleu"], chunk_rows=9, workers=1)
     assert not third.reused and third.dataset_name == "outputs (2)"
 
@@ -89,9 +89,9 @@ def test_same_file_twice_reuses_the_stored_dataset(tmp_path: Path) -> None:
 def test_a_bad_row_late_in_the_file_names_it_and_stores_nothing(tmp_path: Path, bad: str) -> None:
     path = tmp_path / "outputs.csv"
     if bad == "ragged":
-        _write_csv(path, 120, bad_row=101)
+        write_csv(path, 120, bad_row=101)
     else:
-        _write_csv(path, 120, duplicate_of=(3, 101))
+        write_csv(path, 120, duplicate_of=(3, 101))
     with pytest.raises(InputError) as whole:
         load_dataset(path)
     store = Store(tmp_path / "s.duckdb")
@@ -109,7 +109,7 @@ def test_files_and_metrics_that_need_the_whole_file_are_refused_before_anything_
     with pytest.raises(NotStreamable):
         stream_file(store, array, ["rouge"])
     with pytest.raises(NotStreamable):
-        stream_file(store, _write_csv(tmp_path / "o.csv", 4), ["faithfulness"])
+        stream_file(store, write_csv(tmp_path / "o.csv", 4), ["faithfulness"])
     assert store.list_datasets().empty
 
 

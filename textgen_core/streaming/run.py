@@ -154,15 +154,16 @@ def stream_file(store: Store, path: str | Path, metrics: Sequence[str] = (),
                 name: str | None = None, file_name: str | None = None, required: Sequence[str] = (),
                 models: Sequence[str] | None = None, progress: ProgressCallback | None = None,
                 cancel: threading.Event | None = None, workers: int | None = None,
-                chunk_rows: int = CHUNK_ROWS, on_start: Callable[[int], None] | None = None) -> StreamedRun:
-    """Store a CSV/TSV/Parquet file in chunks and, when ``metrics`` are given, score it as it goes.
+                chunk_rows: int | None = None, on_start: Callable[[int], None] | None = None) -> StreamedRun:
+    """Store a CSV/TSV/JSON Lines/Parquet file in chunks (of ``chunk_rows``, default CHUNK_ROWS) and, when
+    ``metrics`` are given, score it as it goes.
 
     Raises :class:`NotStreamable` before touching the store when the file or the metrics
-    need the whole-file path (JSON, pass@k, judge metrics).
+    need the whole-file path (a JSON array, pass@k, judge metrics).
     """
     return _stream_file(store, path, metrics, params, mapping=mapping, name=name, file_name=file_name,
                         required=required, models=models, progress=progress, cancel=cancel, workers=workers,
-                        chunk_rows=chunk_rows, on_start=on_start)
+                        chunk_rows=chunk_rows or CHUNK_ROWS, on_start=on_start)
 
 
 def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
