@@ -222,14 +222,16 @@ class StreamTablesMixin:
             "FROM data WHERE dataset_id = ? AND (? OR list_contains(?, model)) ORDER BY row_index",
             [dataset_id, not models, list(models or [])]).to_arrow_table()
 
-    def corpus_cells(self, run_id: int, dataset_id: int, metric: str, batch: int = 50_000
-                     ) -> Iterator[tuple[int, str, str, float | None, str | None]]:
-        """(row index, model, score, value, details JSON) of one metric's cells in row order, read in batches."""
+    def corpus_cells(self, run_id: int, dataset_id: int, metric: str, batch: int = 50_000, *,
+                     below: int | None = None) -> Iterator[tuple[int, str, str, float | None, str | None]]:
+        """(row index, model, score, value, details JSON) of one metric's cells in row order (of rows before row
+        index ``below`` when given), read in batches."""
         with self.session():  # type: ignore[attr-defined]  # a generator: the file stays open until it ends
             result = self._cur().execute(  # type: ignore[attr-defined]
                 "SELECT d.row_index, s.model, s.score, s.value, CAST(s.details AS VARCHAR) FROM scores s JOIN data d "
                 "ON d.dataset_id = ? AND d.datum_id = s.datum_id AND d.model = s.model "
-                "WHERE s.run_id = ? AND s.metric = ? ORDER BY d.row_index, s.score", [dataset_id, run_id, metric])
+                "WHERE s.run_id = ? AND s.metric = ? AND (? IS NULL OR d.row_index < ?) ORDER BY d.row_index, s.score",
+                [dataset_id, run_id, metric, below, below])
             while True:
                 rows = result.fetchmany(batch)
                 if not rows:

@@ -35,7 +35,7 @@ from ..store.stream_sql import DuplicateRow
 from .read import ChunkReader, NotStreamable
 from ..process_pool import in_order
 from .record import new_record, stream_record
-from .score import ChunkResult, corpus_aggregates, stored_corpus_aggregates, work_chunk
+from .score import ChunkResult, corpus_aggregates, stored_stats, work_chunk
 from .stats import RowStats
 
 #: Rows per chunk: large enough that per-chunk costs vanish, small enough that a few chunks in flight stay small.
@@ -98,6 +98,7 @@ class _Loader:
         self.stats: dict[tuple[str, str], RowStats] = {}
         self.scored = self.unscored = 0
         self.cached = 0  # rows of chunks a stopped run stored (and scored)
+        self.stored_before = 0  # data rows of those chunks
         self._chunks: list[str] = []  # numbers of the buffered chunks
         self._cells: list[pa.Table] = []
         self._data: list[pa.Table] = []
@@ -118,7 +119,7 @@ class _Loader:
         if result.stored:
             if self._data:  # stored chunks are the first ones: each write holds every chunk before its own
                 raise StoreError("the stored chunks of this run are not the first ones of the file")
-            self._stored = len(self.row_numbers)
+            self._stored = self.stored_before = len(self.row_numbers)
             self.cached += result.scored
             return
         self._chunks.append(str(result.chunk))
@@ -131,6 +132,15 @@ class _Loader:
             self._cells.append(result.cells)
         if len(self.row_numbers) - self._stored >= ROWS_PER_WRITE:
             self.flush()
+
+    def all_stats(self, metrics: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], RowStats]:
+        """Corpus statistics of every row: read back for the chunks a stopped run stored, then this session's."""
+        if not self.stored_before or self.run_id is None:
+            return self.stats
+        stats = stored_stats(self.store, self.run_id, self.dataset_id, metrics, below=self.stored_before)
+        for key, packed in self.stats.items():
+            stats.setdefault(key, RowStats()).extend(packed)
+        return stats
 
     def flush(self) -> None:
         """Store the buffered rows and cells: one large insert costs DuckDB far less than many small ones, and
@@ -278,8 +288,7 @@ def _fill(store: Store, plan: _Plan, progress: ProgressCallback | None, cancel: 
             raise _Cancelled()
         if run_id is not None:
             store.set_run_models(run_id, [m for m in loader.models if not models or m in models])
-            store.write_aggregates(run_id, stored_corpus_aggregates(store, run_id, dataset_id, plan.metrics)
-                                   if finished else corpus_aggregates(plan.metrics, loader.stats))
+            store.write_aggregates(run_id, corpus_aggregates(plan.metrics, loader.all_stats(plan.metrics)))
             store.set_run_status(run_id, "finished", duration_s=time.monotonic() - started)
     except KeyboardInterrupt:
         if run_id is None:

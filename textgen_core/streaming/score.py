@@ -120,16 +120,17 @@ def corpus_aggregates(metrics: Mapping[str, Mapping[str, Any]],
     return aggregates
 
 
-def stored_corpus_aggregates(store: Store, run_id: int, dataset_id: int, metrics: Mapping[str, Mapping[str, Any]]
-                             ) -> list[tuple[str, str, float | None, dict]]:
-    """:func:`corpus_aggregates` from the stored cells, in row order (for runs stored in several sessions)."""
+def stored_stats(store: Store, run_id: int, dataset_id: int, metrics: Mapping[str, Mapping[str, Any]],
+                 below: int | None = None) -> dict[tuple[str, str], RowStats]:
+    """The statistics :func:`corpus_aggregates` needs, from the stored cells in row order (those of rows before
+    row index ``below`` when given): for runs stored in several sessions."""
     stats: dict[tuple[str, str], RowStats] = {}
     for metric in metrics:
         if get_metric(metric).corpus is None:
             continue
         row: dict[str, Cell] = {}
         current: tuple[int, str] | None = None
-        for row_index, model, score, value, details in store.corpus_cells(run_id, dataset_id, metric):
+        for row_index, model, score, value, details in store.corpus_cells(run_id, dataset_id, metric, below=below):
             if current is not None and current[0] != row_index:
                 stats.setdefault((metric, current[1]), RowStats()).add(row)
                 row = {}
@@ -137,4 +138,4 @@ def stored_corpus_aggregates(store: Store, run_id: int, dataset_id: int, metrics
             row[score] = Cell(value, json.loads(details) if details else None)
         if current is not None:
             stats.setdefault((metric, current[1]), RowStats()).add(row)
-    return corpus_aggregates(metrics, stats)
+    return stats
