@@ -137,3 +137,4 @@ def test_a_bad_row_found_on_resume_leaves_nothing_stored(tmp_path: Path, monkeyp
         resume(store, run_id, workers=1)
     assert str(resumed.value) == str(whole.value) and resumed.value.row == 290
     assert store.list_datasets().empty and store.list_runs().empty
+    assert store.block_run(run_id) is None and not store.finished_blocks(run_id)  # nor its chunk records

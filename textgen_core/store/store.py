@@ -198,6 +198,7 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
             cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])  # table names are constants
         self._delete_judge_rows(cur, run_id)
         self._delete_batch_rows(cur, run_id)
+        self._delete_block_rows(cur, run_id)
         cur.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
 
     @staticmethod

@@ -172,6 +172,12 @@ class StreamTablesMixin:
         for statement in BLOCK_DDL:
             cur.execute(statement)
 
+    def _delete_block_rows(self, cur: Any, run_id: int) -> None:
+        """Forget where a deleted run read its data and which of its chunks were stored."""
+        self._block_tables(cur)
+        for table in ("block_runs", "run_blocks"):
+            cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])  # table names are constants
+
     def _mark_finished(self, cur: Any, run_id: int | None, keys: Sequence[str]) -> None:
         self._block_tables(cur)
         for key in keys:
