@@ -65,6 +65,7 @@ def test_sigterm_mid_run_then_resume_gives_the_uninterrupted_run(tmp_path: Path)
     os.killpg(proc.pid, signal.SIGTERM)  # the whole group, as a service manager stops it
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "run 1 is kept as interrupted: 'textgen-eval resume 1' finishes it" in err
     stopped = Store(db, read_only=True)
     assert stopped.get_run(1)["status"] == "interrupted"
     assert 0 < len(stopped.scores(1)) < 9000 * 7 and stopped.list_datasets()["n_rows"].isna().all()

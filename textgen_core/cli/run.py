@@ -230,13 +230,19 @@ def _stream(args: argparse.Namespace, store: Store, metrics: list[str], params: 
                            progress=bar.update)
     if not streamable_metrics(metrics, params):
         return None
+    started: list[int] = []
     try:
         with ProgressBar(sys.stderr) as bar:
             streamed = stream_file(store, args.data, metrics, params, mapping=lambda columns: _mapping(args, columns),
                                    name=args.name, file_name=Path(args.data).name, models=models,
-                                   progress=bar.update, workers=args.workers)
+                                   progress=bar.update, workers=args.workers, on_start=started.append)
     except NotStreamable:
         return None
+    except KeyboardInterrupt:
+        if started:
+            print(f"run {started[0]} is kept as interrupted: 'textgen-eval resume {started[0]}' finishes it "
+                  "(leave the file as it is until then)", file=sys.stderr)
+        raise
     print(f"{'using stored' if streamed.reused else 'stored'} dataset {streamed.dataset_name!r} ({streamed.rows} rows)")
     for warning in streamed.warnings:
         print(f"warning: {warning}", file=sys.stderr)
