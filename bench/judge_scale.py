@@ -19,7 +19,11 @@ it), one run of ``--datums`` datums with five judge metrics, default settings:
   the one-sentence reason per verdict the prompts ask for (see :func:`explained`),
   so completions are sized like a real judge's, not the test judge's "scripted".
 
-    python bench/judge_scale.py [--datums 50] [--rpm 600] [--latency 0.05]
+    python bench/judge_scale.py [--datums 50] [--rpm 600] [--latency 0.05] [--ray]
+
+With ``--ray`` the rate-limited run is repeated with ``--engine ray`` on a local
+2-CPU cluster: the workers share one limiter actor, so the rate and the 429
+share should match the local run's.
 """
 
 from __future__ import annotations
@@ -94,13 +98,13 @@ def responder(request: dict) -> Reply:
     return Reply(content, prompt_tokens=prompt_tokens(request), completion_tokens=tokens(content))
 
 
-def one_run(server: JudgeServer, rows: list[Datum], **overrides: Any) -> dict[str, Any]:
+def one_run(server: JudgeServer, rows: list[Datum], engine: str = "local", **overrides: Any) -> dict[str, Any]:
     settings = JudgeSettings(base_url=server.url, model="judge", api_key="sk-bench", **PRICES, **overrides)
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "bench.duckdb")
         dataset_id = store.save_dataset(Dataset("bench", rows))
         started = time.perf_counter()
-        run_id = evaluate(store, dataset_id, METRICS, judge=settings)
+        run_id = evaluate(store, dataset_id, METRICS, judge=settings, engine=engine)
         wall = time.perf_counter() - started
         run = store.get_run(run_id)
         frame = store.scores(run_id)
@@ -114,6 +118,7 @@ def main() -> int:
     parser.add_argument("--datums", type=int, default=50)
     parser.add_argument("--rpm", type=int, default=600)
     parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--ray", action="store_true", help="also run the rate-limited run on a local 2-CPU Ray cluster")
     args = parser.parse_args()
     rows = datums(args.datums)
 
@@ -136,6 +141,21 @@ def main() -> int:
           f"{reached:.1%} of the allowed rate (target >= 85%)")
     print(f"  {refused} of {requests} requests answered 429 ({refused / max(1, requests):.1%}; target <= 5%), "
           f"unscored cells: {direct['unscored']} (target 0)")
+
+    if args.ray:  # the same run on Ray: every worker takes its requests from the one shared limiter
+        import ray
+
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        with JudgeServer(responder=responder, latency=args.latency) as server:
+            server.limits = RateLimit(rpm=args.rpm)
+            on_ray = one_run(server, rows, engine="ray")
+            requests, refused = server.count(CHAT), server.count(CHAT, status=429)
+        ray.shutdown()
+        calls = on_ray["run"]["judge_calls"]
+        print(f"  --engine ray (2-CPU local cluster, one shared limiter): {calls} calls in {on_ray['wall']:.1f} s = "
+              f"{calls / (on_ray['wall'] / 60) / args.rpm:.1%} of the allowed rate; {refused} of {requests} answered "
+              f"429 ({refused / max(1, requests):.1%}); unscored {on_ray['unscored']}; scores identical to local: "
+              f"{on_ray['scores'] == direct['scores']}")
 
     # -- batch mode on the same data -------------------------------------------------------------
     with JudgeServer(responder=responder, latency=args.latency) as server:

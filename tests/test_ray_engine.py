@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -25,6 +26,7 @@ from textgen_core.store import Store
 
 ray = pytest.importorskip("ray", reason="the Ray engine is the optional extra textgen-eval[ray]")
 from textgen_core.engines.ray_engine import run_ray  # noqa: E402
+from textgen_core.engines.ray_judge import NAMESPACE, SharedLimiter  # noqa: E402
 
 METRICS = ["rouge", "bleu", "wer", "exact_match"]
 ROWS = 300
@@ -218,6 +220,9 @@ def test_a_cancelled_judge_run_on_ray_resumes_without_asking_finished_cells_agai
         run_id = run_ray(store, str(judged_data), metrics, judge=_judge_settings(server), block_rows=16,
                          progress=stop_after_a_block, cancel=cancel)
         assert store.get_run(run_id)["status"] == "cancelled"
+        settings = _judge_settings(server)
+        actor = ray.get_actor(f"limiter:{settings.endpoint}:{settings.model}", namespace=NAMESPACE)
+        assert ray.get(actor.stats.remote())["out"] == 0  # the stopped tasks' permits went back to the limiter
         kept = store.scores(run_id)
         finished = {d for d, cells in kept.groupby("datum_id") if len(cells) == 4 and cells["value"].notna().all()}
         assert 0 < len(finished) < 24  # a block is whole datums: all their cells, both models
@@ -230,3 +235,15 @@ def test_a_cancelled_judge_run_on_ray_resumes_without_asking_finished_cells_agai
     done = store.scores(run_id)
     assert len(done) == 96 and done["value"].notna().all()
     assert again and not [t for t in again for d in finished if f"Station {int(d[1:])} opened" in t]
+
+
+def test_a_lease_nobody_hands_back_expires() -> None:
+    """A worker that dies mid-request never releases its permit: the shared limiter takes it back."""
+    actor = ray.remote(SharedLimiter).options(max_concurrency=100).remote(1, None, None, 0.5)
+    ray.get(actor.acquire.remote(0, "dead-worker"))  # never released
+    started = time.monotonic()
+    lease = ray.get(actor.acquire.remote(0, "next-run"), timeout=10)  # waits for the expiry, not forever
+    assert 0.4 < time.monotonic() - started < 5
+    ray.get(actor.release.remote(lease.lease, 200, None, None))
+    ray.get(actor.release.remote(lease.lease, 200, None, None))  # twice: the second is ignored
+    assert ray.get(actor.stats.remote())["out"] == 0

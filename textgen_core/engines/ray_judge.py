@@ -15,21 +15,27 @@ run with the local engine.
 
 from __future__ import annotations
 
+import asyncio
 import pickle
 import threading
+import time
+import uuid
 from contextlib import nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 
 from ..errors import ParameterError, TextgenError
+from ..judge.ratelimit import Limiter, Permit
 from ..model import Datum
 from ..progress import Progress, ProgressCallback
 from ..store import Store
 
-#: About how many rows one judge task scores (whole datum groups, so a block can be larger).
+#: At most about how many rows one judge task scores (whole datum groups, so a block can be larger);
+#: smaller runs are cut in about four blocks per CPU of the cluster, but not below MIN_BLOCK_ROWS.
 JUDGE_BLOCK_ROWS = 64
+MIN_BLOCK_ROWS = 8
 #: Ray's namespace for the shared limiters: runs of several programs on one cluster share them.
 NAMESPACE = "textgen-eval"
 _RESULT = pa.schema([("result", pa.binary())])
@@ -47,60 +53,103 @@ def check_judge_on_ray(judge: Any) -> None:
 
 
 # -- the shared limiter ---------------------------------------------------------------
+@dataclass
+class Lease(Permit):
+    """A permit of the shared limiter, named so the actor can take it back."""
+
+    lease: int = 0
+
+
 class SharedLimiter:
-    """Ray actor (async): one :class:`~textgen_core.judge.ratelimit.Limiter` that every worker asks."""
+    """Ray actor (async): one :class:`~textgen_core.judge.ratelimit.Limiter` that every worker asks.
 
-    def __init__(self, cap: int, rpm: int | None, tpm: int | None) -> None:
-        from ..judge.ratelimit import Limiter
+    Each permit is a lease of its owner (one run on one driver). A task that Ray
+    cancels or a worker that dies never hands its permits back: the driver
+    returns its run's leases when the run ends or stops (:meth:`forget`), and a
+    lease older than ``lease_s`` (longer than any request may take) expires.
+    """
 
+    def __init__(self, cap: int, rpm: int | None, tpm: int | None, lease_s: float) -> None:
         self.limiter = Limiter(cap, rpm, tpm)
+        self.lease_s = lease_s
         self.peak = 0
+        self._leases: dict[int, tuple[Permit, str, float]] = {}
+        self._next = 0
+        self._sweeper: asyncio.Task | None = None
 
-    async def acquire(self, tokens: int) -> Any:
+    async def acquire(self, tokens: int, owner: str) -> Lease:
+        if self._sweeper is None:
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
         permit = await self.limiter.acquire(tokens)
         self.peak = max(self.peak, self.limiter.in_use)
-        return permit
+        self._next += 1
+        self._leases[self._next] = (permit, owner, time.monotonic() + self.lease_s)
+        return Lease(permit.tokens, permit.paced_s, self._next)
 
-    async def release(self, permit: Any, status: int | None, headers: dict[str, str] | None,
+    async def release(self, lease: int, status: int | None, headers: dict[str, str] | None,
                       retry_after: float | None) -> None:
-        self.limiter.release(permit, status=status, headers=headers, retry_after=retry_after)
+        held = self._leases.pop(lease, None)
+        if held is not None:  # None: taken back already (expired, or its run ended)
+            self.limiter.release(held[0], status=status, headers=headers, retry_after=retry_after)
 
-    async def configure(self, cap: int, rpm: int | None, tpm: int | None) -> None:
+    async def forget(self, owner: str) -> int:
+        """Take back every lease of ``owner``; returns how many were still out."""
+        mine = [key for key, (_, who, _) in self._leases.items() if who == owner]
+        for key in mine:
+            self.limiter.release(self._leases.pop(key)[0])
+        return len(mine)
+
+    async def configure(self, cap: int, rpm: int | None, tpm: int | None, lease_s: float) -> None:
         self.limiter.configure(cap, rpm, tpm)
+        self.lease_s = max(self.lease_s, lease_s)
 
     async def stats(self) -> dict[str, float]:
-        """Seconds held by pacing, 429s seen, and the most requests in flight at once."""
-        return {"waited": self.limiter.waited, "refused": self.limiter.refused, "peak": self.peak}
+        """Seconds held by pacing, 429s seen, the most requests in flight at once, leases out."""
+        return {"waited": self.limiter.waited, "refused": self.limiter.refused, "peak": self.peak,
+                "out": len(self._leases)}
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(1.0)
+            now = time.monotonic()
+            for key in [k for k, (_, _, until) in self._leases.items() if until < now]:
+                self.limiter.release(self._leases.pop(key)[0])
 
 
 class RemoteLimiter:
     """A worker's stand-in for the shared limiter: the same acquire, release and configure."""
 
-    def __init__(self, actor: Any) -> None:
-        self._actor = actor
+    def __init__(self, actor: Any, owner: str) -> None:
+        self._actor, self._owner = actor, owner
 
-    async def acquire(self, tokens: int = 0) -> Any:
-        return await self._actor.acquire.remote(tokens)
+    async def acquire(self, tokens: int = 0) -> Lease:
+        return await self._actor.acquire.remote(tokens, self._owner)
 
-    def release(self, permit: Any, *, status: int | None = None, headers: Any = None,
+    def release(self, permit: Lease, *, status: int | None = None, headers: Any = None,
                 retry_after: float | None = None) -> None:
         # only the rate-limit headers travel: nothing else of the reply leaves the worker
         limits = {k.lower(): str(v) for k, v in (headers or {}).items() if k.lower().startswith("x-ratelimit-")}
-        self._actor.release.remote(permit, status, limits or None, retry_after)
+        self._actor.release.remote(permit.lease, status, limits or None, retry_after)
 
     def configure(self, cap: int, rpm: int | None, tpm: int | None) -> None:
-        self._actor.configure.remote(cap, rpm, tpm)
+        pass  # the driver configured the actor with this run's settings
+
+
+def lease_seconds(settings: Any) -> float:
+    """Longer than one request may take (the client's guard is twice the timeout plus a second)."""
+    return settings.timeout * 2 + 5.0
 
 
 def shared_limiter(settings: Any) -> Any:
     """The cluster's limiter actor of the judge's (endpoint, model), created on first use."""
     import ray
 
+    lease = lease_seconds(settings)
     actor = ray.remote(SharedLimiter).options(
         name=f"limiter:{settings.endpoint}:{settings.model}", namespace=NAMESPACE, get_if_exists=True,
         lifetime="detached", num_cpus=0, max_concurrency=10_000,
-    ).remote(settings.concurrency, settings.rpm, settings.tpm)
-    actor.configure.remote(settings.concurrency, settings.rpm, settings.tpm)  # this run's settings win
+    ).remote(settings.concurrency, settings.rpm, settings.tpm, lease)
+    actor.configure.remote(settings.concurrency, settings.rpm, settings.tpm, lease)  # this run's settings win
     return actor
 
 
@@ -166,12 +215,12 @@ def stored_rows(batch: pa.Table) -> list[Datum]:
 
 
 def judge_block(batch: pa.Table, *, run_id: int, metrics: Mapping[str, Mapping[str, Any]], settings: Any,
-                models: Sequence[str], limiter: Any) -> pa.Table:
+                models: Sequence[str], limiter: Any, owner: str) -> pa.Table:
     """Score one block's cells (those not listed in its ``done`` column); results pickled for the driver."""
     from ..judge.engine import run_judge_metrics
     from ..judge.ratelimit import use_limiter
 
-    use_limiter(settings.endpoint, settings.model, RemoteLimiter(limiter))
+    use_limiter(settings.endpoint, settings.model, RemoteLimiter(limiter, owner))
     rows = stored_rows(batch)
     skip = {(r.datum_id, r.model, m) for r, done in zip(rows, batch.column("done").to_pylist()) for m in done or ()}
     store = _Collected()
@@ -215,34 +264,43 @@ def score_judge_on_ray(store: Store, run_id: int, dataset_id: int, metrics: Mapp
     check_judge_on_ray(settings)
     names = list(metrics)
     finished = store.finished_cells(run_id)
-    blocks = list(_blocks(store.data_arrow(dataset_id, models), finished, names, block_rows))
+    rows = store.data_arrow(dataset_id, models)
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    size = max(MIN_BLOCK_ROWS, min(block_rows, -(-rows.num_rows // (4 * cpus))))  # work for every CPU
+    blocks = list(_blocks(rows, finished, names, size))
     if not blocks:
         return True
     rewritten = store.judge_unscored_cells(run_id)
     total = sum(b.num_rows for b in blocks) * len(names) - sum(len(d) for b in blocks
                                                               for d in b.column("done").to_pylist())
     limiter = shared_limiter(settings)
+    owner = f"{run_id}:{uuid.uuid4().hex}"
     results = ray.data.from_arrow(blocks).map_batches(
         judge_block, batch_size=None, batch_format="pyarrow", num_cpus=0.5, fn_kwargs={
             "run_id": run_id, "metrics": dict(metrics), "settings": settings, "models": list(models),
-            "limiter": limiter})
+            "limiter": limiter, "owner": owner})
     refused: dict[str, None] = {}
     done = failed = 0
-    for out in results.iter_batches(batch_size=None, batch_format="pyarrow"):
-        for blob in out.column("result").to_pylist():
-            entries, cells, usage, reasons = pickle.loads(blob)
-            cells = [replace(c, rewritten=tuple(c.cell[:3]) in rewritten) for c in cells]
-            store.write_judge_batch(entries, cells)
-            if any(usage):
-                store.add_run_usage(run_id, calls=usage[0], prompt_tokens=usage[1], completion_tokens=usage[2],
-                                    cost=settings.price(usage[1], usage[2]))
-            refused.update(dict.fromkeys(reasons))
-            done += len(cells)
-            failed += sum(1 for c in cells if c.cell[4] is None)
-        if progress:
-            progress(Progress("judge", total, done, failed))
-        if cancel is not None and cancel.is_set():
-            return False
+    batches = results.iter_batches(batch_size=None, batch_format="pyarrow")
+    try:
+        for out in batches:
+            for blob in out.column("result").to_pylist():
+                entries, cells, usage, reasons = pickle.loads(blob)
+                cells = [replace(c, rewritten=tuple(c.cell[:3]) in rewritten) for c in cells]
+                store.write_judge_batch(entries, cells)
+                if any(usage):
+                    store.add_run_usage(run_id, calls=usage[0], prompt_tokens=usage[1], completion_tokens=usage[2],
+                                        cost=settings.price(usage[1], usage[2]))
+                refused.update(dict.fromkeys(reasons))
+                done += len(cells)
+                failed += sum(1 for c in cells if c.cell[4] is None)
+            if progress:
+                progress(Progress("judge", total, done, failed))
+            if cancel is not None and cancel.is_set():
+                return False
+    finally:  # stop the tasks still running; those Ray stops keep their permits: hand them back
+        getattr(batches, "close", lambda: None)()
+        ray.get(limiter.forget.remote(owner))
     if refused:  # as the local engine: every later call would fail the same way
         raise TextgenError(f"the judge endpoint refused: {'; '.join(refused)}. The cells are kept as unscored; "
                            "fix the judge settings and resume the run.")
