@@ -31,11 +31,10 @@ from ..datasets.loader import _check_mapping, _check_required, _needs, _normaliz
 from ..datasets.mapping import ColumnMapping, guess_mapping
 from ..errors import InputError, ParameterError, TextgenError
 from ..metrics.registry import get_metric, resolve_params
-from ..model import Cell, Datum
+from ..model import Datum
 from ..progress import Progress, ProgressCallback
 from ..store import Store
 from ..streaming.run import _reuse
-from ..streaming.stats import RowStats
 from .ray_judge import JUDGE_BLOCK_ROWS, check_judge_on_ray, score_judge_on_ray, stored_rows
 from .ray_read import files_of, format_of, header_of, json_lines, read_blocks, row_estimate
 
@@ -351,20 +350,6 @@ def _input_error(exc: BaseException) -> InputError | None:
 def _corpus(store: Store, run_id: int, dataset_id: int, metrics: Mapping[str, Mapping[str, Any]]
             ) -> list[tuple[str, str, float | None, dict]]:
     """Corpus aggregates from the stored cells, in row order (resumed blocks included)."""
-    from ..streaming.score import corpus_aggregates
+    from ..streaming.score import corpus_aggregates, stored_stats
 
-    stats: dict[tuple[str, str], RowStats] = {}
-    for metric in metrics:
-        if get_metric(metric).corpus is None:
-            continue
-        row: dict[str, Cell] = {}
-        current: tuple[int, str] | None = None
-        for row_index, model, score, value, details in store.corpus_cells(run_id, dataset_id, metric):
-            if current is not None and current[0] != row_index:
-                stats.setdefault((metric, current[1]), RowStats()).add(row)
-                row = {}
-            current = (row_index, model)
-            row[score] = Cell(value, json.loads(details) if details else None)
-        if current is not None:
-            stats.setdefault((metric, current[1]), RowStats()).add(row)
-    return corpus_aggregates(metrics, stats)
+    return corpus_aggregates(metrics, stored_stats(store, run_id, dataset_id, metrics))
