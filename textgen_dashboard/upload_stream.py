@@ -20,7 +20,7 @@ import pandas as pd
 
 from textgen_core.datasets import EXTENSIONS, ColumnMapping
 from textgen_core.datasets.formats import RawTable
-from textgen_core.datasets.loader import _check_mapping
+from textgen_core.datasets.loader import check_mapping
 from textgen_core.errors import InputError, StoreError
 from textgen_core.store import Store
 from textgen_core.streaming import NotStreamable, StreamedRun, stream_file
@@ -85,7 +85,7 @@ def preview(file_name: str, payload: bytes) -> pd.DataFrame | None:
 def mapping_problem(file_name: str, columns: list[str], mapping: ColumnMapping) -> str | None:
     """What the header alone says is wrong with the mapping (the rows are checked while saving), or None."""
     try:
-        _check_mapping(RawTable(columns=columns, rows=[], row_numbers=[], label=file_name), mapping)
+        check_mapping(RawTable(columns=columns, rows=[], row_numbers=[], label=file_name), mapping)
     except InputError as exc:
         return exc.describe()
     return None

@@ -12,7 +12,7 @@ from scipy import stats
 
 from ..errors import ParameterError
 from ..store import Store
-from .comparison import _direction
+from .comparison import score_direction
 
 Kind = Literal["label", "score"]
 
@@ -86,7 +86,7 @@ def judge_human_agreement(store: Store, run_id: int, human_column: str, *, kind:
     for model in models:
         for name in names:
             part = joined[(joined["model"] == model) & (joined["score"] == name)]
-            row: dict[str, Any] = {"model": model, "score": name, "direction": _direction(name, None),
+            row: dict[str, Any] = {"model": model, "score": name, "direction": score_direction(name, None),
                                    "n": len(part)}
             if kind == "label":
                 judged = part["value"].to_numpy(dtype=float) >= threshold

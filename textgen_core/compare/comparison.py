@@ -168,7 +168,7 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
     names = list(scores) if scores is not None else _scores_of(data, [baseline, *candidates])
     data.check_scores(names)
     data.load(names)
-    direction = {name: _direction(name, directions) for name in names}
+    direction = {name: score_direction(name, directions) for name in names}
     in_family = [name for name in names if holm_undirected or direction[name] != "none"]
     family = len(candidates) * len(in_family) if holm else 1
     alpha = 1.0 - confidence
@@ -276,7 +276,7 @@ def paired_differences(store: Store, run_id: int, baseline: str, candidate: str,
     pairs = pair(data, baseline, candidate, score, with_ids=True)
     frame = pd.DataFrame({"datum_id": pd.Series(pairs.datum_ids, dtype=object), "baseline": pairs.baseline,
                           "candidate": pairs.candidate, "diff": pairs.diffs})
-    frame.attrs.update(score=score, direction=_direction(score, None), missing_baseline=pairs.missing_baseline,
+    frame.attrs.update(score=score, direction=score_direction(score, None), missing_baseline=pairs.missing_baseline,
                        missing_candidate=pairs.missing_candidate)
     return frame
 
@@ -315,7 +315,7 @@ def _scores_of(data: RunScores, models: Sequence[str]) -> list[str]:
     return found
 
 
-def _direction(score: str, overrides: Mapping[str, str] | None) -> str:
+def score_direction(score: str, overrides: Mapping[str, str] | None) -> str:
     """The score's direction: an override, else the registry; 'higher' if the registry cannot say."""
     if overrides and score in overrides:
         value = overrides[score]

@@ -120,8 +120,8 @@ def parse_csv(text: str, label: str | None, delimiter: str | None = None) -> Raw
             if not any(f.strip() for f in fields):
                 continue
             if len(fields) != len(columns):
-                raise InputError(_ragged_message(fields, columns, start_line),
-                                 file=label, row=record, column=_ragged_column(fields, columns))
+                raise InputError(ragged_message(fields, columns, start_line),
+                                 file=label, row=record, column=ragged_column(fields, columns))
             table.rows.append(list(fields))
             table.row_numbers.append(record)
             table.lines.append(start_line)
@@ -146,7 +146,7 @@ def _drop_blank_columns(table: RawTable, header: list[str]) -> RawTable:
     return table
 
 
-def _ragged_message(fields: list[str], columns: list[str], line: int) -> str:
+def ragged_message(fields: list[str], columns: list[str], line: int) -> str:
     message = (f"line {line} has {len(fields)} fields but the header has {len(columns)}; "
                "every row needs exactly one value per column")
     if len(fields) > len(columns):
@@ -156,7 +156,7 @@ def _ragged_message(fields: list[str], columns: list[str], line: int) -> str:
     return message
 
 
-def _ragged_column(fields: list[str], columns: list[str]) -> str | None:
+def ragged_column(fields: list[str], columns: list[str]) -> str | None:
     """The first column that is missing a value, or the last one when there are extra values."""
     if len(fields) < len(columns):
         return columns[len(fields)]
@@ -385,17 +385,17 @@ def parse_parquet(data: bytes, label: str | None) -> RawTable:
         by_column = [arrow.column(i).to_pylist() for i in range(arrow.num_columns)]
     except (pa.ArrowException, ValueError, OverflowError) as exc:
         raise InputError(f"a Parquet column cannot be read ({exc})", file=label) from None
-    rows = [[_unbytes(v) for v in values] for values in zip(*by_column)]
+    rows = [[unbytes(v) for v in values] for values in zip(*by_column)]
     return RawTable(columns=columns, rows=rows, row_numbers=list(range(1, len(rows) + 1)),
                     lines=[None] * len(rows), label=label)
 
 
-def _unbytes(value: Any) -> Any:
+def unbytes(value: Any) -> Any:
     """Binary Parquet cells (some writers store text that way) as text."""
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     if isinstance(value, list):
-        return [_unbytes(v) for v in value]
+        return [unbytes(v) for v in value]
     return value
 
 

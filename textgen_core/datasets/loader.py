@@ -66,7 +66,7 @@ def _missing_column(column: str, role: str, raw: RawTable) -> InputError:
                       file=raw.label, column=column)
 
 
-def _check_mapping(raw: RawTable, mapping: ColumnMapping) -> None:
+def check_mapping(raw: RawTable, mapping: ColumnMapping) -> None:
     roles = [("datum id", mapping.id), ("model", mapping.model), ("query", mapping.query),
              ("prediction", mapping.prediction)]
     roles += [("references", c) for c in mapping.references] + [("contexts", c) for c in mapping.contexts]
@@ -91,7 +91,7 @@ def _field_columns(mapping: ColumnMapping, field: str) -> list[str]:
     return list(value) if isinstance(value, tuple) else [value] if value else []
 
 
-def _needs(required: Iterable[str] | Mapping[str, str]) -> dict[str, str]:
+def needed_fields(required: Iterable[str] | Mapping[str, str]) -> dict[str, str]:
     """Required name -> who needs it (may be empty)."""
     if isinstance(required, Mapping):
         return {str(k): str(v or "") for k, v in required.items()}
@@ -104,7 +104,7 @@ def _need_text(field: str, why: str) -> str:
     return f"the chosen metrics ({why}) need" if why else "the chosen metrics need"
 
 
-def _check_required(raw: RawTable, mapping: ColumnMapping, needs: Mapping[str, str]) -> None:
+def check_required(raw: RawTable, mapping: ColumnMapping, needs: Mapping[str, str]) -> None:
     for field, why in needs.items():
         if field in TEXT_FIELDS:
             if not _field_columns(mapping, field):
@@ -117,7 +117,7 @@ def _check_required(raw: RawTable, mapping: ColumnMapping, needs: Mapping[str, s
                              f"columns are: {', '.join(raw.columns)}", file=raw.label, column=field)
 
 
-def _check_filled(rows: list[Datum], raw: RawTable, mapping: ColumnMapping, needs: Mapping[str, str]) -> None:
+def check_filled(rows: list[Datum], raw: RawTable, mapping: ColumnMapping, needs: Mapping[str, str]) -> None:
     for field, why in needs.items():
         if field in TEXT_FIELDS and not any(getattr(r, field) for r in rows):
             columns = ", ".join(repr(c) for c in _field_columns(mapping, field))
@@ -149,7 +149,7 @@ class _Row:
         return tuple(item for item in out if not is_null_marker(item)) if drop_nulls else tuple(out)
 
 
-def _normalize(raw: RawTable, mapping: ColumnMapping) -> tuple[list[Datum], tuple[str, ...]]:
+def normalize_rows(raw: RawTable, mapping: ColumnMapping) -> tuple[list[Datum], tuple[str, ...]]:
     positions = {c: i for i, c in enumerate(raw.columns)}
     used = set(mapping.columns_used())
     meta_columns = tuple(c for c in raw.columns if c not in used)
@@ -174,7 +174,7 @@ def _normalize(raw: RawTable, mapping: ColumnMapping) -> tuple[list[Datum], tupl
         for model, prediction in outputs:
             key = (datum_id, model)
             if key in first_row:
-                raise _duplicate(raw, mapping, key, first_row[key], row.number)
+                raise duplicate_key_error(raw, mapping, key, first_row[key], row.number)
             first_row[key] = row.number
             rows.append(Datum(datum_id=datum_id, model=model, prediction=prediction,
                               **{**shared, "metadata": dict(shared["metadata"])}))
@@ -222,7 +222,7 @@ def null_reference_warnings(label: str | None, mapping: ColumnMapping,
     return tuple(warnings)
 
 
-def _duplicate(raw: RawTable, mapping: ColumnMapping, key: tuple[str, str], first: int, second: int) -> InputError:
+def duplicate_key_error(raw: RawTable, mapping: ColumnMapping, key: tuple[str, str], first: int, second: int) -> InputError:
     datum_id, model = key
     if mapping.format == "wide":
         what = f"datum id {datum_id!r} appears in rows {first} and {second}"
@@ -260,11 +260,11 @@ def load_dataset(
         mapping = mapping(list(raw.columns))
     elif not isinstance(mapping, ColumnMapping):
         mapping = ColumnMapping.from_dict(mapping)
-    needs = _needs(required)
-    _check_mapping(raw, mapping)
-    _check_required(raw, mapping, needs)
-    rows, meta_columns = _normalize(raw, mapping)
-    _check_filled(rows, raw, mapping, needs)
+    needs = needed_fields(required)
+    check_mapping(raw, mapping)
+    check_required(raw, mapping, needs)
+    rows, meta_columns = normalize_rows(raw, mapping)
+    check_filled(rows, raw, mapping, needs)
     return Dataset(name=name or default_name, rows=rows, source=origin, mapping=mapping.to_dict(),
                    metadata_columns=meta_columns,
                    warnings=null_reference_warnings(raw.label, mapping, null_reference_rows(raw, mapping)))

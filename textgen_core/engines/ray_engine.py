@@ -26,15 +26,15 @@ from typing import Any, Callable, Mapping, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..datasets.formats import RawTable, _unbytes, check_header
-from ..datasets.loader import _check_mapping, _check_required, _needs, _normalize
+from ..datasets.formats import RawTable, unbytes, check_header
+from ..datasets.loader import check_mapping, check_required, needed_fields, normalize_rows
 from ..datasets.mapping import ColumnMapping, guess_mapping
 from ..errors import InputError, ParameterError, TextgenError
 from ..metrics.registry import get_metric, resolve_params
 from ..model import Datum
 from ..progress import Progress, ProgressCallback
 from ..store import Store
-from ..streaming.run import _reuse
+from ..streaming.run import reuse_earlier
 from .ray_judge import JUDGE_BLOCK_ROWS, check_judge_on_ray, score_judge_on_ray, stored_rows
 from .ray_read import files_of, format_of, header_of, json_lines, read_blocks, row_estimate
 
@@ -93,12 +93,12 @@ def _datums(batch: pa.Table, mapping: Mapping[str, Any] | None, label: str) -> l
         columns, values = json_lines(batch.column("text").to_pylist(), mapping["_jsonl"], label)
     else:
         columns = check_header(list(batch.column_names), label)
-        values = [[_unbytes(v) for v in row.values()] for row in batch.to_pylist()]
+        values = [[unbytes(v) for v in row.values()] for row in batch.to_pylist()]
     values = [row for row in values if any(v not in (None, "") and str(v).strip() for v in row)]
     raw = RawTable(columns=columns, rows=values, row_numbers=list(range(1, len(values) + 1)),
                    lines=[None] * len(values), label=label)
     try:
-        return _normalize(raw, ColumnMapping.from_dict({k: v for k, v in mapping.items() if k != "_jsonl"}))[0]
+        return normalize_rows(raw, ColumnMapping.from_dict({k: v for k, v in mapping.items() if k != "_jsonl"}))[0]
     except InputError as exc:
         first = values[0] if values else []
         raise InputError(f"{exc.message} (row {exc.row} of the block that starts with {first[:2]})",
@@ -109,7 +109,7 @@ def score_batch(batch: pa.Table, *, mapping: Mapping[str, Any] | None, label: st
                 metrics: Mapping[str, Mapping[str, Any]], finished: frozenset[str]) -> pa.Table:
     """One batch in, the same rows out with their cells (none when the block was finished before)."""
     from ..run_rules import cell_records
-    from ..store.store import _json
+    from ..store.dataset_sql import json_text
     from ..streaming.score import score_chunk
 
     try:
@@ -127,13 +127,13 @@ def score_batch(batch: pa.Table, *, mapping: Mapping[str, Any] | None, label: st
             outputs = get_metric(metric).outputs(metrics[metric])
             for datum_id, model, _m, score, value, details, reason in cell_records(rows, metric, outputs, cells):
                 per_row[position[(datum_id, model)]].append(
-                    {"metric": metric, "score": score, "value": value, "details": _json(details), "reason": reason})
+                    {"metric": metric, "score": score, "value": value, "details": json_text(details), "reason": reason})
     return pa.Table.from_pydict({
         "block": [key] * len(rows), "block_rows": [len(rows)] * len(rows), "skipped": [skipped] * len(rows),
         "datum_id": [r.datum_id for r in rows], "model": [r.model for r in rows],
         "query": [r.query for r in rows], "prediction": [r.prediction for r in rows],
         "refs": [list(r.references) for r in rows], "contexts": [list(r.contexts) for r in rows],
-        "metadata": [_json(dict(r.metadata)) if r.metadata else None for r in rows],
+        "metadata": [json_text(dict(r.metadata)) if r.metadata else None for r in rows],
         "cells": per_row, "error": [None] * len(rows),
     }, schema=_OUT_SCHEMA)
 
@@ -162,8 +162,8 @@ def run_ray(store: Store, source: str, metrics: Sequence[str], params: Mapping[s
     if not chosen.id:
         raise InputError("the Ray engine needs a datum id column (map one with --map id=COLUMN): rows read in "
                          "parallel blocks have no file row number to stand in for it", file=source)
-    _check_mapping(header, chosen)
-    _check_required(header, chosen, _needs({f: m for m in names for f in get_metric(m).needs}))
+    check_mapping(header, chosen)
+    check_required(header, chosen, needed_fields({f: m for m in names for f in get_metric(m).needs}))
     used = set(chosen.columns_used())
     fields = {f for f in ("query", "prediction", "references", "contexts") if getattr(chosen, f)}
     fields |= {"prediction"} if chosen.format == "wide" else set()
@@ -182,7 +182,7 @@ def run_ray(store: Store, source: str, metrics: Sequence[str], params: Mapping[s
         store.delete_dataset(dataset_id, force=True)  # bad input: nothing half-written stays behind
         raise
     if store.get_run(run_id)["status"] == "finished":
-        _reuse(store, dataset_id, earlier)
+        reuse_earlier(store, dataset_id, earlier)
     return run_id
 
 

@@ -223,8 +223,8 @@ def judge_block(batch: pa.Table, *, run_id: int, metrics: Mapping[str, Mapping[s
     use_limiter(settings.endpoint, settings.model, RemoteLimiter(limiter, owner))
     rows = stored_rows(batch)
     skip = {(r.datum_id, r.model, m) for r, done in zip(rows, batch.column("done").to_pylist()) for m in done or ()}
-    store = _Collected()
-    reasons = run_judge_metrics(store, run_id, rows, metrics, settings, skip=skip, models=models)  # type: ignore[arg-type]
+    store = _Collected()  # a JudgeStore by shape
+    reasons = run_judge_metrics(store, run_id, rows, metrics, settings, skip=skip, models=models)
     return pa.table({"result": [pickle.dumps((store.entries, store.cells, store.usage, reasons))]}, schema=_RESULT)
 
 

@@ -159,7 +159,7 @@ class JudgeCacheMixin:
             return 0
         with self._write_lock:  # the index learns the keys before any reader can see them committed
             self._judge_keys_added(e.cache_key for e in entries)
-            self._insert_arrow("judge_cache", "incoming_judge_cache", _cache_table(entries))
+            self._insert_arrow("judge_cache", "incoming_judge_cache", cache_table(entries))
         return len(entries)
 
     def judge_cache_stats(self) -> "pd.DataFrame":
@@ -210,7 +210,7 @@ def _cache_row(row: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-def _cache_table(entries: Sequence[CacheRow]) -> pa.Table:
+def cache_table(entries: Sequence[CacheRow]) -> pa.Table:
     columns = {name: [getattr(e, name) for e in entries] for name in CACHE_FIELDS}
     columns["request"] = [_json_text(dict(r)) for r in columns["request"]]
     columns["parsed"] = [_json_text(v) for v in columns["parsed"]]

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from .connection import registered
 from .dataset_sql import insert_arrow
-from .judge_cache_sql import CacheRow, JudgeCacheMixin, _cache_table
+from .judge_cache_sql import CacheRow, JudgeCacheMixin, cache_table
 from .score_writes import insert_cells
 
 if TYPE_CHECKING:
@@ -187,7 +187,7 @@ class JudgeTablesMixin(JudgeCacheMixin):
         runs: dict[int, list[CellRows]] = {}
         for write in cells:
             runs.setdefault(write.run_id, []).append(write)
-        cache = _cache_table(entries) if entries else None
+        cache = cache_table(entries) if entries else None
         with self.transaction() as cur:
             if cache is not None:
                 self._judge_keys_added(e.cache_key for e in entries)

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..datasets.formats import RawTable, _ragged_column, _ragged_message, check_header, csv_delimiter
+from ..datasets.formats import RawTable, ragged_column, ragged_message, check_header, csv_delimiter
 from ..datasets.reader import EXTENSIONS, read_raw
 from ..errors import InputError
 from .read_jsonl import JsonLines
@@ -104,8 +104,8 @@ class ChunkReader:
             if not any(f.strip() for f in fields):
                 continue
             if len(fields) != len(self.columns):
-                raise InputError(_ragged_message(fields, self.columns, start), file=self.label,
-                                 row=self._record, column=_ragged_column(fields, self.columns))
+                raise InputError(ragged_message(fields, self.columns, start), file=self.label,
+                                 row=self._record, column=ragged_column(fields, self.columns))
             table.rows.append(fields)
             table.row_numbers.append(self._record)
             table.lines.append(start)
@@ -142,13 +142,13 @@ class ChunkReader:
         self.columns = check_header([str(n) for n in self._parquet.schema_arrow.names], self.label)
 
     def _parquet_chunks(self, size: int) -> Iterator[RawTable]:
-        from ..datasets.formats import _unbytes
+        from ..datasets.formats import unbytes
 
         number = 0
         total = max(1, self._parquet.metadata.num_rows)
         for batch in self._parquet.iter_batches(batch_size=size):
             by_column = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
-            rows = [[_unbytes(v) for v in values] for values in zip(*by_column)]
+            rows = [[unbytes(v) for v in values] for values in zip(*by_column)]
             table = self._empty()
             table.rows = rows
             table.row_numbers = list(range(number + 1, number + len(rows) + 1))

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import pyarrow as pa
 
 from ..datasets.formats import RawTable
-from ..datasets.loader import (_check_filled, _check_mapping, _check_required, _duplicate, _needs,
+from ..datasets.loader import (check_filled, check_mapping, check_required, duplicate_key_error, needed_fields,
                                null_reference_warnings)
 from ..datasets.mapping import ColumnMapping, guess_mapping
 from ..errors import InputError, ParameterError, StoreError, TextgenError
@@ -70,7 +70,7 @@ def streamable_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str,
 
 def _field_needs(required: Sequence[str], metrics: Sequence[str]) -> dict[str, str]:
     """Field -> the metric that needs it ('' when the caller requires it)."""
-    return _needs({**{f: "" for f in required}, **{f: m for m in metrics for f in get_metric(m).needs}})
+    return needed_fields({**{f: "" for f in required}, **{f: m for m in metrics for f in get_metric(m).needs}})
 
 
 def _mapping(source: MappingSource, columns: list[str]) -> ColumnMapping:
@@ -153,7 +153,7 @@ class _Loader:
                                          pa.concat_tables(self._cells) if self._cells else None,
                                          run_id=self.run_id, finished=self._chunks if self.run_id else ())
             except DuplicateRow as exc:
-                raise _duplicate(self.header, self.mapping, (exc.datum_id, exc.model),
+                raise duplicate_key_error(self.header, self.mapping, (exc.datum_id, exc.model),
                                  self.row_numbers[exc.existing_index], self.row_numbers[exc.new_index]) from None
         self._stored = len(self.row_numbers)
         self._data, self._cells, self._chunks = [], [], []
@@ -192,8 +192,8 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
     try:
         chosen = _mapping(mapping, reader.columns)
         needs = _field_needs(required, names)
-        _check_mapping(header, chosen)
-        _check_required(header, chosen, needs)
+        check_mapping(header, chosen)
+        check_required(header, chosen, needs)
         used = set(chosen.columns_used())
         fields = {f for f in TEXT_FIELDS if _mapped(chosen, f)} | {c for c in reader.columns if c not in used}
         problems = check_metrics(names, resolved, fields, None)
@@ -277,7 +277,7 @@ def _fill(store: Store, plan: _Plan, progress: ProgressCallback | None, cancel: 
     try:
         _load_and_score(plan.reader, loader, run_id, plan.metrics, models, progress, cancel,
                         workers or os.cpu_count() or 1, chunk_rows, finished or set())
-        _check_filled([], plan.header, plan.mapping,
+        check_filled([], plan.header, plan.mapping,
                       {f: why for f, why in plan.needs.items() if f not in loader.filled})
         unknown = sorted(set(models or ()) - set(loader.models))
         if unknown:
@@ -301,7 +301,7 @@ def _fill(store: Store, plan: _Plan, progress: ProgressCallback | None, cancel: 
         raise
     finally:
         plan.reader.close()
-    reused = _reuse(store, dataset_id, plan.earlier)
+    reused = reuse_earlier(store, dataset_id, plan.earlier)
     if progress:
         done = loader.scored + loader.cached if run_id is not None else n_rows
         progress(Progress("done", done, done, loader.unscored, cached=loader.cached))
@@ -352,7 +352,7 @@ def _load_and_score(reader: ChunkReader, loader: _Loader, run_id: int | None,
     loader.flush()
 
 
-def _reuse(store: Store, dataset_id: int, earlier: Sequence[str]) -> int | None:
+def reuse_earlier(store: Store, dataset_id: int, earlier: Sequence[str]) -> int | None:
     """The id of a stored dataset (of the same name) with the same rows, which now holds the run."""
     for candidate in earlier:
         try:

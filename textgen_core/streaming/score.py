@@ -71,14 +71,14 @@ def work_chunk(chunk: tuple[int, RawTable], mapping: Mapping[str, Any], run_id: 
                finished: Collection[int] = ()) -> ChunkResult:
     """Normalize one numbered raw chunk with the loader's rules, score it unless its number is ``finished``, and
     pack the result (module-level: picklable)."""
-    from ..datasets.loader import _normalize, null_reference_rows
+    from ..datasets.loader import normalize_rows, null_reference_rows
     from ..datasets.mapping import ColumnMapping
     from ..store.stream_sql import data_table
 
     number, raw = chunk
     chosen = ColumnMapping.from_dict(mapping)
     try:
-        rows, metadata_columns = _normalize(raw, chosen)
+        rows, metadata_columns = normalize_rows(raw, chosen)
     except InputError as exc:
         return ChunkResult(error=(exc.message, exc.file, exc.row, exc.column))
     stored = number in finished
