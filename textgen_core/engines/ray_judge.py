@@ -60,6 +60,10 @@ class Lease(Permit):
     lease: int = 0
 
 
+class RunEnded(RuntimeError):
+    """A permit asked for a run that has ended (its driver stopped it)."""
+
+
 class SharedLimiter:
     """Ray actor (async): one :class:`~textgen_core.judge.ratelimit.Limiter` that every worker asks.
 
@@ -74,13 +78,19 @@ class SharedLimiter:
         self.lease_s = lease_s
         self.peak = 0
         self._leases: dict[int, tuple[Permit, str, float]] = {}
+        self._ended: set[str] = set()  # owners whose run ended: a task Ray has not stopped yet gets no permit
         self._next = 0
         self._sweeper: asyncio.Task | None = None
 
     async def acquire(self, tokens: int, owner: str) -> Lease:
         if self._sweeper is None:
             self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+        if owner in self._ended:
+            raise RunEnded(owner)
         permit = await self.limiter.acquire(tokens)
+        if owner in self._ended:  # it ended while this request waited
+            self.limiter.release(permit)
+            raise RunEnded(owner)
         self.peak = max(self.peak, self.limiter.in_use)
         self._next += 1
         self._leases[self._next] = (permit, owner, time.monotonic() + self.lease_s)
@@ -93,7 +103,8 @@ class SharedLimiter:
             self.limiter.release(held[0], status=status, headers=headers, retry_after=retry_after)
 
     async def forget(self, owner: str) -> int:
-        """Take back every lease of ``owner``; returns how many were still out."""
+        """Take back every lease of ``owner`` and refuse it any other; returns how many were still out."""
+        self._ended.add(owner)
         mine = [key for key, (_, who, _) in self._leases.items() if who == owner]
         for key in mine:
             self.limiter.release(self._leases.pop(key)[0])
