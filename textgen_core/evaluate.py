@@ -99,7 +99,7 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
         return resume_ray(store, run_id, judge=judge, progress=progress, cancel=cancel)
     dataset = store.load_dataset(run["dataset_id"])
     rows = [r for r in dataset.rows if r.model in set(run["models"])]
-    store.set_run_status(run_id, "running")
+    store.claim_run(run_id)
     _execute(store, run_id, rows, metrics, resolved, judge, progress, cancel, workers,
              already=run.get("duration_s") or 0.0)
     return run_id

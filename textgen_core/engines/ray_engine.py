@@ -194,7 +194,7 @@ def resume_ray(store: Store, run_id: int, *, judge: Any | None = None, address: 
         raise ParameterError(f"run {run_id} was not scored by the Ray engine")
     source, mapping, block_rows = info
     run = store.get_run(run_id)
-    store.set_run_status(run_id, "running")
+    store.claim_run(run_id)
     _score(store, run_id, run["dataset_id"], source if mapping is not None else None, run["params"], mapping,
            progress, cancel, address, block_rows, new_data=mapping is not None, models=run["models"] or None,
            judge=judge)

@@ -109,4 +109,6 @@ DDL: tuple[str, ...] = (
         latency_s DOUBLE,
         created_at TIMESTAMP DEFAULT current_timestamp,
         PRIMARY KEY (run_id, datum_id, model, metric, step, call_index))""",
+    # added after the first release: which program scores the run (store/runner.py)
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS runner VARCHAR",
 )

@@ -31,6 +31,7 @@ from .judge_sql import JudgeTablesMixin
 from .pair_reads import PairReadsMixin
 from .score_reads import ScoreReadsMixin
 from .score_writes import CellRecord, insert_cells
+from .runner import live_runner, this_runner
 from .stream_sql import StreamTablesMixin
 from .schema import DDL, SCHEMA_VERSION
 
@@ -134,9 +135,10 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
         """Register a run as 'running'. ``judge`` must hold public settings only, never a key."""
         with self.transaction() as cur:
             run_id = cur.execute(
-                "INSERT INTO runs (dataset_id, status, metrics, params, signatures, models, judge) "
-                "VALUES (?, 'running', ?, ?, ?, ?, ?) RETURNING run_id",
-                [dataset_id, list(metrics), _json(params), _json(signatures), list(models), _json(judge)],
+                "INSERT INTO runs (dataset_id, status, metrics, params, signatures, models, judge, runner) "
+                "VALUES (?, 'running', ?, ?, ?, ?, ?, ?) RETURNING run_id",
+                [dataset_id, list(metrics), _json(params), _json(signatures), list(models), _json(judge),
+                 this_runner()],
             ).fetchone()[0]
         return int(run_id)
 
@@ -150,6 +152,22 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
                 "finished_at = CASE WHEN ? THEN current_timestamp ELSE NULL END WHERE run_id = ?",
                 [status, error, duration_s, finished, run_id],
             )
+
+    def claim_run(self, run_id: int) -> None:
+        """Mark a run 'running' for this process before resuming it (one transaction).
+
+        Refused with a StoreError while another live program on this machine scores it,
+        so two programs never score one run at once; a run whose program died is claimed.
+        """
+        with self.transaction() as cur:
+            self._require_run(cur, run_id)
+            status, runner = cur.execute("SELECT status, runner FROM runs WHERE run_id = ?", [run_id]).fetchone()
+            holder = live_runner(runner) if status == "running" else None
+            if holder is not None:
+                raise StoreError(f"run {run_id} is being scored by {holder}: wait for it to finish or stop it, "
+                                 "then resume. Nothing was changed.")
+            cur.execute("UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, runner = ? "
+                        "WHERE run_id = ?", [this_runner(), run_id])
 
     def add_run_usage(self, run_id: int, *, calls: int = 0, prompt_tokens: int = 0,
                       completion_tokens: int = 0, cost: float | None = None) -> None:

@@ -242,7 +242,7 @@ def resume_stream(store: Store, run_id: int, *, progress: ProgressCallback | Non
         plan = _Plan(reader, header, chosen, {m: run["params"][m] for m in names}, record.models or None, needs,
                      run["dataset_id"], run["dataset"], run_id, record.earlier)
         finished = {int(key) for key in store.finished_blocks(run_id)}
-        store.set_run_status(run_id, "running")
+        store.claim_run(run_id)
     except BaseException:
         reader.close()
         raise

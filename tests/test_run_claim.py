@@ -1,0 +1,53 @@
+"""Two programs never score one run: a resume is refused while the run's program lives, and claimed once it died.
+
+Real processes on a real DuckDB file. A run is left 'running' as a killed
+program leaves it, recorded as scored by another live process of this machine;
+`textgen-eval resume` is refused, naming that process, and changes nothing; once
+the process is gone (SIGKILL: no chance to mark the run) the resume goes through.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+
+from textgen_core.evaluate import evaluate
+from textgen_core.model import Dataset, Datum
+from textgen_core.store import Store
+
+CLI = [sys.executable, "-m", "textgen_core.cli.main"]
+
+
+def test_a_live_run_is_not_resumed_twice_and_a_dead_ones_run_is(tmp_path: Path) -> None:
+    db = tmp_path / "claim.duckdb"
+    store = Store(db)
+    rows = [Datum(f"d{i}", "m", "q", f"answer {i}", (f"answer {i % 3}",)) for i in range(30)]
+    run_id = evaluate(store, store.save_dataset(Dataset("claim", rows)), ["exact_match", "token_f1"])
+    assert store.get_run(run_id)["status"] == "finished"
+    store.close()
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        with duckdb.connect(str(db)) as con:  # the state a program scoring the run leaves in the file
+            con.execute("UPDATE runs SET status = 'running', runner = ? WHERE run_id = ?",
+                        [f"{socket.gethostname()}:{other.pid}", run_id])
+            con.execute("DELETE FROM scores WHERE run_id = ? AND datum_id IN ('d1', 'd2')", [run_id])
+        refused = subprocess.run([*CLI, "--db", str(db), "resume", str(run_id)], capture_output=True, text=True,
+                                 timeout=60)
+        assert refused.returncode == 2, refused.stderr
+        assert f"PID {other.pid}" in refused.stderr and "Nothing was changed" in refused.stderr
+        assert "Traceback" not in refused.stderr
+        assert len(Store(db, read_only=True).scores(run_id)) == 56  # nothing scored by the refused resume
+        other.send_signal(signal.SIGKILL)
+        other.wait(timeout=10)
+    finally:
+        if other.poll() is None:
+            other.kill()
+    done = subprocess.run([*CLI, "--db", str(db), "resume", str(run_id)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    run = Store(db, read_only=True).get_run(run_id)
+    assert run["status"] == "finished" and len(Store(db, read_only=True).scores(run_id)) == 60
