@@ -51,3 +51,32 @@ def test_a_live_run_is_not_resumed_twice_and_a_dead_ones_run_is(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     run = Store(db, read_only=True).get_run(run_id)
     assert run["status"] == "finished" and len(Store(db, read_only=True).scores(run_id)) == 60
+
+
+def test_deleting_a_run_waits_for_a_live_program_not_for_a_dead_one(tmp_path: Path) -> None:
+    import pytest
+
+    from textgen_core.errors import StoreError
+
+    db = tmp_path / "delete.duckdb"
+    store = Store(db)
+    dataset_id = store.save_dataset(Dataset("d", [Datum("a", "m", "q", "x", ("x",))]))
+    runs = [store.create_run(dataset_id, ["exact_match"], {}, {}, ["m"]) for _ in range(3)]
+    store.close()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait(timeout=30)
+    try:
+        with duckdb.connect(str(db)) as con:
+            for run_id, runner in zip(runs, (live.pid, dead.pid, None)):
+                con.execute("UPDATE runs SET runner = ? WHERE run_id = ?",
+                            [None if runner is None else f"{socket.gethostname()}:{runner}", run_id])
+        store = Store(db)
+        with pytest.raises(StoreError, match=f"is still scoring .*by PID {live.pid}"):
+            store.delete_run(runs[0])
+        store.delete_run(runs[1])  # its program is gone: a run like any other
+        with pytest.raises(StoreError, match="an unknown program"):  # from before runners were recorded
+            store.delete_run(runs[2])
+        assert sorted(store.list_runs()["run_id"]) == [runs[0], runs[2]]
+    finally:
+        live.kill()

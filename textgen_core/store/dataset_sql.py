@@ -17,6 +17,7 @@ import pyarrow as pa
 from ..errors import StoreError
 from ..model import Dataset, Datum
 from .connection import registered
+from .runner import live_runner
 from .score_reads import like_pattern
 
 _DATA_SCHEMA = pa.schema([
@@ -55,7 +56,7 @@ class DatasetTablesMixin:
             if existing and not replace:
                 raise StoreError(f"a dataset named {name!r} already exists; choose another name or replace it")
             if existing:
-                self._refuse_running(cur, "SELECT run_id FROM runs WHERE dataset_id = ? AND status = 'running'",
+                self._refuse_running(cur, "SELECT run_id, runner FROM runs WHERE dataset_id = ? AND status = 'running'",
                                      existing[0], "the dataset it would replace")
                 self._delete_dataset(cur, existing[0])
             dataset_id = cur.execute(
@@ -127,15 +128,21 @@ class DatasetTablesMixin:
         """
         with self.transaction() as cur:
             if not force:
-                self._refuse_running(cur, "SELECT run_id FROM runs WHERE dataset_id = ? AND status = 'running'",
+                self._refuse_running(cur, "SELECT run_id, runner FROM runs WHERE dataset_id = ? AND status = 'running'",
                                      dataset_id, "this dataset")
             self._delete_dataset(cur, dataset_id)
 
     def _refuse_running(self, cur: duckdb.DuckDBPyConnection, sql: str, key: int, what: str) -> None:
-        running = [r[0] for r in cur.execute(sql, [key]).fetchall()]
+        """Refuse while a run (``sql``: run_id, runner of 'running' runs) has a live program or an unknown one;
+        a run whose program died is deleted like any other."""
+        running = [(run_id, live_runner(runner, this_process=True) if runner else "an unknown program")
+                   for run_id, runner in cur.execute(sql, [key]).fetchall()]
+        running = [(run_id, holder) for run_id, holder in running if holder]
         if running:
-            runs = ", ".join(map(str, running))
-            raise StoreError(f"run {runs} is still scoring {what}: cancel it (or let it finish) before deleting. "
+            runs = ", ".join(str(run_id) for run_id, _ in running)
+            holders = ", ".join(dict.fromkeys(holder for _, holder in running))
+            raise StoreError(f"run {runs} is still scoring {what} (by {holders}): cancel it (or let it finish) "
+                             "before deleting. "
                              "Nothing was deleted. If the program that ran it has stopped, resume the run "
                              "or delete it with force.")
 

@@ -19,16 +19,19 @@ def this_runner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def live_runner(runner: str | None) -> str | None:
+def live_runner(runner: str | None, *, this_process: bool = False) -> str | None:
     """A description of ``runner`` when it is another live process on this machine, else None.
 
     A runner on another machine cannot be checked from here and is not reported; this process
-    is not reported either (its own code knows whether it still works on the run).
+    is reported only with ``this_process`` (a resume in this process knows whether its own
+    threads still work on the run; a delete does not).
     """
     host, _, pid_text = (runner or "").rpartition(":")
-    if host != socket.gethostname() or not pid_text.isdigit() or int(pid_text) == os.getpid():
+    if host != socket.gethostname() or not pid_text.isdigit():
         return None
     pid = int(pid_text)
+    if pid == os.getpid():
+        return f"this program (PID {pid})" if this_process else None
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -207,7 +207,7 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
         """Delete a run with its cells and verdicts; refused while it is scoring unless ``force``."""
         with self.transaction() as cur:
             if not force:
-                self._refuse_running(cur, "SELECT run_id FROM runs WHERE run_id = ? AND status = 'running'",
+                self._refuse_running(cur, "SELECT run_id, runner FROM runs WHERE run_id = ? AND status = 'running'",
                                      run_id, "its dataset")
             self._delete_run(cur, run_id)
 
