@@ -31,7 +31,10 @@ from ..judge.ratelimit import Limiter, Permit
 from ..model import Datum
 from ..progress import Progress, ProgressCallback
 from ..store import Store
+from ..store.dataset_sql import stored_datum
 
+#: The data table's columns a judge task reads, in :func:`stored_datum`'s order.
+STORED_COLUMNS = ("datum_id", "model", "query", "prediction", "refs", "contexts", "metadata")
 #: At most about how many rows one judge task scores (whole datum groups, so a block can be larger);
 #: smaller runs are cut in about four blocks per CPU of the cluster, but not below MIN_BLOCK_ROWS.
 JUDGE_BLOCK_ROWS = 64
@@ -171,7 +174,7 @@ class _Collected:
     def __init__(self) -> None:
         self.entries: list[Any] = []
         self.cells: list[Any] = []
-        self.usage = [0, 0, 0, 0.0]
+        self.usage = [0, 0, 0]  # calls, prompt and completion tokens (the driver prices them)
         self._lock = threading.Lock()
 
     def session(self) -> Any:
@@ -209,20 +212,16 @@ class _Collected:
     def add_run_usage(self, run_id: int, *, calls: int = 0, prompt_tokens: int = 0, completion_tokens: int = 0,
                       cost: float | None = None) -> None:
         with self._lock:
-            self.usage = [self.usage[0] + calls, self.usage[1] + prompt_tokens, self.usage[2] + completion_tokens,
-                          self.usage[3] + (cost or 0.0)]
+            self.usage = [self.usage[0] + calls, self.usage[1] + prompt_tokens, self.usage[2] + completion_tokens]
 
     def get_run(self, run_id: int) -> dict[str, Any]:
         return {"judge_calls": 0, "cost": 0.0}
 
 
 def stored_rows(batch: pa.Table) -> list[Datum]:
-    """Rows read from the store's data table (Arrow) as datums."""
-    import json
-
-    return [Datum(r["datum_id"], r["model"], r["query"], r["prediction"], tuple(r["refs"] or ()),
-                  tuple(r["contexts"] or ()), json.loads(r["metadata"]) if r["metadata"] else {})
-            for r in batch.to_pylist()]
+    """Rows read from the store's data table (Arrow, as :meth:`Store.data_arrow` gives them) as datums."""
+    columns = [batch.column(name).to_pylist() for name in STORED_COLUMNS]
+    return [stored_datum(*row) for row in zip(*columns)]
 
 
 def judge_block(batch: pa.Table, *, run_id: int, metrics: Mapping[str, Mapping[str, Any]], settings: Any,

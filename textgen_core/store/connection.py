@@ -154,15 +154,8 @@ def interrupted_query(exc: BaseException) -> bool:
 
 def roll_back(cur: duckdb.DuckDBPyConnection) -> None:
     """End the open transaction without its writes; nothing to do when none is open (its COMMIT ran)."""
-    for _ in range(3):  # a second signal may interrupt the rollback itself
-        try:
-            cur.execute("ROLLBACK")
-            return
-        except duckdb.TransactionException:
-            return
-        except RuntimeError as exc:
-            if not interrupted_query(exc):
-                raise
+    with suppress(duckdb.TransactionException):
+        cur.execute("ROLLBACK")
 
 
 @contextmanager

@@ -32,6 +32,13 @@ def json_text(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
 
 
+def stored_datum(datum_id: str, model: str, query: str | None, prediction: str | None, refs: Any, contexts: Any,
+                 metadata: str | None) -> Datum:
+    """A row of the data table (its columns in table order, metadata as JSON text) as a datum."""
+    return Datum(datum_id, model, query, prediction, tuple(refs or ()), tuple(contexts or ()),
+                 json.loads(metadata) if metadata else {})
+
+
 def insert_arrow(cur: duckdb.DuckDBPyConnection, target: str, table: pa.Table, *, replace: bool = False,
                  by_name: bool = False) -> None:
     """Insert (or upsert) every row of an Arrow table into ``target``, a constant table name
@@ -107,8 +114,7 @@ class DatasetTablesMixin:
         return Dataset(
             name=head[0], source=head[1] or "", mapping=json.loads(head[2]) if head[2] else {},
             metadata_columns=tuple(head[3] or ()),
-            rows=[Datum(d, m, q, p, tuple(refs or ()), tuple(ctx or ()), json.loads(meta) if meta else {})
-                  for d, m, q, p, refs, ctx, meta in rows],
+            rows=[stored_datum(*row) for row in rows],
         )
 
     def rename_dataset(self, dataset_id: int, new_name: str) -> None:
