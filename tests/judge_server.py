@@ -68,6 +68,8 @@ class JudgeServer:
         self.echo_key_in_errors = echo_key_in_errors
         #: A :class:`RateLimit` to enforce (429 + Retry-After + x-ratelimit-* headers); None: no limit.
         self.limits: RateLimit | None = None
+        #: Headers sent with every judge reply (e.g. absurd ``x-ratelimit-*`` values).
+        self.reply_headers: dict[str, str] = {}
         #: Files and batches (see judge_server_batch.py).
         self.batches = BatchService(self)
         #: When set, every request must carry ``?api-version=`` with this value (Azure OpenAI).
@@ -269,9 +271,10 @@ class _Handler(BaseHTTPRequestHandler):
         refused = self._refuse_key(state)
         if refused:
             return refused
+        self.extra_headers = dict(state.reply_headers)
         if state.limits is not None:
             verdict = state.limits.admit(body)
-            self.extra_headers = verdict.headers
+            self.extra_headers = {**self.extra_headers, **verdict.headers}
             if not verdict.allowed:
                 record.fault = "429"
                 return self._error(429, verdict.message, "rate_limit_exceeded", kind="requests")
