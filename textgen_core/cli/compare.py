@@ -12,6 +12,7 @@ from ..compare.pairwise import pairwise_summary
 from ..compare.verdicts import APART, GATES, INCONCLUSIVE, WORSE, fails
 from ..errors import ParameterError
 from ..export import write_table
+from .classification import print_comparison
 from .main import add_db_argument, open_store
 
 #: Column order of `compare --out`: the documented columns first, then the context.
@@ -106,6 +107,9 @@ def _compare(args: argparse.Namespace) -> int:
         _print_comparison(args, frame)
     if not pairwise.empty:
         _print_pairwise(pairwise)
+    if frame is not None:
+        print_comparison(store, args.run_id, args.baseline, frame.attrs["candidates"], resamples=args.resamples,
+                         confidence=args.confidence, seed=args.seed)
     if args.out and frame is not None:
         out = frame.rename(columns={"score": "metric"})
         out = out[[c for c in OUT_COLUMNS if c in out.columns] + (["n_needed"] if "n_needed" in out else [])]
