@@ -68,6 +68,8 @@ class JudgeServer:
         self.echo_key_in_errors = echo_key_in_errors
         #: A :class:`RateLimit` to enforce (429 + Retry-After + x-ratelimit-* headers); None: no limit.
         self.limits: RateLimit | None = None
+        #: Headers sent with every judge reply (e.g. absurd ``x-ratelimit-*`` values).
+        self.reply_headers: dict[str, str] = {}
         #: Files and batches (see judge_server_batch.py).
         self.batches = BatchService(self)
         #: When set, every request must carry ``?api-version=`` with this value (Azure OpenAI).
@@ -238,6 +240,14 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._error(404, f"no route {self.path}")
 
+    def do_DELETE(self) -> None:
+        route = azure_route(self.path)
+        self.extra_headers = {}
+        if is_batch_path(route.path):
+            self._batch_request("DELETE", route, b"")
+        else:
+            self._error(404, f"no route {self.path}")
+
     def do_POST(self) -> None:
         state = self.server_state
         length = int(self.headers.get("Content-Length") or 0)
@@ -269,9 +279,10 @@ class _Handler(BaseHTTPRequestHandler):
         refused = self._refuse_key(state)
         if refused:
             return refused
+        self.extra_headers = dict(state.reply_headers)
         if state.limits is not None:
             verdict = state.limits.admit(body)
-            self.extra_headers = verdict.headers
+            self.extra_headers = {**self.extra_headers, **verdict.headers}
             if not verdict.allowed:
                 record.fault = "429"
                 return self._error(429, verdict.message, "rate_limit_exceeded", kind="requests")
@@ -299,7 +310,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _batch_request(self, method: str, route: Route, raw: bytes) -> None:
         """Files and batches: recorded like the others, served by :class:`BatchService`."""
         state = self.server_state
-        record = Recorded(route.path if method == "POST" else "GET " + route.path, None,
+        record = Recorded(route.path if method == "POST" else f"{method} {route.path}", None,
                           {k.lower(): v for k, v in self.headers.items()}, time.monotonic(), route=route)
         state._enter(record)
         status = self._refuse_key(state)
@@ -307,6 +318,8 @@ class _Handler(BaseHTTPRequestHandler):
             if not status:
                 if method == "POST":
                     status, payload = state.batches.post(route.path, raw, self.headers.get("Content-Type") or "")
+                elif method == "DELETE":
+                    status, payload = state.batches.delete(route.path)
                 else:
                     status, payload = state.batches.get(route.path)
                 if isinstance(payload, bytes):

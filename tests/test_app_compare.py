@@ -286,7 +286,7 @@ def test_agreement_as_labels(sample_run):
     pairs = human_pairs(run_id, "model-b", "rouge1", "human_label")
     kappa = cohen_kappa_score(pairs["value"] >= 0.2, pairs["human"] == "correct")
     assert shown.loc[("model-b", "rouge1"), "kappa"] == pytest.approx(kappa)
-    assert "at or above 0.2" in all_text(at)
+    assert "rouge1 0.2" in all_text(at) and "at or above its threshold" in all_text(at)
 
 
 def test_no_metadata_columns_no_agreement(app_db):

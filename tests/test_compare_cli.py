@@ -109,9 +109,10 @@ def test_agreement_scores_and_labels(run_db: tuple[Path, int], tmp_path: Path,
                  "--threshold", "0.3", "--human-threshold", "3", "--scores", "faithfulness",
                  "--out", str(target)]) == 0
     out = capsys.readouterr().out
-    assert "Cohen's kappa: a score >= 0.3 counts as positive; a human value when a number >= 3." in out
+    assert ("Cohen's kappa: a score counts as positive when faithfulness >= 0.3 (0-1, higher is better); "
+            "a human value when a number >= 3.") in out
     table = pd.read_csv(target)
-    assert list(table.columns) == ["model", "score", "direction", "n", "kappa", "agreement"]
+    assert list(table.columns) == ["model", "score", "direction", "n", "threshold", "kappa", "agreement"]
     assert (table["n"] == 24).all() and table["kappa"].notna().all()
 
 

@@ -109,3 +109,86 @@ def summary_table(store: Store, run_id: int) -> pd.DataFrame:
         table = pd.concat([table, corpus.map(lambda v: "" if pd.isna(v) else f"{v:.4f}")])
     table.columns.name = None
     return table
+
+
+#: Distinct reasons named in a roll-up line before the rest are counted together.
+REASONS_SHOWN = 3
+#: A judge score needs this many scored cells of one model before a constant value is called degenerate.
+DEGENERATE_MIN = 3
+#: Share of one-word (or empty) reasons from which a judge's reasons are called uninformative.
+ONE_WORD_SHARE = 0.8
+
+
+def unscored_lines(store: Store, run_id: int) -> dict[str, str]:
+    """Per score with unscored cells, one line: how many, and why (reasons grouped, most frequent first).
+
+    The pairwise preference's baseline is never compared with itself: its cells
+    are named as unscored by design and not counted as failures.
+    """
+    from .judge.metrics.pairwise_preference import IS_BASELINE
+
+    reasons = store.unscored_reasons(run_id)
+    lines: dict[str, str] = {}
+    for score, part in reasons.groupby("score", sort=False):
+        by_design = part[part["reason"] == IS_BASELINE]
+        failed = part[part["reason"] != IS_BASELINE].groupby("reason", sort=False)["n"].sum()
+        failed = failed.sort_values(ascending=False, kind="stable")
+        words = []
+        if not failed.empty:
+            named = [f"{reason} ({n})" for reason, n in failed.head(REASONS_SHOWN).items()]
+            rest = int(failed.iloc[REASONS_SHOWN:].sum())
+            kinds = len(failed) - REASONS_SHOWN
+            if rest:
+                named.append(f"{kinds} other reason{'s' if kinds > 1 else ''} ({rest})")
+            words.append(f"{int(failed.sum())} unscored: " + "; ".join(named))
+        if not by_design.empty:
+            models = ", ".join(sorted(set(by_design["model"])))
+            words.append(f"{int(by_design['n'].sum())} cells of the baseline {models} are not scored by design "
+                         "(not a failure)")
+        lines[str(score)] = "; ".join(words)
+    return lines
+
+
+def scale_text(score: str) -> str:
+    """'1-5, higher is better' for a declared score; '' when no metric declares it."""
+    try:
+        spec = get_metric(score)
+    except Exception:  # a score no metric declares any more
+        return ""
+    low, high = spec.value_range
+    span = f"{low:g}-{high:g}" if high is not None else f"{low:g} and up"
+    better = {"higher": "higher is better", "lower": "lower is better", "none": "no better direction"}
+    return f"{span}, {better.get(spec.direction, spec.direction)}"
+
+
+def judge_warnings(store: Store, run_id: int) -> list[str]:
+    """Warnings about a judge that says nothing: verdicts that never vary, reasons of one word.
+
+    A judge score whose scored cells all hold one value (over every model, from
+    :data:`DEGENERATE_MIN` cells) cannot tell a good answer from a bad one; nor
+    can a judge whose stated reasons are one word (or none) in at least
+    :data:`ONE_WORD_SHARE` of its verdicts. Both deserve a check against people.
+    """
+    out: list[str] = []
+    frame = store.summary(run_id)
+    frame = frame[frame["n_scored"] > 0].groupby("score", sort=False).agg(
+        n_scored=("n_scored", "sum"), low=("min", "min"), high=("max", "max"), models=("model", "nunique"))
+    for row in frame.reset_index().itertuples():
+        if not _is_judge(row.score) or row.n_scored < DEGENERATE_MIN or row.low != row.high:
+            continue
+        models = f"{row.models} models" if row.models > 1 else "1 model"
+        out.append(f"{row.score} ({scale_text(row.score)}): every one of the {row.n_scored} scored cells "
+                   f"({models}) is {row.low:g}; a judge whose verdicts do not vary cannot tell answers apart - "
+                   "check it against people (textgen-eval agreement).")
+    for row in store.verdict_reason_words(run_id).itertuples():
+        if row.n_reasons >= DEGENERATE_MIN and row.n_one_word >= ONE_WORD_SHARE * row.n_reasons:
+            out.append(f"{row.metric}: {row.n_one_word} of the judge's {row.n_reasons} reasons are one word or "
+                       "empty; it may be answering without reading (look at its replies in Explore).")
+    return out
+
+
+def _is_judge(score: str) -> bool:
+    try:
+        return get_metric(score).group == "llm"
+    except Exception:  # a score no metric declares any more
+        return False

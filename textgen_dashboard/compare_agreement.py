@@ -66,9 +66,11 @@ def agreement_settings(column: str, info: Mapping[str, Any]) -> dict[str, Any]:
     if kind == "score":
         return {"kind": "score"}
     threshold_col, human_col = st.columns(2)
-    threshold = threshold_col.number_input("Score threshold", value=0.5, format="%g",
+    threshold = threshold_col.number_input("Score threshold", value=None, format="%g",
                                            key=state.compare_human(column, "threshold"),
-                                           help="A metric score at or above this counts as positive")
+                                           placeholder="middle of each score's range",
+                                           help="A metric score at or above this counts as positive; empty: the "
+                                                "middle of each score's own range (0.5 for 0-1, 3 for 1-5)")
     if info["numeric"]:
         middle = (info["min"] + info["max"]) / 2
         human = human_col.number_input("Human threshold", value=float(middle), format="%g",
@@ -93,11 +95,12 @@ def show_agreement(frame: pd.DataFrame, settings: Mapping[str, Any]) -> None:
         note = ("Spearman and Pearson correlations (scipy) with two-sided p-values; expect negative values for "
                 "↓ scores.")
     else:
-        columns = ["model", "score", "better", "n", "kappa", "agreement"]
+        columns = ["model", "score", "better", "threshold", "n", "kappa", "agreement"]
         config = {"kappa": number("Cohen's κ", format="%.3f"), "agreement": number("raw agreement", format="%.3f")}
         human = (f"equals {plain(settings['positive_label'])}" if settings.get("positive_label") is not None
                  else f"is at least {settings['human_threshold']:g}")
-        note = (f"Cohen's kappa: a score counts as positive at or above {settings['threshold']:g}, a human value "
+        cuts = ", ".join(f"{score} {cut:g}" for score, cut in frame.attrs.get("thresholds", {}).items())
+        note = (f"Cohen's kappa: a score counts as positive at or above its threshold ({cuts}), a human value "
                 f"when it {human}.")
     st.dataframe(frame[columns], hide_index=True, column_config=config, placeholder="–")
     skipped = frame.attrs.get("skipped")

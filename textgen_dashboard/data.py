@@ -202,7 +202,7 @@ def judge_estimate(dataset_id: int, models: tuple[str, ...], metrics: str, judge
 # Readers of the Results and Explore pages. Every distribution is aggregated by the
 # store in SQL; only small frames (bins, quartiles, bounded samples, one datum) come back.
 # Like the readers above, they key on the job registry's version to see runs that just ended.
-from textgen_core.summary import run_summary  # noqa: E402
+from textgen_core.summary import judge_warnings, run_summary, unscored_lines  # noqa: E402
 
 #: Rows the Results and Explore tables show at most.
 ROW_LIMIT = 500
@@ -221,6 +221,17 @@ def _summary(path: str, run_id: int, version: int) -> pd.DataFrame:
 def summary(run_id: int) -> pd.DataFrame:
     """Per (model, metric, score): n_scored, n_unscored, mean, median, std, min, max, ci_low, ci_high."""
     return _summary(db_path(), run_id, jobs().version)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
+@_one_open
+def _review(path: str, run_id: int, version: int) -> tuple[dict[str, str], list[str]]:
+    return unscored_lines(_store(path), run_id), judge_warnings(_store(path), run_id)
+
+
+def review(run_id: int) -> tuple[dict[str, str], list[str]]:
+    """Why cells are unscored (one line per score) and warnings about a judge that says nothing."""
+    return _review(db_path(), run_id, jobs().version)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
@@ -351,18 +362,19 @@ def scored_counts(run_id: int) -> pd.DataFrame:
 
 @st.cache_data(ttl=COMPARE_TTL, max_entries=32, show_spinner="Measuring agreement with the human column...")
 @_one_open
-def _agreement(path: str, run_id: int, column: str, kind: str, threshold: float, positive_label: str | None,
+def _agreement(path: str, run_id: int, column: str, kind: str, threshold: float | None, positive_label: str | None,
                human_threshold: float | None, scores: tuple[str, ...] | None, version: int) -> pd.DataFrame:
     return judge_human_agreement(_store(path), run_id, column, kind=kind, threshold=threshold,
                                  positive_label=positive_label, human_threshold=human_threshold,
                                  scores=None if scores is None else list(scores))
 
 
-def agreement(run_id: int, column: str, *, kind: str = "score", threshold: float = 0.5,
+def agreement(run_id: int, column: str, *, kind: str = "score", threshold: float | None = None,
               positive_label: str | None = None, human_threshold: float | None = None,
               scores: Any = None) -> pd.DataFrame:
     """judge_human_agreement of a run: per (model, score) n and kappa, or Spearman and Pearson with p-values."""
-    return _agreement(db_path(), int(run_id), column, kind, float(threshold), positive_label,
+    return _agreement(db_path(), int(run_id), column, kind, None if threshold is None else float(threshold),
+                      positive_label,
                       None if human_threshold is None else float(human_threshold), _tuple(scores), jobs().version)
 
 

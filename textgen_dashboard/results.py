@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from textgen_core.metrics.registry import direction_of
+from textgen_core.summary import scale_text
 
 from . import charts, data
 from .pairwise import pairwise_section
@@ -21,6 +22,9 @@ from .state import (RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_ROWS, R
                     RESULTS_UNSCORED, results_range)
 
 CHARTS = ("Histogram", "Box", "Violin")
+#: The summary's columns, counts and the reason they are unscored before the spread: visible at 1400 px.
+SUMMARY_COLUMNS = ["model", "score", "better", "scale", "mean", "ci_low", "ci_high", "n_scored", "n_unscored", "why",
+                   "n_empty", "n_missing", "median", "std", "ci_method", "metric"]
 ARROWS = {"higher": "↑ higher", "lower": "↓ lower", "none": ""}
 
 
@@ -48,7 +52,10 @@ def render() -> None:
         st.warning("Pick at least one model.")
         return
     shown = summary_table(summary[summary["model"].isin(models)], run["metrics"], all_models)
-    summary_section(shown, data.aggregates(run_id), models)
+    why, warnings = data.review(run_id)
+    summary_section(shown.assign(why=[why.get(s, "") for s in shown["score"]]), data.aggregates(run_id), models)
+    for warning in warnings:
+        st.warning(warning)
     pairwise_section(run_id)
     scores = list(dict.fromkeys(shown["score"]))
     keep_choice(RESULTS_SCORE, scores)
@@ -63,6 +70,7 @@ def summary_table(summary: pd.DataFrame, metrics: list[str], models: list[str]) 
     """Summary rows in the run's metric and model order, with each score's better direction."""
     table = summary.copy()
     table.insert(3, "better", [ARROWS.get(direction_of(s), "") for s in table["score"]])
+    table.insert(4, "scale", [scale_text(s) for s in table["score"]])
     metric_rank = {name: i for i, name in enumerate(metrics)}
     model_rank = {name: i for i, name in enumerate(models)}
     table["_m"] = table["metric"].map(lambda m: metric_rank.get(m, len(metrics)))
@@ -73,9 +81,10 @@ def summary_table(summary: pd.DataFrame, metrics: list[str], models: list[str]) 
 def summary_section(summary: pd.DataFrame, aggregates: pd.DataFrame, models: list[str]) -> None:
     st.subheader("Summary")
     number = st.column_config.NumberColumn
-    table = summary[["model", "metric", "score", "better", "mean", "median", "std", "ci_low", "ci_high",
-                     "ci_method", "n_scored", "n_unscored", "n_empty", "n_missing"]]
+    table = summary[SUMMARY_COLUMNS]
     st.dataframe(table, hide_index=True, height=min(600, 38 + 35 * len(table)), column_config={
+        "scale": st.column_config.TextColumn("scale", width="small"),
+        "why": st.column_config.TextColumn("why unscored", width="large"),
         "mean": number("mean", format="%.4f"), "median": number("median", format="%.4f"),
         "std": number("std", format="%.4f"), "ci_low": number("95% CI low", format="%.4f"),
         "ci_high": number("95% CI high", format="%.4f"), "ci_method": st.column_config.TextColumn("interval"),
@@ -86,7 +95,8 @@ def summary_section(summary: pd.DataFrame, aggregates: pd.DataFrame, models: lis
                "the dataset's datums; empty counts empty predictions, whatever the metric made of them. The "
                "interval stays in the score's range: Wilson for 0/1 scores, else bootstrap percentile (the t interval "
                "clipped to the range from 1,000 values on); "
-               "'too few' below two scored values.")
+               "'too few' below two scored values. why unscored: the reasons of the unscored cells, grouped; the "
+               "pairwise preference's baseline is unscored by design, not a failure.")
     corpus = aggregates[aggregates["model"].isin(models)] if not aggregates.empty else aggregates
     if not corpus.empty:
         st.caption("Corpus-level scores (computed over all of a model's rows, not averaged)")

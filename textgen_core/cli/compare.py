@@ -8,10 +8,12 @@ import math
 import pandas as pd
 
 from ..compare import compare_models, judge_human_agreement
+from ..compare.comparison import NO_SCORED_DATUMS
 from ..compare.pairwise import pairwise_summary
 from ..compare.verdicts import APART, GATES, INCONCLUSIVE, WORSE, fails
 from ..errors import ParameterError
 from ..export import write_table
+from ..summary import scale_text
 from .classification import print_comparison
 from .main import add_db_argument, open_store
 
@@ -57,11 +59,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     agree.add_argument("--human-column", required=True, metavar="COL", help="metadata column with the human value")
     agree.add_argument("--kind", choices=["label", "score"], default="score",
                        help="score: Spearman and Pearson; label: Cohen's kappa (default: %(default)s)")
-    agree.add_argument("--threshold", type=float, default=0.5,
-                       help="for labels, a value >= this counts as positive (default: %(default)s)")
+    agree.add_argument("--threshold", type=float, default=None,
+                       help="for labels, a value >= this counts as positive (default: the middle of each score's "
+                            "own range: 0.5 for 0-1 scores, 3 for a 1-5 scale)")
     agree.add_argument("--human-threshold", type=float, default=None,
                        help="for numeric human labels on another scale, a value >= this is positive "
-                            "(default: --threshold)")
+                            "(default: the score's threshold)")
     agree.add_argument("--positive-label", metavar="LABEL", help="for text labels, the human label that is positive")
     _add_scores(agree)
     agree.add_argument("--out", metavar="FILE", help="write the table (.csv, .jsonl, .parquet)")
@@ -100,7 +103,7 @@ def _compare(args: argparse.Namespace) -> int:
                                directions=_directions(args.direction), holm_undirected=args.holm_undirected,
                                plan=args.plan)
     except ParameterError:
-        if pairwise.empty:
+        if pairwise.empty or args.scores:  # scores asked for by name are always answered, never skipped
             raise
         frame = None  # a run of the pairwise judge alone has nothing else to compare
     if frame is not None:
@@ -110,9 +113,12 @@ def _compare(args: argparse.Namespace) -> int:
     if frame is not None:
         print_comparison(store, args.run_id, args.baseline, frame.attrs["candidates"], resamples=args.resamples,
                          confidence=args.confidence, seed=args.seed)
-    if args.out and frame is not None:
-        out = frame.rename(columns={"score": "metric"})
-        out = out[[c for c in OUT_COLUMNS if c in out.columns] + (["n_needed"] if "n_needed" in out else [])]
+    if args.out:
+        if frame is not None:
+            out = frame.rename(columns={"score": "metric"})
+            out = out[[c for c in OUT_COLUMNS if c in out.columns] + (["n_needed"] if "n_needed" in out else [])]
+        else:
+            out = pairwise
         print(f"wrote {write_table(out, args.out)} ({len(out)} rows)")
     return _gate(frame, args.fail_if) if frame is not None else 0
 
@@ -214,7 +220,7 @@ def _table(frame: pd.DataFrame, confidence: float, holm: bool) -> pd.DataFrame:
     })
     if holm:
         shown["p (Holm)"] = frame["p_adjusted"].map(_p)
-    shown["verdict"] = frame["verdict"]
+    shown["verdict"] = [f"{v}: {w}" if w == NO_SCORED_DATUMS else v for v, w in zip(frame["verdict"], frame["why"])]
     shown["mde"] = frame["mde"].map(_num)
     if "n_needed" in frame:
         shown["n needed"] = frame["n_needed"].map(lambda v: "-" if math.isnan(v) else "more than 1e8"
@@ -251,8 +257,11 @@ def _agreement(args: argparse.Namespace) -> int:
     print(frame.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if args.kind == "label":
         human = (f"equal to {args.positive_label!r}" if args.positive_label
-                 else f"a number >= {frame.attrs['human_threshold']:g}")
-        print(f"Cohen's kappa: a score >= {args.threshold:g} counts as positive; a human value when {human}.")
+                 else f"a number >= {args.human_threshold:g}" if args.human_threshold is not None
+                 else "a number >= the score's threshold")
+        cuts = "; ".join(f"{score} >= {cut:g} ({scale_text(score) or 'range not declared'})"
+                         for score, cut in frame.attrs["thresholds"].items())
+        print(f"Cohen's kappa: a score counts as positive when {cuts}; a human value when {human}.")
     else:
         print("Spearman and Pearson correlations (scipy) with two-sided p-values; "
               "expect negative values for lower-is-better scores.")

@@ -6,7 +6,7 @@ from ..compare.pairwise import pairwise_summary
 from ..errors import ParameterError
 from ..judge.metrics.pairwise_preference import NAME as PAIRWISE
 from ..store import Store
-from ..summary import summary_table
+from ..summary import judge_warnings, scale_text, summary_table, unscored_lines
 
 
 #: Exit code of `run --fail-if-unscored-above` when the gate fails (as `compare --fail-if`).
@@ -42,3 +42,10 @@ def print_summary(store: Store, run_id: int) -> None:
           "score's range (Wilson for 0/1 scores, else bootstrap percentile, or the t interval clipped to the range "
           "from 1,000 values on); 'too few' below two scored values. "
           "Unscored and missing cells are not in the mean.")
+    scales = [f"{score} {text}" for score in table.index if (text := scale_text(str(score)))]
+    if scales:
+        print("Scales: " + "; ".join(scales) + ".")
+    for score, line in unscored_lines(store, run_id).items():
+        print(f"why unscored, {score}: {line}")
+    for warning in judge_warnings(store, run_id):
+        print(f"warning: {warning}")

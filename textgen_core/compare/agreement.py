@@ -55,31 +55,34 @@ def correlations(x: Sequence[float], y: Sequence[float]) -> dict[str, float]:
 
 
 def judge_human_agreement(store: Store, run_id: int, human_column: str, *, kind: Kind = "score",
-                          threshold: float = 0.5, positive_label: str | None = None,
+                          threshold: float | None = None, positive_label: str | None = None,
                           scores: Sequence[str] | None = None,
                           human_threshold: float | None = None) -> pd.DataFrame:
     """Per (model, score): agreement of the score with a human column of the datums' metadata.
 
     Rows pair by (datum id, model). ``kind='score'``: Spearman and Pearson with
     p-values. ``kind='label'``: Cohen's kappa and raw agreement, where a score
-    counts as positive when ``value >= threshold``, and a human value as
-    positive when it equals ``positive_label`` (case-insensitive) or, without
-    one, when it is a number >= ``human_threshold`` (default: ``threshold``; set
-    it when humans rate on another scale, e.g. 1-5). ``n`` is the number of datums used.
+    counts as positive when ``value >= threshold``; without a threshold, each
+    score's own: the middle of its declared range (0.5 for 0-1 scores, 3 for a
+    1-5 scale), so the worst rating is never positive. A human value is positive
+    when it equals ``positive_label`` (case-insensitive) or, without one, when it
+    is a number >= ``human_threshold`` (default: the score's threshold, as humans
+    rate on the score's scale). ``n`` is the number of datums used.
     """
     if kind not in ("label", "score"):
         raise ParameterError(f"kind must be 'label' or 'score', got {kind!r}")
-    human_threshold = threshold if human_threshold is None else human_threshold
     for name, value in (("threshold", threshold), ("human threshold", human_threshold)):
-        if not math.isfinite(value):
+        if value is not None and not math.isfinite(value):
             raise ParameterError(f"{name} must be a finite number, got {value!r}")
     run = store.get_run(run_id)
-    human, skipped = _human_values(store, run["dataset_id"], human_column, kind, human_threshold, positive_label)
+    human, skipped = _human_values(store, run["dataset_id"], human_column, kind, positive_label)
     values = store.score_values(run_id, scores=scores)
     names = list(scores) if scores is not None else list(dict.fromkeys(values["score"]))
     missing = [s for s in names if s not in set(values["score"])]
     if missing or not names:
         raise ParameterError(f"run {run_id} has no scored values for {', '.join(map(repr, missing)) or 'any score'}")
+    cuts = {name: threshold if threshold is not None else middle_of_range(name) for name in names} \
+        if kind == "label" else {}
     joined = values.merge(human, on=["datum_id", "model"], how="inner")
     models = list(dict.fromkeys([*run["models"], *values["model"]]))
     rows = []
@@ -89,8 +92,13 @@ def judge_human_agreement(store: Store, run_id: int, human_column: str, *, kind:
             row: dict[str, Any] = {"model": model, "score": name, "direction": score_direction(name, None),
                                    "n": len(part)}
             if kind == "label":
-                judged = part["value"].to_numpy(dtype=float) >= threshold
-                said = part["human"].to_numpy(dtype=bool)
+                judged = part["value"].to_numpy(dtype=float) >= cuts[name]
+                if positive_label is not None:
+                    said = part["human"].to_numpy(dtype=bool)
+                else:
+                    cut = human_threshold if human_threshold is not None else cuts[name]
+                    said = part["human"].to_numpy(dtype=float) >= cut
+                row["threshold"] = cuts[name]
                 row["kappa"] = cohen_kappa(judged.tolist(), said.tolist())
                 row["agreement"] = float(np.mean(judged == said)) if len(part) else float("nan")
             else:
@@ -98,11 +106,25 @@ def judge_human_agreement(store: Store, run_id: int, human_column: str, *, kind:
             rows.append(row)
     frame = pd.DataFrame(rows)
     frame.attrs.update(run_id=run_id, human_column=human_column, kind=kind, threshold=threshold,
-                       human_threshold=human_threshold, positive_label=positive_label, skipped=skipped)
+                       human_threshold=human_threshold, positive_label=positive_label, skipped=skipped,
+                       thresholds=cuts)
     return frame
 
 
-def _human_values(store: Store, dataset_id: int, column: str, kind: Kind, threshold: float,
+def middle_of_range(score: str) -> float:
+    """The middle of a score's declared range: the default cut between negative and positive labels."""
+    try:
+        from ..metrics.registry import get_metric
+
+        low, high = get_metric(score).value_range
+    except ParameterError:
+        raise ParameterError(f"score {score!r} declares no range; give a threshold for its labels") from None
+    if high is None:
+        raise ParameterError(f"score {score!r} has an open range ({low:g} and up); give a threshold for its labels")
+    return (float(low) + float(high)) / 2.0
+
+
+def _human_values(store: Store, dataset_id: int, column: str, kind: Kind,
                   positive_label: str | None) -> tuple[pd.DataFrame, int]:
     """(datum_id, model, human) for rows with a usable human value, and how many non-empty values were unusable."""
     dataset = store.load_dataset(dataset_id)
@@ -119,7 +141,7 @@ def _human_values(store: Store, dataset_id: int, column: str, kind: Kind, thresh
             raise ParameterError(f"no datum has the label {positive_label!r} in column {column!r}; labels: {seen}")
     else:
         numbers = [(d, m, _number(v)) for d, m, v in given]
-        parsed = [(d, m, x if kind == "score" else x >= threshold) for d, m, x in numbers if x is not None]
+        parsed = [(d, m, x) for d, m, x in numbers if x is not None]
         if given and not parsed:
             seen = ", ".join(sorted({str(v) for _, _, v in given})[:10])
             hint = ("say which label is positive (positive_label)" if kind == "label"

@@ -23,6 +23,8 @@ DIRECTIONS = ("higher", "lower", "none")
 CI_METHOD = ("paired bootstrap, expanded percentile (Hesterberg 2015), datums resampled with replacement; "
              f"t interval from {BOOTSTRAP_MAX:,} pairs on")
 COUNTS = ("scored", "unscored", "empty", "missing")
+#: Why a requested score nobody could score is inconclusive.
+NO_SCORED_DATUMS = "no scored datums"
 
 
 @dataclass(frozen=True)
@@ -165,18 +167,23 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
     data = load_run_scores(store, run_id, scores=scores)
     data.check_model(baseline)
     candidates = _candidates(data, baseline, candidate)
-    names = list(scores) if scores is not None else _scores_of(data, [baseline, *candidates])
-    data.check_scores(names)
-    data.load(names)
+    names = list(dict.fromkeys(scores)) if scores is not None else _scores_of(data, [baseline, *candidates])
+    counts = _counts(data)
+    unscorable = _unscorable(data, names, counts)
+    data.load([name for name in names if name not in unscorable])
     direction = {name: score_direction(name, directions) for name in names}
     in_family = [name for name in names if holm_undirected or direction[name] != "none"]
     family = len(candidates) * len(in_family) if holm else 1
     alpha = 1.0 - confidence
-    counts = _counts(data)
     rows: list[dict] = []
     warnings: list[str] = []
     for other in candidates:
         for name in names:
+            if name in unscorable:
+                rows.append({"baseline": baseline, "candidate": other, **asdict(replace(
+                    _unscorable_row(name, direction[name], HOLM if name in in_family else APART),
+                    **_count_fields(counts, baseline, other, name)))})
+                continue
             pairs = pair(data, baseline, other, name)
             row = compare_pairs(pairs, score=name, direction=direction[name],
                                 rng=rng_for(seed, baseline, other, name), resamples=resamples, tie_tolerance=tie_tolerance, confidence=confidence,
@@ -194,6 +201,7 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame = pd.concat([frame[frame["family"] == HOLM], frame[frame["family"] == APART]], ignore_index=True)
     _adjust_and_decide(frame, holm, alpha)
+    frame.loc[frame["score"].isin(unscorable), "why"] = NO_SCORED_DATUMS
     if plan is not None:
         frame["n_needed"] = [needed(plan, spread, alpha) for spread in frame["spread"]]
     frame.attrs.update(
@@ -307,12 +315,39 @@ def _candidates(data: RunScores, baseline: str, candidate: str | Sequence[str] |
 
 
 def _scores_of(data: RunScores, models: Sequence[str]) -> list[str]:
-    """Scored names of these models; the pairwise preference is left out (it compares models itself)."""
-    chosen = set(models)
-    found = [name for name in dict.fromkeys(s for m, s in data.scored if m in chosen) if name != PAIRWISE]
-    if not found:
-        raise ParameterError(f"run {data.run_id} has no scored values for {', '.join(models)}")
+    """Every score of the run, scored or not, in score order; the pairwise preference is left out (it compares
+    models itself). A score nobody could score is listed too, as inconclusive: a gate must see it."""
+    scored = [name for name in dict.fromkeys(s for m, s in data.scored if m in set(models)) if name != PAIRWISE]
+    every = [name for name in dict.fromkeys(s for _m, s in _counts(data)) if name != PAIRWISE]
+    found = sorted(set(scored) | set(every))
+    if not scored:
+        raise ParameterError(f"run {data.run_id} has no scored values for {', '.join(models)}"
+                             + (f" (unscored: {', '.join(found)})" if found else ""))
     return found
+
+
+def _unscorable(data: RunScores, names: Sequence[str], counts: Mapping[tuple[str, str], Mapping[str, int]]
+                ) -> set[str]:
+    """Requested scores without a single scored value; an error for a name the run has no cell of at all."""
+    known = set(data.score_names)
+    celled = {score for _model, score in counts}
+    unknown = [name for name in names if name not in known and name not in celled]
+    if unknown:
+        raise ParameterError(f"run {data.run_id} has no scored values for {', '.join(map(repr, unknown))} "
+                             "(no cell of it at all); "
+                             f"scores: {', '.join(sorted(known | celled)) or 'none'}")
+    return {name for name in names if name not in known}
+
+
+def _unscorable_row(score: str, direction: str, family: str) -> ComparisonRow:
+    """The row of a score no datum was scored for: every statistic empty, the verdict inconclusive."""
+    return ComparisonRow(
+        score=score, direction=direction, family=family, n=0, baseline_mean=NAN, candidate_mean=NAN, delta=NAN,
+        ci_low=NAN, ci_high=NAN, p_value=NAN, p_adjusted=None, verdict="", why=NO_SCORED_DATUMS, mde=NAN,
+        spread=NAN, wins=0, ties=0, losses=0, scored_baseline=0, unscored_baseline=0, empty_baseline=0,
+        missing_baseline=0, scored_candidate=0, unscored_candidate=0, empty_candidate=0, missing_candidate=0,
+        missingness_p=1.0, worst=NAN, sensitivity_delta=NAN, sensitivity_ci_low=NAN, sensitivity_ci_high=NAN,
+        sensitivity_p=NAN, test="none: no scored datums")
 
 
 def score_direction(score: str, overrides: Mapping[str, str] | None) -> str:

@@ -29,6 +29,8 @@ limits cost it.
 from __future__ import annotations
 
 import asyncio
+import logging
+import math
 import re
 from collections import deque
 import threading
@@ -38,6 +40,15 @@ from typing import Any, Mapping
 
 #: Where the adaptive concurrency starts (it grows while replies are clean).
 START = 8
+#: Longest one request is held by pacing and pauses in all (the bound of Retry-After too): nonsense
+#: headers (a reset in a day, a limit of one token) cost a request at most this.
+MAX_HOLD = 120.0
+#: Longest pause taken from ``x-ratelimit-reset-*`` headers: the limits they describe are per minute.
+HEADER_HOLD = 60.0
+#: Holds at least this long are announced on stderr with what they wait for (once per ANNOUNCE_EVERY s).
+ANNOUNCE_HOLD = 2.0
+ANNOUNCE_EVERY = 10.0
+log = logging.getLogger("textgen_core.judge")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -48,7 +59,8 @@ def duration_seconds(raw: str | None) -> float | None:
         return None
     text = str(raw).strip()
     try:
-        return max(0.0, float(text))
+        value = float(text)
+        return max(0.0, value) if math.isfinite(value) else None  # 'inf', '1e400', 'nan': no usable reset
     except ValueError:
         pass
     parts = _DURATION.findall(text)
@@ -58,11 +70,14 @@ def duration_seconds(raw: str | None) -> float | None:
 
 
 def _int(raw: Any) -> int | None:
+    """A non-negative whole number from a header; None for anything else ('inf', '1e400', 'nan', text)."""
     try:
-        value = int(float(raw))
+        number = float(raw)
     except (TypeError, ValueError):
         return None
-    return value if value >= 0 else None
+    if not math.isfinite(number) or number < 0 or number > 1e15:
+        return None
+    return int(number)
 
 
 @dataclass
@@ -77,8 +92,11 @@ class Permit:
 class Limiter:
     """Concurrency, request pacing, token pacing and pauses for one endpoint and model."""
 
-    def __init__(self, cap: int, rpm: int | None = None, tpm: int | None = None) -> None:
+    def __init__(self, cap: int, rpm: int | None = None, tpm: int | None = None, *,
+                 max_hold: float = MAX_HOLD, header_hold: float = HEADER_HOLD) -> None:
         self._lock = threading.Lock()
+        self.max_hold, self.header_hold = max_hold, header_hold
+        self._announced = -ANNOUNCE_EVERY
         self.cap = cap
         self.limit = float(min(cap, START))
         self.in_use = 0
@@ -90,9 +108,11 @@ class Limiter:
         self._tokens = 0.0  # token bucket level (token pacing)
         self._tokens_at = time.monotonic()
         self._hold_until = 0.0  # Retry-After or 'no requests remaining until reset'
+        self._hold_why = ""  # what the current hold waits for (said on stderr when it is long)
         self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future]] = deque()
         self.waited = 0.0
         self.refused = 0
+        self._why = ""
 
     # -- settings of the run(s) using it --------------------------------------------------
     def configure(self, cap: int, rpm: int | None, tpm: int | None) -> None:
@@ -110,7 +130,8 @@ class Limiter:
         paced = 0.0
         while True:
             with self._lock:
-                wait = self._admit(tokens)
+                wait = self._admit(tokens, paced_out=paced >= self.max_hold)
+                why = self._why
                 future = None
                 if wait is None:  # no free slot: woken by a release
                     future = loop.create_future()
@@ -123,6 +144,10 @@ class Limiter:
                 except asyncio.TimeoutError:
                     pass
             else:
+                wait = min(wait, max(0.01, self.max_hold - paced))  # a request is held max_hold s at most
+                if wait >= min(ANNOUNCE_HOLD, self.max_hold / 2) and self._announce():
+                    log.warning("judge: waiting %.0f s for the endpoint's rate limit (%s; %.0f s at most)",
+                                wait, why, self.max_hold)
                 await asyncio.sleep(wait)
                 paced += wait
         if paced:
@@ -141,30 +166,53 @@ class Limiter:
                 self.limit = max(1.0, self.limit / 2)
                 self._slow_start = False
                 if retry_after is not None:
-                    self._hold_until = max(self._hold_until, now + retry_after)
+                    self._hold(now, retry_after, f"Retry-After {retry_after:.0f} s")
             elif status is not None and status < 400:
                 self.limit = min(float(self.cap), self.limit + (1.0 if self._slow_start else 1.0 / self.limit))
             if headers:
-                self._learn(headers, now)
+                self._learn(headers, now, permit.tokens if status is not None and status < 400 else 0)
         self._wake(max(1, int(self.limit) - self.in_use))
 
     # -- internals (under the lock) -------------------------------------------------------
-    def _admit(self, tokens: int) -> float | None:
-        """0.0 when admitted now, seconds to wait for pacing, or None to wait for a free slot."""
+    def _announce(self) -> bool:
+        """True at most once per :data:`ANNOUNCE_EVERY` seconds (many requests wait for one hold)."""
+        with self._lock:
+            now = time.monotonic()
+            if now - self._announced < ANNOUNCE_EVERY:
+                return False
+            self._announced = now
+            return True
+
+    def _hold(self, now: float, seconds: float, why: str) -> None:
+        """Pause every request until ``seconds`` from now (at most ``max_hold``)."""
+        until = now + min(max(0.0, seconds), self.max_hold)
+        if until > self._hold_until:
+            self._hold_until, self._hold_why = until, why
+
+    def _admit(self, tokens: int, paced_out: bool = False) -> float | None:
+        """0.0 when admitted now, seconds to wait for pacing, or None to wait for a free slot.
+
+        ``paced_out``: this request was already held :data:`MAX_HOLD` s; it skips pacing and pauses.
+        Sets ``_why`` to what a wait is for.
+        """
         now = time.monotonic()
-        if now < self._hold_until:
+        self._why = ""
+        if now < self._hold_until and not paced_out:
+            self._why = self._hold_why
             return self._hold_until - now
         if self.in_use >= max(1, int(self.limit)):
             return None
         rpm = self.rpm or self.learned_rpm
-        if rpm and now < self._next_at:
+        if rpm and now < self._next_at and not paced_out:
+            self._why = f"{rpm} requests per minute"
             return self._next_at - now
         tpm = self.tpm or self.learned_tpm
-        if tpm and tokens:
+        if tpm and tokens and not paced_out:
             per_second = tpm / 60.0
             self._tokens = min(max(per_second, float(tokens)), self._tokens + (now - self._tokens_at) * per_second)
             self._tokens_at = now
             if self._tokens < min(tokens, max(per_second, float(tokens))):
+                self._why = f"{tpm} tokens per minute, about {tokens} for this request"
                 return (tokens - self._tokens) / per_second
             self._tokens -= tokens
         if rpm:
@@ -172,7 +220,9 @@ class Limiter:
         self.in_use += 1
         return 0.0
 
-    def _learn(self, headers: Mapping[str, str], now: float) -> None:
+    def _learn(self, headers: Mapping[str, str], now: float, served: int = 0) -> None:
+        """Limits from ``x-ratelimit-*`` headers; ``served``: tokens of the request just answered (a tokens
+        limit below it is nonsense: the endpoint just served more)."""
         limit = _int(headers.get("x-ratelimit-limit-requests"))
         if limit:
             self.learned_rpm = limit
@@ -181,9 +231,10 @@ class Limiter:
         if remaining == 0 and reset:
             # reset is when the bucket is full again; it refills continuously, so one request is back after
             # 60/limit s (holding for the whole reset cost a quarter of the allowed rate at 600 rpm)
-            self._hold_until = max(self._hold_until, now + min(reset, 60.0 / limit if limit else reset))
+            self._hold(now, min(reset, 60.0 / limit if limit else reset, self.header_hold),
+                       f"x-ratelimit-remaining-requests 0, reset in {reset:.0f} s")
         tokens = _int(headers.get("x-ratelimit-limit-tokens"))
-        if tokens:
+        if tokens and tokens >= served:
             self.learned_tpm = tokens
 
     def _wake(self, count: int | None = None) -> None:

@@ -28,7 +28,9 @@ from .connection import WaitHook, file_connection, interrupted_query, lock_timeo
 from .batch_sql import BATCH_DDL, BatchTablesMixin
 from .dataset_sql import DatasetTablesMixin, insert_arrow, json_text as _json
 from .judge_sql import JudgeTablesMixin
+from .labels_sql import LABELS_DDL, LabelTablesMixin
 from .pair_reads import PairReadsMixin
+from .review_sql import ReviewReadsMixin
 from .score_reads import ScoreReadsMixin
 from .score_writes import CellRecord, insert_cells
 from .runner import live_runner, this_runner
@@ -45,7 +47,7 @@ _RUN_COLUMNS = ("run_id", "dataset_id", "dataset", "created_at", "finished_at", 
 
 
 class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, PairReadsMixin,
-            StreamTablesMixin):
+            StreamTablesMixin, LabelTablesMixin, ReviewReadsMixin):
     """A DuckDB file holding datasets, runs, scores, verdicts and the judge cache."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False, timeout: float | None = None,
@@ -217,6 +219,7 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
         self._delete_judge_rows(cur, run_id)
         self._delete_batch_rows(cur, run_id)
         self._delete_block_rows(cur, run_id)
+        self._delete_label_rows(cur, run_id)
         cur.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
 
     @staticmethod
@@ -333,7 +336,7 @@ def _create_schema(con: duckdb.DuckDBPyConnection) -> None:
     if config and str(config[0]).lower() == "read_only":
         return
     con.execute("BEGIN TRANSACTION")
-    for statement in DDL + BATCH_DDL:
+    for statement in DDL + BATCH_DDL + LABELS_DDL:
         con.execute(statement)
     con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
     con.execute("COMMIT")
