@@ -157,9 +157,9 @@ def _chunks(rows: Sequence[Datum], size: int) -> Iterator[Sequence[Datum]]:
 
 
 def _score_chunk(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, list[dict[str, Cell]]]:
-    from .metrics.lexical import score_lexical
+    from .metrics.local import score_local
 
-    return score_lexical(rows, metrics)
+    return score_local(rows, metrics)
 
 
 

@@ -17,6 +17,7 @@ from ..metrics.registry import all_metrics, get_metric
 from ..model import Dataset
 from ..store import Store
 from ..summary import wide_scores
+from .classification import print_reports
 from .main import add_db_argument, open_store
 from .progress_bar import ProgressBar
 from .tables import UNSCORED_GATE_FAILED, print_summary, unscored_gate
@@ -275,6 +276,7 @@ def _report(store: Store, run_id: int, out: str | None, unscored_above: float | 
         print(f"judge: {run['judge_calls']} calls, {run['prompt_tokens']} prompt + "
               f"{run['completion_tokens']} completion tokens{cost}")
     print_summary(store, run_id)
+    print_reports(store, run_id)
     if out:
         path = write_table(wide_scores(store, run_id), out)
         print(f"wrote {path}")
