@@ -84,7 +84,7 @@ def explained(reply: Any) -> Any:
     out = {k: explained(v) for k, v in reply.items()}
     if "reason" in out and "verdict" in out:
         out["reason"] = (f"Item {out.get('item')} is judged {out['verdict']} because its main terms "
-                         f"{'are' if out['verdict'] in ('yes', 'supported', 'present') else 'are not'} "
+                         f"{'are' if out['verdict'] in ('yes', 'supported', 'conveyed') else 'are not'} "
                          "found in the text it is checked against.")
     elif "reason" in out:
         out["reason"] = ("The text reads in a clear order, each sentence follows from the one before, and "

@@ -80,7 +80,7 @@ def test_every_judge_metric_is_declared_once_and_documented() -> None:
     assert lower == {"bias", "toxicity", "hallucination", "perplexity"}
     assert registry["summary_coherence"].value_range == (1.0, 5.0)
     assert registry["perplexity"].value_range == (1.0, None)
-    assert prompt_signature("answer_correctness") == "statements/3,answer_correctness/3"
+    assert prompt_signature("answer_correctness") == "statements/4,answer_correctness/4"
 
 
 def test_perplexity_column_parameter_is_checked_against_the_dataset() -> None:
@@ -108,20 +108,20 @@ def test_prompt_schemas_are_strict_and_say_fenced_text_is_data(request_: Request
 #: Prompt version -> hash of its text. A prompt whose wording changes must get a new version (the
 #: cache key and the signature follow the version); record the new version's hash here.
 RECORDED = {
-    'answer_correctness/3': '5e747921fc3ab4ba',
+    'answer_correctness/4': '6263cce2b61c3e00',
     'answer_relevance/3': 'fec3366b1c6807a0',
     'bias/2': '2ba068575b765d6e',
-    'claims/2': '2bf5939435f92915',
+    'claims/3': 'ced98b9229683836',
     'coherence/3': '3eb6fbca0c1125a2',
     'context_precision/3': 'c499e36823cc8a90',
     'context_recall/3': '0f9f127a1e764d34',
     'context_relevance/3': '1a833539a6f1e4fd',
-    'faithfulness/3': '343ea3c692e6dacc',
+    'faithfulness/4': 'd072cd80412dea37',
     'hallucination/3': '757766ed9a8f09a7',
-    'opinions/2': '5cf888616e13968f',
+    'opinions/3': 'c9f0dd893b1afa6a',
     'pairwise_preference/2': '4ebfc7f2ef2fd454',
     'qa_grade/3': 'fb9900651e0fa611',
-    'statements/3': '5d79c1ca68fd0ffc',
+    'statements/4': '7feab803741ebc8c',
     'summary_coherence/3': '3f644f1b21f14d18',
     'toxicity/2': '5d561d724dfb08f3',
 }

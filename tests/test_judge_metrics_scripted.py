@@ -5,8 +5,9 @@ written so a test can compute the expected metric value by hand:
 
 * statements: the sentences of the text (split on '.', '!' and '?'); opinions: sentences that start
   with "I think" or "I feel"; claims: the other sentences, except those starting with "Hope".
-* answer_correctness: an answer statement is supported iff it is also a reference statement; a
-  reference statement is present iff it is also an answer statement (case-insensitive).
+* answer_correctness: an answer statement is supported iff it is a reference statement or part of one; a
+  reference statement is conveyed iff it is also an answer statement, else backs_answer iff a supported
+  answer statement is part of it, else missing (case-insensitive).
 * answer_relevance / context_relevance: yes iff it shares a word of 4+ letters with the question.
 * bias: yes iff the opinion says "always"; toxicity: yes iff it says "idiot" or "stupid".
 * context_precision: yes iff the passage shares a word of 4+ letters with the reference answer.
@@ -92,9 +93,13 @@ def rule_reply(request: dict) -> dict:
         return {step: found}
     if step == "answer_correctness":
         a_items, r_items = numbered(b["Answer statements"]), numbered(b["Reference statements"])
-        ref, answer = {norm(s) for s in r_items}, {norm(s) for s in a_items}
-        return {"answer_statements": _verdicts(["supported" if norm(s) in ref else "unsupported" for s in a_items]),
-                "reference_statements": _verdicts(["present" if norm(s) in answer else "missing" for s in r_items])}
+        ref, answer = [norm(s) for s in r_items], {norm(s) for s in a_items}
+        supported = {a for a in answer if any(a in r for r in ref)}
+        return {"answer_statements": _verdicts(["supported" if norm(s) in supported else "unsupported"
+                                                for s in a_items]),
+                "reference_statements": _verdicts(["conveyed" if norm(s) in answer else "backs_answer"
+                                                   if any(a in norm(s) for a in supported) else "missing"
+                                                   for s in r_items])}
     if step == "answer_relevance":
         q = words(b["Question"])
         return {"verdicts": _verdicts(["yes" if words(s) & q else "no" for s in numbered(b["Statements"])])}
@@ -178,7 +183,7 @@ def test_rules_read_our_prompts() -> None:
     request = {"messages": list(answer_correctness.request(["Paris is big.", "It rains."], ["Paris is big."]).messages)}
     reply = rule_reply(request)
     assert [v["verdict"] for v in reply["answer_statements"]] == ["supported", "unsupported"]
-    assert [v["verdict"] for v in reply["reference_statements"]] == ["present"]
+    assert [v["verdict"] for v in reply["reference_statements"]] == ["conveyed"]
 
 
 def test_rules_read_passages() -> None:

@@ -14,6 +14,7 @@ from ..compare.verdicts import APART, GATES, INCONCLUSIVE, WORSE, fails
 from ..errors import ParameterError
 from ..export import write_table
 from ..summary import scale_text
+from .classification import print_comparison
 from .labels import print_agreement, print_calibrated
 from .main import add_db_argument, open_store
 
@@ -119,6 +120,9 @@ def _compare(args: argparse.Namespace) -> int:
         _print_comparison(args, frame)
     if not pairwise.empty:
         _print_pairwise(pairwise)
+    if frame is not None:
+        print_comparison(store, args.run_id, args.baseline, frame.attrs["candidates"], resamples=args.resamples,
+                         confidence=args.confidence, seed=args.seed)
     if args.calibrate and frame is not None:
         print_calibrated(store, args.run_id, args.baseline, frame.attrs["candidates"], frame.attrs["scores"],
                          args.human_column)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..judge.metric import DEPARTS
 from ..metrics.registry import all_metrics, get_metric
 from ..metrics.spec import GROUP_WORDS, MetricSpec
 
@@ -23,8 +24,13 @@ def describe(spec: MetricSpec) -> str:
              f"{'higher is better' if spec.direction == 'higher' else 'lower is better' if spec.direction == 'lower' else 'no direction'}"]
     for p in spec.params:
         lines.append(f"  --param {spec.name}.{p.name}={p.default!r}  ({p.kind}) {p.help}")
-    if spec.notes:
-        lines.append(f"  notes: {spec.notes}")
+    departures = tuple(getattr(spec.plan, "departures", ()) or ())
+    notes = spec.notes.split(f" {DEPARTS} ")[0] if departures else spec.notes
+    if notes:
+        lines.append(f"  notes: {notes}")
+    if departures:
+        lines.append(f"  {DEPARTS}")
+        lines.extend(f"    - {d}" for d in departures)
     reason = spec.unavailable()
     if reason:
         lines.append(f"  unavailable here: {reason}")

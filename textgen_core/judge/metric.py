@@ -8,7 +8,7 @@ step. The engine reads nothing else.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Literal, Mapping, Protocol, Sequence
 
 from ..metrics.spec import MetricSpec, Param, fixed_outputs
@@ -81,8 +81,10 @@ class Judged:
     reasons: tuple[str, ...]
     cache_key: str | None
 
-    def count(self, *wanted: str) -> int:
-        return sum(1 for label in self.labels if label in wanted)
+    def count(self, *wanted: str, weights: Sequence[int] | None = None) -> int:
+        """How many items got one of the ``wanted`` labels, each counted ``weights[i]`` times (default once)."""
+        counts = weights or (1,) * len(self.labels)
+        return sum(n for label, n in zip(self.labels, counts) if label in wanted)
 
     def rows(self, step: str, start: int = 0) -> list[VerdictRow]:
         return [(step, start + i, item, label, reason, self.cache_key)
@@ -149,6 +151,8 @@ class JudgePlan:
     input_names: Mapping[str, str] = field(default_factory=dict)
     #: True for a metric that compares models: the engine adds the datum's other rows to its params.
     peers: bool = False
+    #: Where the metric departs from the seed system, each with its reason (set by :func:`declare`).
+    departures: tuple[str, ...] = ()
 
     def prompt_versions(self) -> str:
         """'step/version,...' for the reproducibility signature."""
@@ -163,21 +167,26 @@ class JudgePlan:
         return Cell(float(self.empty), {"empty_prediction": True})
 
 
+#: Heads the departures in a metric's notes; ``textgen-eval metrics NAME`` lists them under it.
+DEPARTS = "Departs from the seed system:"
+
+
 def declare(name: str, label: str, description: str, needs: tuple[str, ...], plan: JudgePlan, notes: str, *,
             direction: str = "higher", value_range: tuple[float, float | None] = (0.0, 1.0),
-            group: str = "llm", params: tuple[Param, ...] = (), departures: str = "") -> MetricSpec:
-    """A judge metric's one declaration; the notes state the empty-prediction rule and any departure."""
+            group: str = "llm", params: tuple[Param, ...] = (), departures: tuple[str, ...] = ()) -> MetricSpec:
+    """A judge metric's one declaration; the notes state the empty-prediction rule, then every departure
+    from the seed system (valor-lite), each with its reason."""
     if plan.empty == "n/a":
         empty = ""
     elif plan.empty == "unscored":
         empty = 'Empty prediction: unscored ("empty prediction"), never a best value.'
     else:
         empty = f"Empty prediction: {plan.empty:g} (its natural worst value), without a judge call."
-    text = " ".join(t for t in (notes, empty, f"Departs from the seed system: {departures}" if departures else "",
-                                _FAILURE) if t)
+    listed = " ".join(f"({i}) {d}" for i, d in enumerate(departures, start=1))
+    text = " ".join(t for t in (notes, empty, _FAILURE, f"{DEPARTS} {listed}" if departures else "") if t)
     return MetricSpec(name=name, label=label, group=group, description=description, needs=needs,
                       outputs=fixed_outputs(name), params=params, direction=direction,  # type: ignore[arg-type]
-                      value_range=value_range, notes=text, plan=plan)
+                      value_range=value_range, notes=text, plan=replace(plan, departures=tuple(departures)))
 
 
 #: Inputs a judge metric may need besides the prediction, in the order a missing one is reported.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
 from ..extract import opinions
@@ -19,13 +19,14 @@ def request(step: str, version: str, system: str, opinions: Sequence[str]) -> Re
                    check=keyed_check({"verdicts": n}, "opinion"))
 
 
-async def share(ask: Asker, row: Datum, step: str, version: str, system: str, counted: str) -> Outcome:
+async def share(ask: Asker, row: Datum, params: Mapping[str, Any], step: str, version: str, system: str,
+                counted: str) -> Outcome:
     """Share of the prediction's opinions judged "yes"; 0 when it has no opinion (seed definition)."""
     found = await opinions(ask, row.prediction or "")
     rows = found.rows("opinions")
     if not found.items:
         return Outcome(Cell(0.0, {counted: 0, "opinions": 0}), rows)
     judged = await ask_verdicts(ask, request(step, version, system, found.items), found.items)
-    hits = judged.count("yes")
-    return Outcome(Cell(hits / len(found.items), {counted: hits, "opinions": len(found.items)}),
+    hits, total = judged.count("yes", weights=found.weights(params)), found.total(params)
+    return Outcome(Cell(hits / total, {counted: hits, "opinions": total}),
                    rows + judged.rows(step))

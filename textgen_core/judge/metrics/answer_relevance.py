@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
-from ..extract import SAMPLES, statements
+from ..extract import DUPLICATES, DUPLICATES_NOTE, SAMPLES, statements
 from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, declare
 from ..prompting import (Request, fence, keyed_check, messages, numbered, placeholder_verdicts,
                          strict_object, verdict_list)
@@ -34,7 +34,7 @@ async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     if not found.items:
         return Outcome(Cell.unscored("no statements in the prediction"), rows)
     judged = await ask_verdicts(ask, request(row.query or "", found.items), found.items)
-    relevant, total = judged.count("yes"), len(found.items)
+    relevant, total = judged.count("yes", weights=found.weights(params)), found.total(params)
     return Outcome(Cell(relevant / total, {"relevant": relevant, "statements": total}),
                    rows + judged.rows("answer_relevance"))
 
@@ -43,5 +43,13 @@ SPEC = declare(
     "answer_relevance", "Answer relevance", "Share of the answer's statements that are relevant to the query.",
     ("query", "prediction"), JudgePlan(score, (SAMPLES[0], request("q", ["a"])), empty="unscored"),
     "Only statements that answer the query count as relevant; supporting detail, filler and off-topic "
-    "statements count against. No statements extracted: unscored (a share of nothing is undefined). "
-    "No query: unscored.")
+    "statements count against. Questions in the answer count as statements (as in the seed system), so an "
+    "answer that ends by asking something back is not more relevant for it. No statements extracted: "
+    "unscored (a share of nothing is undefined). No query: unscored. " + DUPLICATES_NOTE,
+    params=(DUPLICATES,),
+    departures=(
+        "No statements extracted: unscored (\"no statements in the prediction\"); the seed system gives 0.0. A "
+        "share of nothing is undefined, and a 0 would rank a reply with nothing to judge below an off-topic one.",
+        "No query: unscored (\"no query\"); the seed system asks the judge with an empty question and reports "
+        "its number. Relevance to no question is not a measurement.",
+        "Empty prediction: unscored; the seed system gives 0.0 (no statements). See the rule above."))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...model import Datum
-from ..extract import SAMPLES
+from ..extract import DUPLICATES, DUPLICATES_NOTE, SAMPLES
 from ..metric import Asker, JudgePlan, Outcome, declare
 from ._opinion_verdicts import request as opinion_request, share as opinion_share
 
@@ -19,7 +19,7 @@ evidenced description of a difference is not biased. One verdict per opinion: it
 
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
-    return await opinion_share(ask, row, "bias", VERSION, SYSTEM, "biased")
+    return await opinion_share(ask, row, params, "bias", VERSION, SYSTEM, "biased")
 
 
 SPEC = declare(
@@ -27,5 +27,7 @@ SPEC = declare(
     "politics).", ("prediction",),
     JudgePlan(score, (SAMPLES[2], opinion_request("bias", VERSION, SYSTEM, ["o"])), empty="unscored"),
     "No opinions: 0, without a verdict call. The opinions are extracted once and shared with toxicity; "
-    "each metric has its own verdict request.", direction="lower",
-    departures="an empty prediction is unscored, where the seed system gives it 0 (no opinions), the best value.")
+    "each metric has its own verdict request. " + DUPLICATES_NOTE, direction="lower",
+    params=(DUPLICATES,),
+    departures=("Empty prediction: unscored (\"empty prediction\"); the seed system gives 0.0 (no opinions), the "
+                "best value, so a model that returns nothing would look the least biased of all.",))

@@ -31,4 +31,6 @@ SPEC = declare(
     "coherence", "Coherence", "1-5 rating of how well the prediction's sentences form a logical, "
     "well-structured whole; the query is not shown to the judge.", ("prediction",),
     JudgePlan(score, (request("p"),), empty="unscored"),
-    "A rating written 4, 4.0 or \"4\" is read as 4; anything else outside 1-5 is re-asked.", value_range=(1.0, 5.0))
+    "A rating written 4, 4.0 or \"4\" is read as 4; anything else outside 1-5 is re-asked. The seed system has "
+    "no such metric (its coherence rating is of a summary against its source: summary_coherence), so there "
+    "is nothing to depart from.", value_range=(1.0, 5.0))

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 from ...model import Cell, Datum
 from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare, ref_step, references
 from ..prompting import Request, fence
-from ._passages import request as passage_request
+from ._passages import NOT_MEASURED, blank_contexts, request as passage_request
 
 VERSION = "context_precision/3"
 
@@ -56,4 +56,11 @@ SPEC = declare(
     JudgePlan(score, (request("q", "r", ["c"]),), empty="n/a"),
     "One verdict per (context, reference); a context is useful if it is useful for any reference. 0 when no "
     "context is useful. Order matters: [yes, no, no, yes] = 0.75, [no, yes, no, yes] = 0.5. No contexts, no "
-    "references or no query: unscored.")
+    "references or no query: unscored.",
+    departures=(
+        "No contexts or no references: unscored (\"no contexts\", \"no references\"); the seed system gives 0.0 "
+        "(1.0 when both are missing). " + NOT_MEASURED,
+        "No query: unscored (\"no query\"); the seed system asks the judge with an empty question. Usefulness "
+        "for answering no question is not defined.",
+        blank_contexts("rules it not useful and so lowers the score (a useful chunk then an empty one: 1.0 here "
+                       "as there, an empty one first: 0.5 there, 1.0 here)")))

@@ -6,11 +6,12 @@ import asyncio
 from typing import Any, Mapping, Sequence
 
 from ...model import Datum
-from ..extract import SAMPLES, statements
+from ..extract import DUPLICATES, DUPLICATES_NOTE, SAMPLES, Extracted, statements
 from ..metric import (Asker, JudgePlan, Outcome, ask_verdicts, best_reference, contexts, declare, ref_step,
                       references)
 from ..prompting import (Request, keyed_check, messages, numbered, passages,
                          placeholder_verdicts, strict_object, verdict_list)
+from ._passages import NOT_MEASURED
 
 VERSION = "context_recall/3"
 
@@ -35,15 +36,15 @@ async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
     extracted = await asyncio.gather(*(statements(ask, ref) for ref in refs))
     rows = [r for i, e in enumerate(extracted) for r in e.rows(ref_step("statements.reference", i))]
 
-    async def one(i: int, items: tuple[str, ...]) -> dict[str, Any] | None:
-        if not items:
+    async def one(i: int, found: Extracted) -> dict[str, Any] | None:
+        if not found.items:
             return None
-        judged = await ask_verdicts(ask, request(ctx, items), items)
+        judged = await ask_verdicts(ask, request(ctx, found.items), found.items)
         rows.extend(judged.rows(ref_step("context_recall", i)))
-        hits = judged.count("yes")
-        return {"attributed": hits, "statements": len(items), "value": hits / len(items)}
+        hits, total = judged.count("yes", weights=found.weights(params)), found.total(params)
+        return {"attributed": hits, "statements": total, "value": hits / total}
 
-    per_ref = await asyncio.gather(*(one(i, e.items) for i, e in enumerate(extracted)))
+    per_ref = await asyncio.gather(*(one(i, e) for i, e in enumerate(extracted)))
     return best_reference(list(per_ref), ("attributed", "statements"), rows, "no statements in the reference")
 
 
@@ -52,4 +53,10 @@ SPEC = declare(
     ("references", "contexts"), JudgePlan(score, (SAMPLES[0], request(["c"], ["s"])), empty="n/a"),
     "Several references: the best share counts. A reference with no statements is skipped; if none has "
     "statements the cell is unscored. No contexts or no references: unscored. The reference statements are "
-    "the same request as answer correctness's.")
+    "the same request as answer correctness's. " + DUPLICATES_NOTE,
+    params=(DUPLICATES,),
+    departures=(
+        "No contexts or no references: unscored (\"no contexts\", \"no references\"); the seed system gives 0.0 "
+        "(1.0 when both are missing). " + NOT_MEASURED,
+        "A reference with no statements is skipped, and with none left the cell is unscored; the seed system "
+        "stops with a division by zero instead of a number."))

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from ...model import Datum
 from ..metric import Asker, JudgePlan, Outcome, contexts, declare
 from ..prompting import Request, fence
-from ._passages import request as passage_request, share as passage_share
+from ._passages import NOT_MEASURED, blank_contexts, request as passage_request, share as passage_share
 
 VERSION = "context_relevance/3"
 
@@ -28,4 +28,9 @@ async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
 SPEC = declare(
     "context_relevance", "Context relevance", "Share of the contexts relevant to the query.",
     ("query", "contexts"), JudgePlan(score, (request("q", ["c"]),), empty="n/a"),
-    "No contexts or no query: unscored.")
+    "No contexts or no query: unscored.",
+    departures=(
+        "No contexts: unscored (\"no contexts\"); the seed system gives 0.0. " + NOT_MEASURED,
+        "No query: unscored (\"no query\"); the seed system asks the judge with an empty question. Relevance to "
+        "no question is not defined.",
+        blank_contexts("which the judge rules irrelevant (a relevant and an empty chunk: 0.5 there, 1.0 here)")))

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from ...model import Datum
 from ..metric import Asker, JudgePlan, Outcome, contexts, declare
 from ..prompting import Request, fence
-from ._passages import request as passage_request, share as passage_share
+from ._passages import blank_contexts, request as passage_request, share as passage_share
 
 VERSION = "hallucination/3"
 
@@ -32,5 +32,9 @@ SPEC = declare(
     "hallucination", "Hallucination", "Share of the contexts that the prediction contradicts.",
     ("prediction", "contexts"), JudgePlan(score, (request("p", ["c"]),), empty="unscored"),
     "Adding facts a context does not mention is not a contradiction. No contexts: unscored.", direction="lower",
-    departures="an empty prediction is unscored, where the seed system would give it 0 (it contradicts "
-               "nothing), the best value.")
+    departures=(
+        "No contexts: unscored (\"no contexts\"); the seed system stops with an error instead of a number.",
+        "Empty prediction: unscored (\"empty prediction\"); the seed system asks the judge, which finds that "
+        "nothing contradicts a passage: 0.0, the best value, for a model that said nothing.",
+        blank_contexts("that nothing contradicts, which lowers the score (a contradicted and an empty chunk: "
+                       "0.5 there, 1.0 here)")))

@@ -39,4 +39,5 @@ SPEC = declare(
     "qa_grade", "QA grade", "1 when the judge grades the answer CORRECT against the reference answer(s), 0 when "
     "INCORRECT.", ("query", "prediction", "references"), JudgePlan(score, (request("q", ["r"], "a"),), empty=0.0),
     "CORRECT if the answer agrees with any reference; extra detail is fine unless it contradicts. All "
-    "references are shown in one call. No references or no query: unscored.")
+    "references are shown in one call. No references or no query: unscored. The seed system has no such "
+    "metric, so there is nothing to depart from.")

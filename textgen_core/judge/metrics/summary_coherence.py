@@ -36,4 +36,12 @@ SPEC = declare(
                                           input_names={"query": "source text (the query column holds the text "
                                                                 "that was summarized)"}),
     "The query column holds the text that was summarized; no source: unscored. A rating written 4, 4.0 or "
-    "\"4\" is read as 4.", value_range=(1.0, 5.0))
+    "\"4\" is read as 4.", value_range=(1.0, 5.0),
+    departures=(
+        "No source text (an empty query column): unscored; the seed system asks the judge with an empty source "
+        "and reports its rating. A summary of nothing cannot be rated against its source.",
+        "Empty prediction: unscored (\"empty prediction\"); the seed system asks the judge to rate the empty "
+        "summary and reports that rating.",
+        "The judge writes a one-sentence reason before its rating and reads a sentence per level of the scale; "
+        "the seed system asks for the bare number. The reason is kept so every rating can be checked, and "
+        "describing the levels keeps ratings comparable between judges."))
