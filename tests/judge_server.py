@@ -240,6 +240,14 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._error(404, f"no route {self.path}")
 
+    def do_DELETE(self) -> None:
+        route = azure_route(self.path)
+        self.extra_headers = {}
+        if is_batch_path(route.path):
+            self._batch_request("DELETE", route, b"")
+        else:
+            self._error(404, f"no route {self.path}")
+
     def do_POST(self) -> None:
         state = self.server_state
         length = int(self.headers.get("Content-Length") or 0)
@@ -302,7 +310,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _batch_request(self, method: str, route: Route, raw: bytes) -> None:
         """Files and batches: recorded like the others, served by :class:`BatchService`."""
         state = self.server_state
-        record = Recorded(route.path if method == "POST" else "GET " + route.path, None,
+        record = Recorded(route.path if method == "POST" else f"{method} {route.path}", None,
                           {k.lower(): v for k, v in self.headers.items()}, time.monotonic(), route=route)
         state._enter(record)
         status = self._refuse_key(state)
@@ -310,6 +318,8 @@ class _Handler(BaseHTTPRequestHandler):
             if not status:
                 if method == "POST":
                     status, payload = state.batches.post(route.path, raw, self.headers.get("Content-Type") or "")
+                elif method == "DELETE":
+                    status, payload = state.batches.delete(route.path)
                 else:
                     status, payload = state.batches.get(route.path)
                 if isinstance(payload, bytes):

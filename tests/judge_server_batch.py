@@ -10,6 +10,7 @@ Routes (also under Azure's ``/openai/...``):
 * ``GET /v1/files/{id}/content`` -- the output file (one line per answered request) and the error
   file (requests that failed or expired).
 * ``POST /v1/batches/{id}/cancel`` -- ``cancelling`` then ``cancelled`` on the next retrieve.
+* ``DELETE /v1/files/{id}`` -- delete a stored file (``deleted`` lists them).
 
 Scripting::
 
@@ -18,6 +19,8 @@ Scripting::
     server.batches.outcomes.append("failed")      # the next batch fails validation (no output at all)
     server.batches.line_error = lambda custom_id, body: 500 if "x" in custom_id else None
     server.batches.created                        # ids of every batch created, in order
+    server.batches.duplicate = {"score": 0}       # every request answered twice, the second time with this
+    server.echo_key_in_errors = True              # error lines and batch errors quote the server's API key
 """
 
 from __future__ import annotations
@@ -94,8 +97,16 @@ class BatchService:
         self.delay = 0.2
         self.outcomes: deque[str] = deque()
         self.line_error: Callable[[str, dict], int | None] | None = None
+        #: Answer every request of a completed batch twice: a first line, then one with this reply instead.
+        self.duplicate: Any = None
         self.created: list[str] = []
+        #: Ids of the files deleted, in order; ``files`` holds those still stored.
+        self.deleted: list[str] = []
         self.files: dict[str, _File] = {}
+        #: Every output and error file's bytes, in order, deleted or not.
+        self.outputs: list[bytes] = []
+        #: Every uploaded input file's bytes, by id, deleted or not.
+        self.uploaded: dict[str, bytes] = {}
         self.batches: dict[str, _Batch] = {}
         self._lock = threading.Lock()
         self._ids = 0
@@ -105,9 +116,9 @@ class BatchService:
         return f"{prefix}-{self._ids:06d}"
 
     def lines(self, batch_id: str) -> list[dict]:
-        """The requests of a batch as uploaded (for assertions)."""
+        """The requests of a batch as uploaded (for assertions; kept after the client deletes the file)."""
         with self._lock:
-            data = self.files[self.batches[batch_id].input_file_id].data
+            data = self.uploaded[self.batches[batch_id].input_file_id]
         return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
 
     # -- HTTP -------------------------------------------------------------------------------
@@ -142,6 +153,18 @@ class BatchService:
             return 200, (stored.data if len(parts) == 5 and parts[4] == "content" else stored.public())
         return 404, _error(f"no route {path}")
 
+    def delete(self, path: str) -> tuple[int, Any]:
+        parts = path.split("/")
+        if len(parts) == 4 and parts[2] == "files":
+            with self._lock:
+                stored = self.files.pop(parts[3], None)
+                if stored is not None:
+                    self.deleted.append(stored.id)
+            if stored is None:
+                return 404, _error(f"no file {parts[3]}", "not_found")
+            return 200, {"id": stored.id, "object": "file", "deleted": True}
+        return 404, _error(f"no route {path}")
+
     # -- handlers ---------------------------------------------------------------------------
     def _upload(self, raw: bytes, content_type: str) -> tuple[int, Any]:
         if not content_type.startswith("multipart/form-data"):
@@ -167,6 +190,7 @@ class BatchService:
         with self._lock:
             stored = _File(self._new_id("file"), filename or "batch.jsonl", "batch", data, int(time.time()))
             self.files[stored.id] = stored
+            self.uploaded[stored.id] = data
         return 200, stored.public()
 
     def _create(self, body: dict) -> tuple[int, Any]:
@@ -207,8 +231,8 @@ class BatchService:
             if batch.outcome == "failed":
                 batch.status = "failed"
                 batch.times["failed"] = now
-                batch.errors = [{"code": "invalid_request", "message": "scripted validation failure",
-                                 "param": None, "line": 1}]
+                batch.errors = [{"code": "invalid_request", "message": "scripted validation failure"
+                                 + self._echo(), "param": None, "line": 1}]
                 return
             batch.status = "in_progress"
             batch.times["in_progress"] = now
@@ -216,7 +240,7 @@ class BatchService:
             self._finish(batch, now)
 
     def _finish(self, batch: _Batch, now: int) -> None:
-        requests = [json.loads(line) for line in self.files[batch.input_file_id].data.decode("utf-8").splitlines()
+        requests = [json.loads(line) for line in self.uploaded[batch.input_file_id].decode("utf-8").splitlines()
                     if line.strip()]
         keep = len(requests) if batch.outcome != "expired" else (len(requests) + 1) // 2
         output, errors = [], []
@@ -233,10 +257,14 @@ class BatchService:
             if status:
                 errors.append({"id": line_id, "custom_id": custom_id, "error": None, "response": {
                     "status_code": status, "request_id": line_id,
-                    "body": _error(f"scripted failure {status}", "server_error")}})
+                    "body": _error(f"scripted failure {status}" + self._echo(), "server_error")}})
                 continue
             output.append({"id": line_id, "custom_id": custom_id, "error": None, "response": {
                 "status_code": 200, "request_id": line_id, "body": self._chat(item["body"], number)}})
+            if self.duplicate is not None:
+                reply = chat_payload(_shape(self.duplicate, item["body"]), item["body"], f"chatcmpl-dup-{number}")
+                output.append({"id": line_id + "_again", "custom_id": custom_id, "error": None, "response": {
+                    "status_code": 200, "request_id": line_id, "body": reply}})
         batch.completed_n, batch.failed_n = len(output), len(errors)
         if output:
             batch.output_file_id = self._store_lines(output, "batch_output.jsonl")
@@ -246,8 +274,13 @@ class BatchService:
         batch.times["finalizing"] = now
         batch.times[batch.status] = now
 
+    def _echo(self) -> str:
+        """The server's API key in an error message, when the server is set to echo it (a hostile endpoint)."""
+        return f" (key {self.server.api_key})" if self.server.echo_key_in_errors and self.server.api_key else ""
+
     def _store_lines(self, lines: list[dict], name: str) -> str:
         data = "".join(json.dumps(line) + "\n" for line in lines).encode("utf-8")
+        self.outputs.append(data)
         stored = _File(self._new_id("file"), name, "batch_output", data, int(time.time()))
         self.files[stored.id] = stored
         return stored.id
@@ -257,6 +290,12 @@ class BatchService:
         from judge_server import _Handler
 
         return chat_payload(_Handler._shape(_Handler._respond(self.server, body), body), body, f"chatcmpl-batch-{number}")
+
+
+def _shape(answer: Any, body: dict) -> Any:
+    from judge_server import _Handler
+
+    return _Handler._shape(answer, body)
 
 
 def chat_payload(reply: Any, body: dict, reply_id: str) -> dict[str, Any]:

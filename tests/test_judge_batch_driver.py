@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 
 import pytest
 
 from judge_server import CHAT, JudgeServer
-from textgen_core.judge.batch import Batcher, BatchDriver, LineResult, Polling, complete, custom_id
+from textgen_core.judge.batch import Batcher, BatchDriver, BatchStillPending, LineResult, Polling, complete, custom_id
 from textgen_core.judge.endpoint import async_openai
 from textgen_core.judge.replies import Unscored
 from textgen_core.judge.settings import JudgeSettings
@@ -165,21 +166,26 @@ def test_retries_run_out(server: JudgeServer, judge_settings: JudgeSettings) -> 
 def test_logged_batch_is_taken_over_not_resubmitted(server: JudgeServer, judge_settings: JudgeSettings,
                                                     db_path) -> None:
     store = Store(db_path)
-    first = Batcher(judge_settings, store, run_id=7, polling=FAST, settle=0.05)
-    post_all(first, [body(i) for i in range(4)])
+    server.batches.delay = 1.0  # the first batcher stops waiting (batch_wait) before the batch is done
+    first = Batcher(replace(judge_settings, batch_wait=0.2), store, run_id=7, polling=FAST, settle=0.05)
+    with pytest.raises(BatchStillPending, match="still in_progress after 0.2 s"):
+        post_all(first, [body(i) for i in range(4)])
+    assert first.pending == server.batches.created
     assert [row["batch_id"] for row in store.judge_batches(7)] == server.batches.created
-    assert store.judge_batches(7)[0]["status"] == "completed"
+    assert store.judge_batches(7)[0]["status"] == "in_progress"
     again = Batcher(judge_settings, store, run_id=7, polling=FAST, settle=0.05)
     replies = post_all(again, [body(i) for i in range(5)])  # 4 known requests and a new one
     assert again.adopted == [server.batches.created[0]]
     assert len(server.batches.created) == 2 and len(server.batches.lines(server.batches.created[1])) == 1
     assert [json.loads(r["choices"][0]["message"]["content"]) for r in replies] == [answer(body(i)) for i in range(5)]
     assert store.judge_batches(8) == []
+    # Read, then deleted from the provider: both batches are 'collected' and no file stays there.
+    assert {row["status"] for row in store.judge_batches(7)} == {"collected"} and server.batches.files == {}
 
 
 def test_a_round_larger_than_one_batch_is_split(server: JudgeServer, judge_settings: JudgeSettings,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from textgen_core.judge import batch
+    from textgen_core.judge import batch_api as batch
 
     monkeypatch.setattr(batch, "MAX_REQUESTS", 4)
     replies = post_all(Batcher(judge_settings, polling=FAST, settle=0.05), [body(i) for i in range(10)])

@@ -76,7 +76,8 @@ def test_batch_mode_gives_the_direct_numbers_without_direct_calls(db_path: Path,
         assert run["prompt_tokens"] == direct["run"]["prompt_tokens"]
         logged = store.judge_batches(run_id)
         assert [row["batch_id"] for row in logged] == server.batches.created
-        assert {row["status"] for row in logged} == {"completed"}
+        assert {row["status"] for row in logged} == {"collected"}  # read, and its files deleted
+        assert server.batches.files == {}  # no input, output or error file stays at the provider
 
 
 def test_failed_and_expired_requests_are_resubmitted_alone(db_path: Path, direct: dict) -> None:

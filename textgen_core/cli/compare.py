@@ -14,6 +14,7 @@ from ..compare.verdicts import APART, GATES, INCONCLUSIVE, WORSE, fails
 from ..errors import ParameterError
 from ..export import write_table
 from ..summary import scale_text
+from .classification import print_comparison
 from .main import add_db_argument, open_store
 
 #: Column order of `compare --out`: the documented columns first, then the context.
@@ -109,6 +110,9 @@ def _compare(args: argparse.Namespace) -> int:
         _print_comparison(args, frame)
     if not pairwise.empty:
         _print_pairwise(pairwise)
+    if frame is not None:
+        print_comparison(store, args.run_id, args.baseline, frame.attrs["candidates"], resamples=args.resamples,
+                         confidence=args.confidence, seed=args.seed)
     if args.out:
         if frame is not None:
             out = frame.rename(columns={"score": "metric"})

@@ -32,6 +32,7 @@ _FIELDS = {
     "batch": "batch",
     "batch_discount": "batch_discount",
     "batch_poll": "batch_poll",
+    "batch_wait": "batch_wait",
     "max_cost": "max_cost",
     "max_calls": "max_calls",
     "judge_response_mode": "response_mode",
@@ -87,6 +88,8 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
                        help=f"batch price as a share of the direct price (default: {defaults.batch_discount:g})")
     group.add_argument("--batch-poll", type=float, metavar="SECONDS",
                        help=f"seconds before the first batch status check, growing to 60 (default: {defaults.batch_poll:g})")
+    group.add_argument("--batch-wait", type=float, metavar="SECONDS",
+                       help=f"{SETTING_HELP['batch_wait']} (default: {defaults.batch_wait:g})")
 
 
 def judge_settings_from_args(args: argparse.Namespace) -> JudgeSettings | None:

@@ -217,6 +217,9 @@ class _Collected:
     def get_run(self, run_id: int) -> dict[str, Any]:
         return {"judge_calls": 0, "cost": 0.0}
 
+    def judge_batches(self, run_id: int) -> list[dict[str, Any]]:
+        return []  # a Ray worker logs no batch (batch mode runs on the driver's engines only)
+
 
 def stored_rows(batch: pa.Table) -> list[Datum]:
     """Rows read from the store's data table (Arrow, as :meth:`Store.data_arrow` gives them) as datums."""

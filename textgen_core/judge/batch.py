@@ -23,215 +23,42 @@ Every batch is logged (``log.judge_batch_add``) the moment it is created, with
 the ``custom_id`` of each request -- a hash of the request body. A process killed
 while waiting is resumed by a run that makes the same requests: a request whose
 id is in a logged batch waits for that batch (or reads its output file) instead
-of being submitted again.
+of being submitted again. A run resumed without batch mode still takes over its
+logged batches (``adopt_only``): only the requests in them wait for a batch, the
+rest go direct.
+
+Every text from the endpoint (error lines, a failed batch's errors, a refused
+upload) is scrubbed of the API key (:mod:`.redact`) before it reaches a cell, a
+log line or the run. Once a batch's lines are read, its input, output and error
+files are deleted from the provider's storage and the batch is logged
+``collected``. Polling is bounded by ``batch_wait``: a batch still running then
+is left to the provider, the run stops ``interrupted`` and ``resume`` takes the
+batch over. Nothing listening at the endpoint fails the run, as in direct mode.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
-import random
-from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Mapping, Protocol, Sequence, TypeVar
+from typing import Any, Mapping, Protocol, Sequence
 
 import openai
 
+from .asker import Stopped
+from .batch_api import (ADOPTABLE, MAX_BYTES, MAX_REQUESTS, OPERATION_ATTEMPTS, TERMINAL, BatchDriver,  # noqa: F401
+                        BatchPending, LineResult, Polling, complete, custom_id, line_failure, parse_line, split)
 from .endpoint import async_openai, is_azure
+from .redact import scrub
 from .replies import Unscored, shape_problem
 from .retry import Failure, RetryPolicy, classify
 from .settings import JudgeSettings
 from .transport import FormatRejected
 
 log = logging.getLogger("textgen_core.judge")
-T = TypeVar("T")
-
-#: Batch statuses after which nothing changes.
-TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
-#: Logged batches whose files may hold replies (failed and cancelled ones hold none).
-ADOPTABLE = frozenset({"submitted", "validating", "in_progress", "finalizing", "completed", "expired", "cancelling"})
-#: Attempts at one file or batch operation (upload, create, retrieve, download) on transient errors.
-OPERATION_ATTEMPTS = 8
-#: The Batch API's limits on one input file: requests, and bytes (200 MB, with room for the JSONL framing).
-MAX_REQUESTS = 50_000
-MAX_BYTES = 190_000_000
 
 
-@dataclass(frozen=True)
-class LineResult:
-    """One request's fate in a batch: its reply body (status 200) or its error."""
-
-    reply: dict | None
-    status: int | None = None
-    code: str | None = None
-    message: str = ""
-
-
-@dataclass(frozen=True)
-class Polling:
-    """Seconds between status checks: ``first``, growing by ``factor`` up to ``cap``."""
-
-    first: float = 5.0
-    factor: float = 1.5
-    cap: float = 60.0
-
-    def delays(self) -> Any:
-        delay = self.first
-        while True:
-            yield delay
-            delay = min(self.cap, delay * self.factor)
-
-
-def custom_id(body: Mapping[str, Any]) -> str:
-    """The id of a request in a batch: a hash of its body (the same request gets the same id on resume)."""
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "tg-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
-
-
-class BatchDriver:
-    """Runs one batch of chat requests through the Batch API with an ``openai`` async client."""
-
-    def __init__(self, api: openai.AsyncOpenAI, *, azure: bool = False, polling: Polling = Polling(),
-                 completion_window: str = "24h", policy: RetryPolicy = RetryPolicy()) -> None:
-        self.api = api
-        #: Azure names the route without the version prefix.
-        self.url = "/chat/completions" if azure else "/v1/chat/completions"
-        self.polling = polling
-        self.completion_window = completion_window
-        self.policy = policy
-
-    async def submit(self, requests: Mapping[str, Mapping[str, Any]]) -> tuple[str, str]:
-        """Upload ``{custom_id: body}`` and create the batch; returns (batch id, input file id)."""
-        lines = "".join(json.dumps({"custom_id": cid, "method": "POST", "url": self.url, "body": body},
-                                   ensure_ascii=False) + "\n" for cid, body in requests.items())
-        upload = await self._retrying(lambda: self.api.files.create(
-            file=("textgen-eval-judge.jsonl", lines.encode("utf-8"), "application/jsonl"), purpose="batch"))
-        batch = await self._retrying(lambda: self.api.batches.create(
-            input_file_id=upload.id, endpoint=self.url, completion_window=self.completion_window,  # type: ignore[arg-type]
-            metadata={"source": "textgen-eval"}))
-        return batch.id, upload.id
-
-    async def wait(self, batch_id: str, on_status: Callable[[str], None] | None = None) -> Any:
-        """Poll until the batch reaches a terminal status; returns the batch object."""
-        seen = None
-        for delay in self.polling.delays():
-            batch = await self._retrying(lambda: self.api.batches.retrieve(batch_id))
-            if batch.status != seen and on_status is not None:
-                on_status(batch.status)
-            seen = batch.status
-            if batch.status in TERMINAL:
-                return batch
-            await asyncio.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover - delays() never ends
-
-    async def results(self, batch: Any) -> dict[str, LineResult]:
-        """Every line of the batch's error and output files, by ``custom_id`` (a reply wins over an error)."""
-        found: dict[str, LineResult] = {}
-        for file_id in (batch.error_file_id, batch.output_file_id):
-            if not file_id:
-                continue
-            content = await self._retrying(lambda: self.api.files.content(file_id))
-            for line in content.text.splitlines():
-                if line.strip():
-                    cid, result = parse_line(json.loads(line))
-                    if cid is not None:
-                        found[cid] = result
-        return found
-
-    async def run(self, requests: Mapping[str, Mapping[str, Any]],
-                  on_created: Callable[[str, str], None] | None = None) -> dict[str, LineResult]:
-        """Submit, wait and collect one batch. Lines the batch did not answer get an error result."""
-        batch_id, file_id = await self.submit(requests)
-        if on_created is not None:
-            on_created(batch_id, file_id)
-        batch = await self.wait(batch_id)
-        return complete(requests, batch, await self.results(batch))
-
-    async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
-        """One file or batch operation, retried on transient errors (these calls are free)."""
-        for attempt in range(1, OPERATION_ATTEMPTS + 1):
-            try:
-                return await call()
-            except (openai.OpenAIError, TimeoutError) as exc:
-                failure = classify(exc)
-                if not failure.retryable or attempt == OPERATION_ATTEMPTS:
-                    raise
-                await asyncio.sleep(self.policy.delay(attempt, _RNG, failure.retry_after))
-        raise AssertionError("unreachable")  # pragma: no cover
-
-
-_RNG = random.Random()
-
-
-def parse_line(line: Mapping[str, Any]) -> tuple[str | None, LineResult]:
-    """(custom_id, result) of one line of an output or error file."""
-    cid = line.get("custom_id")
-    response = line.get("response") if isinstance(line.get("response"), Mapping) else None
-    error = line.get("error") if isinstance(line.get("error"), Mapping) else None
-    if response is not None:
-        status = response.get("status_code")
-        body = response.get("body")
-        if status == 200 and isinstance(body, Mapping):
-            return cid, LineResult(dict(body), 200)
-        detail = body.get("error") if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping) else {}
-        return cid, LineResult(None, status if isinstance(status, int) else None, detail.get("code"),
-                               str(detail.get("message") or f"HTTP {status}"))
-    if error is not None:
-        return cid, LineResult(None, None, str(error.get("code") or "batch_error"), str(error.get("message") or ""))
-    return cid, LineResult(None, None, "batch_error", "the batch line holds neither a response nor an error")
-
-
-def complete(requests: Mapping[str, Any], batch: Any, found: Mapping[str, LineResult]) -> dict[str, LineResult]:
-    """A result for every request: lines the batch did not answer get the batch's own failure."""
-    if batch.status == "failed":
-        errors = getattr(getattr(batch, "errors", None), "data", None) or []
-        detail = "; ".join(str(getattr(e, "message", e)) for e in errors) or "no reason given"
-        missing = LineResult(None, None, "batch_failed", f"batch {batch.id} failed: {detail}")
-    elif batch.status == "expired":
-        missing = LineResult(None, None, "batch_expired", f"batch {batch.id} expired before this request ran")
-    elif batch.status == "cancelled":
-        missing = LineResult(None, None, "batch_cancelled", f"batch {batch.id} was cancelled")
-    else:
-        missing = LineResult(None, None, "batch_missing", f"batch {batch.id} returned no line for this request")
-    return {cid: found.get(cid, missing) for cid in requests}
-
-
-#: Line error codes worth sending again (in a later batch).
-_RETRY_CODES = frozenset({"batch_expired", "batch_failed", "batch_cancelled", "batch_missing", "batch_error",
-                          "batch_submit", "batch_poll"})
-
-
-def line_failure(result: LineResult, mode: str | None = None) -> Failure:
-    """Classify a failed line the way a failed direct request is classified (see :func:`.retry.classify`)."""
-    if result.status is None:
-        return Failure("server", result.message or str(result.code), result.code in _RETRY_CODES)
-    return classify(_status_error(result), mode=None if mode in (None, "text") else mode)
-
-
-def _status_error(result: LineResult) -> openai.APIStatusError:
-    try:
-        import httpx2 as httpx  # the SDK's HTTP library from openai 3
-    except ImportError:  # pragma: no cover - openai 1.x and 2.x use httpx
-        import httpx  # type: ignore[no-redef]
-    body = {"error": {"message": result.message, "code": result.code}}
-    response = httpx.Response(int(result.status or 500), json=body,
-                              request=httpx.Request("POST", "https://batch.invalid/v1/chat/completions"))
-    return openai.APIStatusError(result.message, response=response, body=body)
-
-
-def split(requests: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Mapping[str, Any]]]:
-    """Requests in parts that each fit one batch (:data:`MAX_REQUESTS`, :data:`MAX_BYTES`)."""
-    parts: list[dict[str, Mapping[str, Any]]] = []
-    size = 0
-    for cid, body in requests.items():
-        length = len(json.dumps(body, ensure_ascii=False).encode("utf-8")) + 200
-        if not parts or len(parts[-1]) >= MAX_REQUESTS or size + length > MAX_BYTES:
-            parts.append({})
-            size = 0
-        parts[-1][cid] = body
-        size += length
-    return parts
+class BatchStillPending(Stopped):
+    """This request's batch did not finish within ``batch_wait``: its cell is left for the resume."""
 
 
 class BatchLog(Protocol):
@@ -248,11 +75,17 @@ class Batcher:
 
     ``settle``: seconds without a new request before a round goes out.
     ``log`` and ``run_id``: where batches are recorded (None: not recorded, no resume).
+    ``adopt_only``: a run resumed without batch mode; only requests of logged batches go through
+    batches (:meth:`takes`), and a line that failed is sent again directly.
     """
 
     def __init__(self, settings: JudgeSettings, log: BatchLog | None = None, run_id: int | None = None, *,
-                 polling: Polling | None = None, settle: float = 0.5, policy: RetryPolicy = RetryPolicy()) -> None:
+                 polling: Polling | None = None, settle: float = 0.5, policy: RetryPolicy = RetryPolicy(),
+                 adopt_only: bool = False) -> None:
         self.settings = settings
+        self.adopt_only = adopt_only
+        #: Batches left running at the provider when ``batch_wait`` ran out (the resume takes them over).
+        self.pending: list[str] = []
         self.log = log
         self.run_id = run_id
         self.polling = polling or Polling(first=getattr(settings, "batch_poll", 5.0))
@@ -267,19 +100,31 @@ class Batcher:
         self._pending: dict[str, tuple[dict, list[asyncio.Future]]] = {}
         self._flusher: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._logged: dict[str, str] | None = None  # custom_id -> id of the newest logged batch holding it
+        self._logged: dict[str, str] | None = None
+        self._collected: dict[str, tuple[Any, dict[str, LineResult]]] = {}  # batch id -> (batch, its lines)  # custom_id -> id of the newest logged batch holding it
 
     # -- what the client calls ---------------------------------------------------------------
-    async def post(self, body: Mapping[str, Any], budget: Any, *, mode: str | None = None) -> dict:
+    def logged_ids(self) -> set[str]:
+        """``custom_id`` of every request in a logged batch that may still hold its reply."""
+        return set(self._logged_batches())
+
+    def takes(self, body: Mapping[str, Any]) -> bool:
+        """True when this chat request goes through a batch (always, unless ``adopt_only``)."""
+        return not self.adopt_only or custom_id(dict(body)) in self._logged_batches()
+
+    async def post(self, body: Mapping[str, Any], budget: Any, *, mode: str | None = None) -> dict | None:
         """The reply body to one chat request, through batch rounds; raises :class:`Unscored` when final.
 
         ``budget`` is the client's retry budget (``attempts``, ``transient_left``):
-        a failed line is sent again in the next round while it lasts.
+        a failed line is sent again in the next round while it lasts. With ``adopt_only``, a line
+        that failed and may be retried returns None: the caller sends it directly.
         """
         body = dict(body)
         while True:
             budget.attempts += 1
             result = await self._request(body)
+            if result.code == "batch_pending":
+                raise BatchStillPending(result.message)
             if result.reply is not None:
                 problem = shape_problem(result.reply, "choices")
                 if problem is None:
@@ -289,6 +134,8 @@ class Batcher:
                 failure = line_failure(result, mode)
             if failure.format_rejected:
                 raise FormatRejected(failure)
+            if self.adopt_only and failure.retryable:
+                return None
             if not failure.retryable or budget.transient_left <= 0:
                 message = failure.message + (f" (gave up after {budget.attempts} batch attempts)"
                                              if failure.retryable else "")
@@ -340,12 +187,16 @@ class Batcher:
             else:
                 fresh[cid] = body
         api = async_openai(self.settings)  # one per round: rounds are minutes to hours apart
-        driver = BatchDriver(api, azure=is_azure(self.settings), polling=self.polling, policy=self.policy)
+        driver = BatchDriver(api, azure=is_azure(self.settings), polling=self.polling, policy=self.policy,
+                             max_wait=self.settings.batch_wait)
         try:
             jobs = [self._resume(driver, batch_id, cids) for batch_id, cids in adopt.items()]
             jobs += [self._submit(driver, part) for part in split(fresh)]
             for done in asyncio.as_completed(jobs):
                 for cid, result in (await done).items():
+                    if result.message:  # the one scrub between the endpoint and cells, logs and the run
+                        result = LineResult(result.reply, result.status, result.code,
+                                            scrub(result.message, self.settings.api_key))
                     for future in batch[cid][1]:
                         if not future.done():
                             future.set_result(result)
@@ -357,6 +208,9 @@ class Batcher:
             batch_id, file_id = await driver.submit(requests)
         except (openai.OpenAIError, TimeoutError) as exc:
             failure = classify(exc)
+            if failure.kind in ("connection", "timeout"):  # nothing answers: fail the run as direct mode does
+                message = f"the judge endpoint is unreachable: {failure.message}"
+                return {cid: LineResult(None, None, "batch_unreachable", message) for cid in requests}
             return {cid: LineResult(None, failure.status, "batch_submit", failure.message) for cid in requests}
         self.created.append(batch_id)
         if self.log is not None and self.run_id is not None:
@@ -366,6 +220,9 @@ class Batcher:
         return await self._collect(driver, batch_id, requests)
 
     async def _resume(self, driver: BatchDriver, batch_id: str, cids: list[str]) -> dict[str, LineResult]:
+        if batch_id in self._collected:  # read in an earlier round (its files are gone from the provider)
+            batch, found = self._collected[batch_id]
+            return complete(dict.fromkeys(cids), batch, found)
         self.adopted.append(batch_id)
         log.info("judge batch %s resumed (%d requests)", batch_id, len(cids))
         return await self._collect(driver, batch_id, dict.fromkeys(cids))
@@ -377,7 +234,12 @@ class Batcher:
 
         try:
             batch = await driver.wait(batch_id, status)
-            return complete(requests, batch, await driver.results(batch))
+            found = await driver.results(batch)
+            results = complete(requests, batch, found)
+        except BatchPending as exc:
+            self.pending.append(batch_id)
+            log.warning("%s; it is left running and 'textgen-eval resume' takes it over", exc)
+            return {cid: LineResult(None, None, "batch_pending", str(exc)) for cid in requests}
         except (openai.OpenAIError, TimeoutError) as exc:
             failure = classify(exc)
             if failure.status == 404:  # the batch or its files are gone: send the requests again
@@ -385,6 +247,12 @@ class Batcher:
                 return {cid: LineResult(None, None, "batch_missing", f"batch {batch_id} is gone ({failure.message})")
                         for cid in requests}
             return {cid: LineResult(None, failure.status, "batch_poll", failure.message) for cid in requests}
+        self._collected[batch_id] = (batch, found)  # later rounds may take over more of its requests
+        kept = await driver.delete_files(batch)  # read: nothing of it stays at the provider
+        if kept:
+            log.warning("judge batch %s: could not delete files %s from the provider", batch_id, ", ".join(kept))
+        status("collected")
+        return results
 
     def _logged_batches(self) -> dict[str, str]:
         if self._logged is None:

@@ -38,6 +38,7 @@ from .accounting import Meter, Usage
 from .cache import CacheEntry, MemoryCache, ReplyCache, StoreCache, chat_key, embedding_key, logprobs_key
 from .replies import (CORRECTION, MODES, SCHEMA_INSTRUCTION, JudgeReply, Modes, Unscored, copy_messages,
                       read_choice, read_embeddings, read_logprobs, render, usage_of)
+from .redact import scrub_value
 from .retry import RetryPolicy
 from .settings import JudgeSettings
 from .transport import Budget, FormatRejected, LoopState, Transport, same_key
@@ -277,8 +278,9 @@ class JudgeClient:
                 reasks_left -= 1
                 self._meter.bump(retries=1)
                 log.info("judge reply invalid (%s); asking again", scrub(str(err)))
-                convo = convo + [{"role": "assistant", "content": text or "(empty reply)"},
-                                 {"role": "user", "content": CORRECTION.format(error=err)}]
+                # The re-ask quotes the reply: scrubbed, so a key the endpoint echoed is not sent back to it.
+                convo = convo + [{"role": "assistant", "content": scrub(text) or "(empty reply)"},
+                                 {"role": "user", "content": CORRECTION.format(error=scrub(str(err)))}]
                 continue
             # Whatever the endpoint sent back (a reply that repeats the key, in text or in a verdict's
             # reason) is scrubbed before it is cached, returned, stored or shown.
@@ -351,13 +353,7 @@ class JudgeClient:
 
     def scrubbed(self, value: Any) -> Any:
         """A copy of a JSON value with the API key removed from every string in it."""
-        if isinstance(value, str):
-            return self._transport.scrub(value)
-        if isinstance(value, list):
-            return [self.scrubbed(v) for v in value]
-        if isinstance(value, dict):
-            return {k: self.scrubbed(v) for k, v in value.items()}
-        return value
+        return scrub_value(value, self.settings.api_key)
 
     # -- cache plumbing ---------------------------------------------------------------
     async def _cached_reply(self, state: LoopState, key: str) -> JudgeReply | None:

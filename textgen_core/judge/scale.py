@@ -13,6 +13,7 @@ request is refused, the run ends when the admitted ones are in, and
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,8 @@ from ..errors import BudgetReached, TextgenError
 from .batch import Batcher
 from .budget import SpendingCap
 from .client import JudgeClient
+
+log = logging.getLogger("textgen_core.judge")
 
 #: Datum groups in flight at once in batch mode (a batch takes up to 50,000 requests).
 BATCH_GROUPS = 10_000
@@ -57,6 +60,9 @@ class RunScale:
                                "as unscored; fix the judge settings and resume the run.")
         if self.cap is not None and self.cap.reached.is_set():
             raise BudgetReached(self.cap.reason)
+        if self.batcher is not None and self.batcher.pending:  # stopped waiting; the batches keep running
+            raise BudgetReached(f"judge batch {', '.join(self.batcher.pending)} still running after "
+                                f"{self.client.settings.batch_wait:g} s (--batch-wait); resume takes it over")
 
 
 def width(settings: Any, groups: int) -> int:
@@ -76,6 +82,13 @@ def attach(client: JudgeClient, store: Any, run_id: int) -> RunScale:
         # A probe of the response mode would cost a batch round of its own: start from json_schema as
         # confirmed; a batch line that rejects it still moves the client down to json_object.
         client._modes.confirm(client._modes.now()[0])
+    else:  # a resume without --batch still takes over the run's pending batches (they are billed anyway)
+        adopting = Batcher(settings, store, run_id, adopt_only=True)
+        if adopting.logged_ids():
+            log.warning("judge: run %d has batches that may still hold replies; their requests wait for them, "
+                        "the rest go direct", run_id)
+            scale.batcher = transport.batcher = adopting
+            client._modes.confirm(client._modes.now()[0])  # as in batch mode: the batch's requests, unprobed
     scale.cap = SpendingCap.for_run(settings, lambda: client.usage, store.get_run(run_id))
     transport.spending = scale.cap
     return scale

@@ -42,6 +42,8 @@ SETTING_HELP: Mapping[str, str] = {
     "batch": "send requests through the Batch API (half price, replies within 24 h) instead of one by one",
     "batch_discount": "price factor of batch requests against direct ones (OpenAI: 0.5)",
     "batch_poll": "seconds before the first batch status check (grows to 60 s)",
+    "batch_wait": "seconds to wait for one batch before the run stops interrupted (the batch keeps running; "
+                  "resume takes it over)",
     "max_cost": "stop the run before its judge cost exceeds this many dollars (needs the prices)",
     "max_calls": "stop the run before it makes more judge calls than this",
     "response_mode": "structured output: auto (json_schema, falling back to json_object, then text), or one "
@@ -74,6 +76,7 @@ class JudgeSettings:
     batch: bool = False
     batch_discount: float = 0.5
     batch_poll: float = 5.0
+    batch_wait: float = 90_000.0
     max_cost: float | None = None
     max_calls: int | None = None
     response_mode: str = "auto"
@@ -102,6 +105,7 @@ class JudgeSettings:
                 _check_int(name, getattr(self, name), 1 if name != "max_calls" else 0)
         _check_range("batch_discount", self.batch_discount, 0.0, 1.0)
         _check_range("batch_poll", self.batch_poll, 0.001, 3600.0)
+        _check_range("batch_wait", self.batch_wait, 0.001, 7 * 86400.0)
         if self.max_cost is not None and self.price_prompt_per_million is None \
                 and self.price_completion_per_million is None:
             raise ParameterError("a cost cap (max_cost) needs the prices per million prompt and completion tokens")

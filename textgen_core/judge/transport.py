@@ -32,6 +32,7 @@ from .accounting import Meter
 from .endpoint import async_openai
 from .replies import Unscored, shape_problem
 from .ratelimit import limiter_for
+from .redact import scrub
 from .retry import Failure, RetryPolicy, classify
 from .settings import JudgeSettings
 
@@ -178,16 +179,17 @@ class Transport:
         Raises :class:`Unscored` when final, :class:`FormatRejected` for a
         rejected response_format.
         """
-        if self.batcher is not None and op == "chat":  # batch mode: no HTTP request from here
+        if self.batcher is not None and op == "chat" and self.batcher.takes(body()):  # batch mode: no HTTP here
             payload = body()
             hold = self.spending.admit(payload) if self.spending is not None else None
             result: Any = None
             try:
                 result = await self.batcher.post(payload, budget, mode=mode() if mode is not None else None)
-                return result
             finally:
                 if hold is not None:
                     hold.release(result)
+            if result is not None:
+                return result  # None: a taken-over batch failed this line; it is sent directly below
         guard_timeout = self.settings.timeout * 2 + 1.0
         limited_since: float | None = None  # first 429 of this request: rate limits are waited out
         while True:
@@ -277,13 +279,8 @@ class Transport:
         return error
 
     def scrub(self, text: str | None) -> str:
-        """Remove the API key from any text that may be shown, logged or stored."""
-        if not text:
-            return text or ""
-        key = self.settings.api_key
-        if key and len(key) >= 4:
-            text = text.replace(key, "[redacted]")
-        return text
+        """Remove the API key from any text that may be shown, logged or stored (see :mod:`.redact`)."""
+        return scrub(text, self.settings.api_key)
 
 
 @contextlib.asynccontextmanager

@@ -12,7 +12,7 @@ from .spec import MetricSpec
 @lru_cache(maxsize=1)
 def all_metrics() -> dict[str, MetricSpec]:
     """Every declared metric, lexical first, in a stable order."""
-    from .lexical import SPECS as lexical_specs
+    from .local import LOCAL_SPECS as lexical_specs
 
     from ..judge.metrics import SPECS as judge_specs  # a broken judge import fails loudly, never hides metrics
 
