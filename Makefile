@@ -26,7 +26,8 @@ install: venv
 
 install-test: venv
 	bash scripts/install-system-deps.sh --test
-	$(PYTHON) -m pip install -q -e ".[test,ray]"
+	$(PYTHON) -m pip install -q torch==2.13.0
+	$(PYTHON) -m pip install -q -e ".[test,ray,models]"
 
 ## Install, then open the dashboard on a local DuckDB file with the bundled sample (Ctrl-C stops it).
 dashboard: install

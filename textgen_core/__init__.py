@@ -29,6 +29,7 @@ __version__ = "0.1.0"
 #: Public name -> the submodule that defines it.
 _WHERE = {
     "score": ".api",
+    "classification_reports": ".compare.classification", "compare_classification": ".compare.classification",
     "compare_models": ".compare", "judge_human_agreement": ".compare", "paired_differences": ".compare",
     "ColumnMapping": ".datasets", "load_dataset": ".datasets", "load_sample": ".datasets", "read_table": ".datasets",
     "InputError": ".errors", "ParameterError": ".errors", "StoreError": ".errors", "TextgenError": ".errors",

@@ -12,7 +12,7 @@ from .spec import MetricSpec
 @lru_cache(maxsize=1)
 def all_metrics() -> dict[str, MetricSpec]:
     """Every declared metric, lexical first, in a stable order."""
-    from .lexical import SPECS as lexical_specs
+    from .local import LOCAL_SPECS as lexical_specs
 
     from ..judge.metrics import SPECS as judge_specs  # a broken judge import fails loudly, never hides metrics
 
@@ -33,6 +33,11 @@ def get_metric(name: str) -> MetricSpec:
     owner = _score_owner().get(key)
     if owner is not None:
         return specs[owner]
+    from ..judge.criteria import defined  # custom judge metrics defined in this process
+
+    custom = defined(key)
+    if custom is not None:
+        return custom
     raise ParameterError(f"unknown metric {name!r}; known metrics: {', '.join(specs)}")
 
 

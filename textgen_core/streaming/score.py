@@ -50,7 +50,7 @@ class ChunkResult:
 
 def score_chunk(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, list[dict[str, Cell]]]:
     """Every chosen lexical metric on one chunk of rows."""
-    from ..metrics.lexical import score_lexical
+    from ..metrics.local import score_local as score_lexical
 
     return score_lexical(rows, metrics)
 
