@@ -85,6 +85,10 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
     """Finish an interrupted run: finished cells are kept, the rest are computed."""
     run = store.get_run(run_id)
     metrics, resolved = run["metrics"], run["params"]
+    if run.get("judge"):  # custom judge metrics not given again are defined as the run stored them
+        from .judge.criteria import restore
+
+        restore((run["judge"].get("fingerprint") or {}).get("criteria"))
     if judge is None and any(get_metric(m).group != "lexical" for m in metrics):
         raise ParameterError(f"run {run_id} has judge metrics: give the judge endpoint to resume it")
     check_same_judge(run_id, run.get("judge"), judge, metrics)

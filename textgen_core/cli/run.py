@@ -14,6 +14,7 @@ from ..evaluate import evaluate, resume
 from ..export import write_table
 from ..formatting import duration_text
 from ..metrics.registry import all_metrics, get_metric
+from .metrics import add_judge_metric_argument, define_judge_metrics
 from ..model import Dataset
 from ..store import Store
 from ..summary import wide_scores
@@ -53,12 +54,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "reads and scores the file in blocks (pip install 'textgen-eval[ray]')")
     run.add_argument("--ray-address", default=None, help="Ray cluster to join (default: start a local one)")
     _add_judge_arguments(run)
+    add_judge_metric_argument(run)
     add_db_argument(run)
     run.set_defaults(handler=_run)
 
     again = sub.add_parser("resume", help="finish an interrupted run; finished cells are kept")
     again.add_argument("run_id", type=int)
     _add_judge_arguments(again)
+    add_judge_metric_argument(again)
     add_db_argument(again)
     again.set_defaults(handler=_resume)
 
@@ -192,6 +195,7 @@ def _remove_if_empty(db: str) -> None:
 
 def _score(args: argparse.Namespace) -> int:
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    define_judge_metrics(args, metrics)
     specs = [get_metric(m) for m in metrics]
     params = parse_params(args.param)
     judge = _judge_settings(args)
@@ -254,6 +258,7 @@ def _stream(args: argparse.Namespace, store: Store, metrics: list[str], params: 
 
 
 def _resume(args: argparse.Namespace) -> int:
+    define_judge_metrics(args, [])  # an edited --judge-metric file is refused by the fingerprint check
     store = open_store(args)
     with ProgressBar(sys.stderr) as bar:
         run_id = resume(store, args.run_id, judge=_judge_settings(args), progress=bar.update)

@@ -26,6 +26,7 @@ from ..errors import StoreError
 from ..stops import shielded
 from .connection import WaitHook, file_connection, interrupted_query, lock_timeout, roll_back, shared_file
 from .batch_sql import BATCH_DDL, BatchTablesMixin
+from .criteria_sql import CRITERIA_DDL, CriteriaTablesMixin
 from .dataset_sql import DatasetTablesMixin, insert_arrow, json_text as _json
 from .judge_sql import JudgeTablesMixin
 from .labels_sql import LABELS_DDL, LabelTablesMixin
@@ -47,7 +48,7 @@ _RUN_COLUMNS = ("run_id", "dataset_id", "dataset", "created_at", "finished_at", 
 
 
 class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, PairReadsMixin,
-            StreamTablesMixin, LabelTablesMixin, ReviewReadsMixin):
+            StreamTablesMixin, LabelTablesMixin, ReviewReadsMixin, CriteriaTablesMixin):
     """A DuckDB file holding datasets, runs, scores, verdicts and the judge cache."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False, timeout: float | None = None,
@@ -353,7 +354,7 @@ def _create_schema(con: duckdb.DuckDBPyConnection) -> None:
     if config and str(config[0]).lower() == "read_only":
         return
     con.execute("BEGIN TRANSACTION")
-    for statement in DDL + BATCH_DDL + LABELS_DDL:
+    for statement in DDL + BATCH_DDL + LABELS_DDL + CRITERIA_DDL:
         con.execute(statement)
     con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
     con.execute("COMMIT")
