@@ -25,12 +25,14 @@ from .summary import long_scores, wide_scores
 Data = pd.DataFrame | Sequence[Mapping[str, Any]] | str | os.PathLike
 
 
-def score(data: Data, metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]] | None = None, *,
+def score(data: Data, metrics: Sequence[Any], params: Mapping[str, Mapping[str, Any]] | None = None, *,
           judge: Any | None = None, mapping: ColumnMapping | Mapping[str, Any] | None = None,
           store: Store | None = None, name: str | None = None, long: bool = False,
           workers: int | None = None) -> pd.DataFrame:
     """Score ``data`` with ``metrics``; one row per (datum, model) and one column per score.
 
+    ``metrics`` are names, or custom judge metric definitions (a dict with the keys of a rubric file, or a
+    :class:`~textgen_core.judge.criteria.Criterion`), scored under their ``name``.
     ``params`` holds metric parameters (``{"rouge": {"use_stemmer": True}}``); ``judge``
     a :class:`~textgen_core.judge.settings.JudgeSettings` for judge and endpoint
     metrics; ``mapping`` overrides the guessed columns (``{"prediction": "answer"}``).
@@ -40,7 +42,7 @@ def score(data: Data, metrics: Sequence[str], params: Mapping[str, Mapping[str, 
     """
     if isinstance(metrics, str):
         raise ParameterError(f"metrics must be a list of names, e.g. [{metrics!r}]")
-    specs = [get_metric(m) for m in metrics]
+    specs = [get_metric(m) if isinstance(m, str) else _define(m) for m in metrics]
     required = {field: ", ".join(s.name for s in specs if field in s.needs) for spec in specs for field in spec.needs}
     dataset = load_dataset(_as_source(data), mapping, name=name, required=required)
     db = store if store is not None else Store(":memory:")
@@ -49,6 +51,13 @@ def score(data: Data, metrics: Sequence[str], params: Mapping[str, Mapping[str, 
     frame = long_scores(db, run_id) if long else wide_scores(db, run_id)
     frame.attrs["run_id"] = run_id
     return frame
+
+
+def _define(definition: Any) -> Any:
+    """A custom judge metric given as a definition (a dict with the TOML file's keys, or a Criterion)."""
+    from .judge.criteria import define
+
+    return define(definition, "Python")
 
 
 def _as_source(data: Data) -> Any:

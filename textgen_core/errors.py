@@ -49,3 +49,7 @@ class BudgetReached(TextgenError):
 
 class StoreError(TextgenError):
     """The database could not be opened or a stored object does not exist."""
+
+
+class StoreBusy(StoreError):
+    """Another program held the database file longer than the lock timeout; nothing of the operation was written."""

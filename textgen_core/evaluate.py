@@ -14,12 +14,13 @@ import threading
 import time
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from .errors import BudgetReached, ParameterError, TextgenError
+from .errors import BudgetReached, ParameterError, StoreBusy, TextgenError
 from .metrics.registry import get_metric, resolve_params
 from .model import TEXT_FIELDS, Cell, Datum
 from .process_pool import in_order
 from .progress import Progress, ProgressCallback
 from .run_rules import cell_records, check_metrics, check_same_judge, judge_record, signature
+from .runs.status import clock, end_run, kept_for_resume
 from .store import Store
 
 
@@ -84,6 +85,10 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
     """Finish an interrupted run: finished cells are kept, the rest are computed."""
     run = store.get_run(run_id)
     metrics, resolved = run["metrics"], run["params"]
+    if run.get("judge"):  # custom judge metrics not given again are defined as the run stored them
+        from .judge.criteria import restore
+
+        restore((run["judge"].get("fingerprint") or {}).get("criteria"))
     if judge is None and any(get_metric(m).group != "lexical" for m in metrics):
         raise ParameterError(f"run {run_id} has judge metrics: give the judge endpoint to resume it")
     check_same_judge(run_id, run.get("judge"), judge, metrics)
@@ -111,7 +116,7 @@ def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str
              progress: ProgressCallback | None, cancel: threading.Event | None, workers: int | None,
              *, already: float = 0.0) -> None:
     """Score what is not finished yet; the run's duration is ``already`` (earlier sessions) plus this one."""
-    started = time.monotonic() - already
+    started = clock(already)
     lexical = {m: resolved[m] for m in metrics if get_metric(m).group == "lexical"}
     judged = {m: resolved[m] for m in metrics if get_metric(m).group != "lexical"}
     try:
@@ -126,8 +131,11 @@ def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str
             if refused:  # every later call would fail the same way: the run failed, its cells stay unscored
                 raise TextgenError(f"the judge endpoint refused: {'; '.join(refused)}. The cells are kept as "
                                    "unscored; fix the judge settings and resume the run.")
+    except StoreBusy as exc:  # another program held the file too long: what is stored is kept for a resume
+        end_run(store, run_id, "interrupted", started)
+        raise kept_for_resume(exc, run_id) from None
     except KeyboardInterrupt:
-        store.set_run_status(run_id, "interrupted", duration_s=time.monotonic() - started)
+        end_run(store, run_id, "interrupted", started)
         raise
     except BudgetReached as exc:  # the spending cap stopped the run cleanly: what finished is kept
         store.set_run_status(run_id, "interrupted", error=str(exc), duration_s=time.monotonic() - started)

@@ -10,9 +10,53 @@ from ..metrics.spec import GROUP_WORDS, MetricSpec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    metrics = sub.add_parser("metrics", help="list metrics with their inputs, parameters and direction")
-    metrics.add_argument("name", nargs="?", help="show one metric in full")
+    from .main import add_db_argument
+
+    metrics = sub.add_parser("metrics", help="list metrics with their inputs, parameters and direction, and the "
+                                             "judge metrics saved in the database")
+    metrics.add_argument("name", nargs="?", help="show one metric in full (a custom one with its prompt)")
+    add_judge_metric_argument(metrics)
+    add_db_argument(metrics)
     metrics.set_defaults(handler=_metrics)
+
+
+def add_judge_metric_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--judge-metric", action="append", default=[], metavar="FILE",
+                        help="a TOML file defining custom judge metrics (name, title, criteria, steps, inputs, "
+                             "[output]); repeatable. Saved definitions are found by name in the database.")
+
+
+def define_judge_metrics(args: argparse.Namespace, wanted: list[str]) -> None:
+    """Define the metrics of every --judge-metric file, then any ``wanted`` name that is neither built in nor
+    defined by a file but saved in the database (its latest version)."""
+    from ..errors import ParameterError
+    from ..judge.criteria import define, define_file
+
+    for path in getattr(args, "judge_metric", None) or []:
+        define_file(path)
+    missing = []
+    for name in wanted:
+        try:
+            get_metric(name)
+        except ParameterError:
+            missing.append(name)
+    store = _saved_store(args) if missing else None
+    for name in missing:
+        saved = store.load_criterion(name) if store is not None else None
+        if saved is not None:
+            define(saved[1], f"saved version {saved[0]}")
+
+
+def _saved_store(args: argparse.Namespace):  # noqa: ANN202 - a Store or None
+    """The database read-only, or None when the file does not exist (listing creates no database)."""
+    from pathlib import Path
+
+    from .main import open_store
+
+    db = getattr(args, "db", None)
+    if not db or db == ":memory:" or not Path(db).exists():
+        return None
+    return open_store(args, read_only=True)
 
 
 def describe(spec: MetricSpec) -> str:
@@ -38,9 +82,34 @@ def describe(spec: MetricSpec) -> str:
 
 
 def _metrics(args: argparse.Namespace) -> int:
+    define_judge_metrics(args, [args.name] if args.name else [])
     if args.name:
-        print(describe(get_metric(args.name)))
+        spec = get_metric(args.name)
+        print(describe(spec))
+        if _custom(spec.name) is not None:
+            print("  prompt (system):\n" + _indent(spec.plan.steps[0].messages[0]["content"]))
+            print("  prompt (user, for a sample row):\n" + _indent(spec.plan.steps[0].messages[1]["content"]))
         return 0
     for spec in all_metrics().values():
         print(f"{spec.name:<22} {GROUP_WORDS[spec.group]:<9} {spec.direction:<7} {spec.description}")
+    from ..judge.criteria import definitions
+
+    for name, c in definitions().items():
+        print(f"{name:<22} {'custom':<9} {c.direction:<7} {c.title} (from {c.source or 'Python'})")
+    store = _saved_store(args)
+    saved = store.criteria() if store is not None else None
+    if saved is not None and len(saved):
+        print("\nsaved judge metrics (custom; use by name in --metrics):")
+        for row in saved.itertuples():
+            print(f"{row.name:<22} v{row.version:<8} {row.title} (saved {str(row.created_at)[:16]})")
     return 0
+
+
+def _custom(name: str):  # noqa: ANN202 - a Criterion or None
+    from ..judge.criteria import definition
+
+    return definition(name)
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"    {line}" for line in text.splitlines())

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import save_or_reuse
-from ..errors import InputError, ParameterError, StoreError
+from ..errors import InputError, ParameterError, StoreBusy, StoreError
 from ..evaluate import evaluate, resume
 from ..export import write_table
 from ..formatting import duration_text
 from ..metrics.registry import all_metrics, get_metric
+from .metrics import add_judge_metric_argument, define_judge_metrics
 from ..model import Dataset
 from ..store import Store
 from ..summary import wide_scores
@@ -53,12 +54,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "reads and scores the file in blocks (pip install 'textgen-eval[ray]')")
     run.add_argument("--ray-address", default=None, help="Ray cluster to join (default: start a local one)")
     _add_judge_arguments(run)
+    add_judge_metric_argument(run)
     add_db_argument(run)
     run.set_defaults(handler=_run)
 
     again = sub.add_parser("resume", help="finish an interrupted run; finished cells are kept")
     again.add_argument("run_id", type=int)
     _add_judge_arguments(again)
+    add_judge_metric_argument(again)
     add_db_argument(again)
     again.set_defaults(handler=_resume)
 
@@ -176,19 +179,23 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _remove_if_empty(db: str) -> None:
-    """Delete a database file this command created when it holds no dataset (nothing was kept)."""
+    """Delete a database file this command created when it holds no dataset (nothing was kept).
+
+    Only while this process holds the file read-write, which no other program can then hold: a file another
+    program has open (the dashboard, a reader) is never unlinked under it.
+    """
     path = Path(db)
+    if not path.exists():
+        return
     try:
-        empty = path.exists() and Store(path, read_only=True, timeout=0).list_datasets().empty
+        Store(path, timeout=0).remove_if_empty()
     except StoreError:
         return  # busy or unreadable: leave it, and let the original error be the one reported
-    if empty:
-        for leftover in (path, Path(f"{db}.wal")):
-            leftover.unlink(missing_ok=True)
 
 
 def _score(args: argparse.Namespace) -> int:
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    define_judge_metrics(args, metrics)
     specs = [get_metric(m) for m in metrics]
     params = parse_params(args.param)
     judge = _judge_settings(args)
@@ -251,6 +258,7 @@ def _stream(args: argparse.Namespace, store: Store, metrics: list[str], params: 
 
 
 def _resume(args: argparse.Namespace) -> int:
+    define_judge_metrics(args, [])  # an edited --judge-metric file is refused by the fingerprint check
     store = open_store(args)
     with ProgressBar(sys.stderr) as bar:
         run_id = resume(store, args.run_id, judge=_judge_settings(args), progress=bar.update)
@@ -258,7 +266,12 @@ def _resume(args: argparse.Namespace) -> int:
 
 
 def _report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None) -> int:
-    run = store.get_run(run_id)
+    try:
+        run = store.get_run(run_id)
+    except StoreBusy as exc:  # the run ended; only its summary cannot be read now
+        print(f"run {run_id} ended, but its summary cannot be read now ({exc}); 'textgen-eval runs' shows it later",
+              file=sys.stderr)
+        return 2
     print(f"run {run_id} on dataset {run['dataset']!r}: {run['status']} in {duration_text(run['duration_s'])}")
     if run["status"] == "interrupted" and run["error"]:  # e.g. a spending cap: say how to go on
         print(f"stopped: {run['error']}; finished cells are kept, 'textgen-eval resume {run_id}' finishes the run "

@@ -33,6 +33,11 @@ def get_metric(name: str) -> MetricSpec:
     owner = _score_owner().get(key)
     if owner is not None:
         return specs[owner]
+    from ..judge.criteria import defined  # custom judge metrics defined in this process
+
+    custom = defined(key)
+    if custom is not None:
+        return custom
     raise ParameterError(f"unknown metric {name!r}; known metrics: {', '.join(specs)}")
 
 

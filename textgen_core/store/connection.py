@@ -25,13 +25,17 @@ from typing import Any, Callable, Iterator
 
 import duckdb
 
-from ..errors import StoreError
+from ..errors import StoreBusy, StoreError
 
 #: Environment variable: seconds to wait for a file another program holds (default DEFAULT_LOCK_TIMEOUT).
 LOCK_TIMEOUT_ENV = "TEXTGEN_EVAL_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 30.0
 #: Words of DuckDB's messages when another process (or this one, in another mode) holds the file.
 _BUSY = ("could not set lock", "conflicting lock", "different configuration", "unique file handle conflict")
+
+#: Longest pause between two tries: a reader that lets go of the file briefly (the dashboard between two
+#: pages) must not be missed, and a failed try costs DuckDB well under a millisecond.
+_MAX_POLL = 0.05
 
 WaitHook = Callable[[str], None]
 
@@ -48,7 +52,7 @@ def _holder(message: str) -> str:
     """'PID 123' (and the program) from DuckDB's lock message, or a plain description."""
     text = message.split("Conflicting lock is held in", 1)
     if len(text) == 2:
-        return text[1].split("See also", 1)[0].strip().rstrip(".")
+        return text[1].split("See also", 1)[0].split(". However", 1)[0].strip().rstrip(".")
     return "another program"
 
 
@@ -63,6 +67,7 @@ class FileConnection:
         self._ready = False  # setup ran once for this file in this process
         #: Connections opened so far (tests and benchmarks read it).
         self.opened = 0
+
 
     def acquire(self, timeout: float, on_wait: WaitHook | None = None) -> duckdb.DuckDBPyConnection:
         """The open connection (opening the file if needed); pair every call with :meth:`release`."""
@@ -104,8 +109,9 @@ class FileConnection:
                     raise StoreError(f"cannot open the database {self.path}: it is not a readable DuckDB file "
                                      f"(truncated, corrupt or another kind of file?). DuckDB said: "
                                      f"{message.splitlines()[0]}") from None
+                _SHARED.add(self.path)
                 if time.monotonic() >= deadline:
-                    raise StoreError(f"the database {self.path} is in use by {_holder(message)} and stayed busy "
+                    raise StoreBusy(f"the database {self.path} is in use by {_holder(message)} and stayed busy "
                                      f"for {timeout:g} s; try again when it is done, or raise "
                                      f"${LOCK_TIMEOUT_ENV}") from None
                 if not told and on_wait is not None:
@@ -113,7 +119,7 @@ class FileConnection:
                             f"waiting up to {timeout:g} s...")
                     told = True
                 time.sleep(delay * (0.5 + random.random()))
-                delay = min(delay * 1.6, 0.5)
+                delay = min(delay * 1.6, _MAX_POLL)
         self.opened += 1
         if not self._ready:
             try:
@@ -126,6 +132,12 @@ class FileConnection:
 
 
 _FILES: dict[tuple[str, bool], FileConnection] = {}
+_SHARED: set[str] = set()  # files this process met another program on
+
+
+def shared_file(path: str) -> bool:
+    """Whether this process met another program holding ``path`` (it uses the file too: never delete it)."""
+    return str(Path(path).resolve()) in _SHARED
 _FILES_LOCK = threading.Lock()
 
 

@@ -24,8 +24,9 @@ import pyarrow as pa
 
 from ..errors import StoreError
 from ..stops import shielded
-from .connection import WaitHook, file_connection, interrupted_query, lock_timeout, roll_back
+from .connection import WaitHook, file_connection, interrupted_query, lock_timeout, roll_back, shared_file
 from .batch_sql import BATCH_DDL, BatchTablesMixin
+from .criteria_sql import CRITERIA_DDL, CriteriaTablesMixin
 from .dataset_sql import DatasetTablesMixin, insert_arrow, json_text as _json
 from .judge_sql import JudgeTablesMixin
 from .labels_sql import LABELS_DDL, LabelTablesMixin
@@ -47,7 +48,7 @@ _RUN_COLUMNS = ("run_id", "dataset_id", "dataset", "created_at", "finished_at", 
 
 
 class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, PairReadsMixin,
-            StreamTablesMixin, LabelTablesMixin, ReviewReadsMixin):
+            StreamTablesMixin, LabelTablesMixin, ReviewReadsMixin, CriteriaTablesMixin):
     """A DuckDB file holding datasets, runs, scores, verdicts and the judge cache."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False, timeout: float | None = None,
@@ -130,6 +131,23 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
     def close(self) -> None:
         """Close the file if no operation is using it (it is closed after each operation anyway)."""
         self._file.close()
+
+    def remove_if_empty(self) -> bool:
+        """Delete this database file when it holds no dataset; True when it did.
+
+        Done while this process holds the file read-write, so no other program has it open, and only when
+        this process never met another program on the file: a file another program uses (the dashboard opens
+        it for each page) is never unlinked under it.
+        """
+        if self.read_only or self.path == ":memory:" or shared_file(self.path):
+            return False
+        cur = self._cur()
+        if cur.execute("SELECT count(*) FROM datasets").fetchone()[0]:
+            return False
+        cur.execute("CHECKPOINT")  # nothing left in the write-ahead log
+        for leftover in (Path(self.path), Path(f"{self.path}.wal")):
+            leftover.unlink(missing_ok=True)
+        return True
 
     # -- runs ----------------------------------------------------------------
     def create_run(self, dataset_id: int, metrics: Sequence[str], params: Mapping[str, Any],
@@ -336,7 +354,7 @@ def _create_schema(con: duckdb.DuckDBPyConnection) -> None:
     if config and str(config[0]).lower() == "read_only":
         return
     con.execute("BEGIN TRANSACTION")
-    for statement in DDL + BATCH_DDL + LABELS_DDL:
+    for statement in DDL + BATCH_DDL + LABELS_DDL + CRITERIA_DDL:
         con.execute(statement)
     con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
     con.execute("COMMIT")

@@ -26,7 +26,7 @@ from ..datasets.formats import RawTable
 from ..datasets.loader import (check_filled, check_mapping, check_required, duplicate_key_error, needed_fields,
                                null_reference_warnings)
 from ..datasets.mapping import ColumnMapping, guess_mapping
-from ..errors import InputError, ParameterError, StoreError, TextgenError
+from ..errors import InputError, ParameterError, StoreBusy, StoreError, TextgenError
 from ..metrics.registry import get_metric, resolve_params
 from ..model import TEXT_FIELDS
 from ..progress import Progress, ProgressCallback
@@ -34,6 +34,7 @@ from ..store import Store
 from ..store.stream_sql import DuplicateRow
 from .read import ChunkReader, NotStreamable
 from ..process_pool import in_order
+from ..runs.status import clock, end_run, forget_dataset, kept_for_resume
 from .record import new_record, stream_record
 from .score import ChunkResult, corpus_aggregates, stored_stats, work_chunk
 from .stats import RowStats
@@ -215,7 +216,7 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
                 on_start(plan.run_id)
     except BaseException:
         reader.close()
-        store.delete_dataset(dataset_id, force=True)
+        forget_dataset(store, dataset_id)
         raise
     return _fill(store, plan, progress, cancel, workers, chunk_rows)
 
@@ -272,7 +273,7 @@ def _fill(store: Store, plan: _Plan, progress: ProgressCallback | None, cancel: 
     """Read, store and score the chunks not ``finished``; then the dataset checks, the run's models and corpus
     aggregates. A stop keeps what is stored (the run is interrupted); any other error deletes the dataset."""
     dataset_id, run_id, models = plan.dataset_id, plan.run_id, plan.models
-    started = time.monotonic() - already
+    started = clock(already)
     loader = _Loader(store, dataset_id, plan.mapping, plan.header, run_id)
     try:
         _load_and_score(plan.reader, loader, run_id, plan.metrics, models, progress, cancel,
@@ -290,14 +291,20 @@ def _fill(store: Store, plan: _Plan, progress: ProgressCallback | None, cancel: 
             store.set_run_models(run_id, [m for m in loader.models if not models or m in models])
             store.write_aggregates(run_id, corpus_aggregates(plan.metrics, loader.all_stats(plan.metrics)))
             store.set_run_status(run_id, "finished", duration_s=time.monotonic() - started)
+    except StoreBusy as exc:  # another program held the file too long: stop, keeping what is stored
+        if run_id is None:
+            forget_dataset(store, dataset_id)
+            raise
+        end_run(store, run_id, "interrupted", started)
+        raise kept_for_resume(exc, run_id) from None
     except KeyboardInterrupt:
         if run_id is None:
-            store.delete_dataset(dataset_id, force=True)
+            forget_dataset(store, dataset_id)
         else:  # the stored chunks stay, for 'textgen-eval resume'
-            store.set_run_status(run_id, "interrupted", duration_s=time.monotonic() - started)
+            end_run(store, run_id, "interrupted", started)
         raise
     except BaseException:
-        store.delete_dataset(dataset_id, force=True)  # with its run: nothing half-written stays behind
+        forget_dataset(store, dataset_id)  # with its run: nothing half-written stays behind
         raise
     finally:
         plan.reader.close()

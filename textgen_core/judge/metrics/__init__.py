@@ -9,9 +9,11 @@ module to :data:`MODULES` below. Shared extraction steps are in :mod:`..extract`
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import json
+from typing import Any, Iterator, Mapping
 
 from ...metrics.spec import MetricSpec
+from .. import criteria
 from ..settings import JudgeSettings
 from . import (answer_correctness, answer_relevance, bias, coherence, context_precision, context_recall,
                context_relevance, faithfulness, hallucination, pairwise_preference, perplexity, qa_grade,
@@ -22,7 +24,28 @@ MODULES = (answer_correctness, answer_relevance, bias, toxicity, context_precisi
            semantic_similarity, perplexity, pairwise_preference)
 
 SPECS: tuple[MetricSpec, ...] = tuple(m.SPEC for m in MODULES)
-BY_NAME: dict[str, MetricSpec] = {spec.name: spec for spec in SPECS}
+BUILT_IN: dict[str, MetricSpec] = {spec.name: spec for spec in SPECS}
+
+
+class _JudgeMetrics(Mapping[str, MetricSpec]):
+    """The built-in judge metrics, then the custom ones defined in this process (see :mod:`..criteria`)."""
+
+    def __getitem__(self, name: str) -> MetricSpec:
+        found = BUILT_IN.get(name) or criteria.defined(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        yield from BUILT_IN
+        yield from (n for n in criteria.definitions() if n not in BUILT_IN)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+#: Every judge metric by name, built-in and custom.
+BY_NAME: Mapping[str, MetricSpec] = _JudgeMetrics()
 
 
 def prompt_signature(metric: str) -> str:
@@ -32,19 +55,34 @@ def prompt_signature(metric: str) -> str:
 
 def prompt_hashes(metrics: list[str] | None = None) -> dict[str, str]:
     """{prompt version: hash of its text} of the steps behind ``metrics`` (all by default)."""
-    return {r.version: r.text_hash() for name in (metrics or list(BY_NAME))
+    return {r.version: r.text_hash() for name in (metrics or list(BUILT_IN))
             for r in BY_NAME[name].plan.steps}
 
 
 def fingerprint(settings: JudgeSettings, metrics: list[str]) -> dict[str, Any]:
     """The judge a run is scored by: the settings that decide verdicts and a hash of every prompt it uses."""
-    return settings.fingerprint() | {"prompts": prompt_hashes([m for m in metrics if m in BY_NAME])}
+    found = settings.fingerprint() | {"prompts": prompt_hashes([m for m in metrics if m in BY_NAME])}
+    custom = {m: c.as_dict() for m in metrics if m not in BUILT_IN and (c := criteria.definition(m)) is not None}
+    return found | ({"criteria": custom} if custom else {})
 
 
 def fingerprint_changes(stored: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
     """Human-readable differences between two fingerprints ("model: 'judge-a' -> 'judge-b'")."""
     changes = [f"{name}: {stored.get(name)!r} -> {now.get(name)!r}" for name in sorted(set(stored) | set(now))
-               if name != "prompts" and stored.get(name) != now.get(name)]
+               if name not in ("prompts", "criteria") and stored.get(name) != now.get(name)]
+    was, defined = stored.get("criteria") or {}, now.get("criteria") or {}
+    for name in sorted(set(was) | set(defined)):
+        if was.get(name) != defined.get(name):
+            changes.append(f"judge metric {name} was edited ({_edits(was.get(name), defined.get(name))})")
     old, new = stored.get("prompts") or {}, now.get("prompts") or {}
     changes += [f"prompt {v} changed" for v in sorted(set(old) | set(new)) if old.get(v) != new.get(v)]
     return changes
+
+
+def _edits(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
+    """Which keys of a custom metric's definition differ: "criteria: 'a' -> 'b'; output: ..."."""
+    if before is None or after is None:
+        return "not defined before" if before is None else "no longer defined"
+    return "; ".join(f"{key}: {json.dumps(before.get(key), ensure_ascii=False)[:80]} -> "
+                     f"{json.dumps(after.get(key), ensure_ascii=False)[:80]}"
+                     for key in sorted(set(before) | set(after)) if before.get(key) != after.get(key))

@@ -1,0 +1,73 @@
+"""Custom judge metrics defined as data (a TOML file, a dict, a :class:`Criterion`, a saved definition).
+
+:func:`define` checks a definition and makes its metric known to this process
+by name, next to the built-in metrics: ``get_metric``, the judge engine and the
+fingerprint then treat it like any other judge metric. Defining the same name
+again with another text replaces it (the dashboard's edit), and a run that
+used the earlier text refuses to resume, naming what changed.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Mapping
+
+from ...errors import ParameterError
+from ...metrics.spec import MetricSpec
+from .definition import Criterion, Output, criterion, read_toml
+from .metric import request, spec, system_prompt, version
+
+__all__ = ["Criterion", "Output", "criterion", "read_toml", "define", "defined", "definition", "definitions",
+           "restore", "request", "system_prompt", "version"]
+
+_LOCK = threading.Lock()
+_DEFINED: dict[str, tuple[Criterion, MetricSpec]] = {}
+
+
+def _builtin(name: str) -> bool:
+    from ...metrics.registry import all_metrics
+
+    return name in all_metrics()
+
+
+def define(raw: "Mapping[str, Any] | Criterion", where: str = "") -> MetricSpec:
+    """Check ``raw`` and make its metric known by name; returns its declaration."""
+    c = criterion(raw, where)
+    if _builtin(c.name):
+        raise ParameterError(f"judge metric definition{f' in {where}' if where else ''}: key 'name' {c.name!r} "
+                             "is a built-in metric; choose another name")
+    made = spec(c)
+    with _LOCK:
+        _DEFINED[c.name] = (c, made)
+    return made
+
+
+def defined(name: str) -> MetricSpec | None:
+    """The declaration of a defined custom metric, or None."""
+    with _LOCK:
+        found = _DEFINED.get(name)
+    return found[1] if found else None
+
+
+def definition(name: str) -> Criterion | None:
+    with _LOCK:
+        found = _DEFINED.get(name)
+    return found[0] if found else None
+
+
+def definitions() -> dict[str, Criterion]:
+    with _LOCK:
+        return {name: c for name, (c, _) in _DEFINED.items()}
+
+
+def define_file(path: str) -> list[str]:
+    """Define every metric of a TOML file; their names."""
+    return [define(c, c.source).name for c in read_toml(path)]
+
+
+def restore(texts: Mapping[str, Any] | None) -> None:
+    """Define the stored definitions of a run (its fingerprint's ``criteria``) that are not defined yet, so a
+    run can be resumed or read without its file; a definition given again (edited or not) is left as given."""
+    for name, raw in (texts or {}).items():
+        if defined(name) is None:
+            define(raw, f"run's stored definition of {name}")

@@ -1,0 +1,42 @@
+"""How a run ends: one set of status and duration rules for every engine.
+
+A run's duration is the time of all its sessions: a resumed run starts its clock
+at the duration stored so far. A run that cannot record its end because another
+program holds the database file stays 'running' under a program that has ended;
+`textgen-eval resume` claims it then, so nothing is lost by failing to write here.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..errors import StoreBusy
+from ..store import Store
+
+
+def clock(already: float = 0.0) -> float:
+    """The start of a run's clock for a session, given the ``already`` seconds of earlier sessions."""
+    return time.monotonic() - already
+
+
+def end_run(store: Store, run_id: int, status: str, started: float, *, error: str | None = None) -> bool:
+    """Record ``status`` with the duration since ``started``; False when the file stayed busy."""
+    try:
+        store.set_run_status(run_id, status, error=error, duration_s=time.monotonic() - started)
+    except StoreBusy:
+        return False
+    return True
+
+
+def kept_for_resume(exc: StoreBusy, run_id: int) -> StoreBusy:
+    """The busy-file error of a run that stopped with its stored work kept, saying how to finish it."""
+    return StoreBusy(f"{exc}. Run {run_id} stopped with what it stored kept: 'textgen-eval resume {run_id}' "
+                     "finishes it (leave the data file as it is until then)")
+
+
+def forget_dataset(store: Store, dataset_id: int) -> None:
+    """Delete a dataset a failed load started (with its runs); left as it is when the file stays busy."""
+    try:
+        store.delete_dataset(dataset_id, force=True)
+    except StoreBusy:
+        pass
