@@ -244,6 +244,33 @@ def aggregates(run_id: int) -> pd.DataFrame:
     return _aggregates(db_path(), run_id, jobs().version)
 
 
+@st.cache_data(ttl=TTL, show_spinner=False, max_entries=8)
+@_one_open
+def _classification(path: str, run_id: int, version: int) -> dict[str, dict[str, Any]]:
+    from textgen_core.compare.classification import classification_reports
+
+    return classification_reports(_store(path), run_id)
+
+
+def classification(run_id: int) -> dict[str, dict[str, Any]]:
+    """{model: classification report} of a run with the classification metric."""
+    return _classification(db_path(), run_id, jobs().version)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False, max_entries=32)
+@_one_open
+def _confusion_datums(path: str, run_id: int, model: str, gold: str, predicted: str | None,
+                      version: int) -> list[str]:
+    from textgen_core.compare.classification import confusion_datums
+
+    return confusion_datums(_store(path), run_id, model, gold, predicted)
+
+
+def confusion_datums(run_id: int, model: str, gold: str, predicted: str | None) -> list[str]:
+    """Datum ids behind one confusion-matrix cell (``predicted`` None: no label passed the threshold)."""
+    return _confusion_datums(db_path(), run_id, model, gold, predicted, jobs().version)
+
+
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=64)
 def _distribution(path: str, kind: str, run_id: int, score: str, models: tuple[str, ...] | None,
                   low: float | None, high: float | None, size: int, version: int) -> pd.DataFrame:
