@@ -74,7 +74,7 @@ def confusion_view(run_id: int, model: str, report: Mapping[str, Any]) -> None:
     gold_col, pred_col = st.columns(2)
     gold = gold_col.selectbox("Gold label", labels, key=RESULTS_CLASS_GOLD)
     predicted = pred_col.selectbox("Predicted label", labels + [NONE], key=RESULTS_CLASS_PREDICTED)
-    ids = data.confusion_datums(run_id, model, gold, None if predicted == NONE else predicted)
+    ids = data.classification(run_id, (model, gold, None if predicted == NONE else predicted))
     st.caption(f"{len(ids)} datums with gold {gold!r} and prediction {predicted!r}. Select one to open it in "
                "Explore.")
     st.dataframe(pd.DataFrame({"datum_id": ids[:1000]}), hide_index=True, key=RESULTS_CLASS_ROWS,

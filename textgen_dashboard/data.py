@@ -244,31 +244,18 @@ def aggregates(run_id: int) -> pd.DataFrame:
     return _aggregates(db_path(), run_id, jobs().version)
 
 
-@st.cache_data(ttl=TTL, show_spinner=False, max_entries=8)
-@_one_open
-def _classification(path: str, run_id: int, version: int) -> dict[str, dict[str, Any]]:
-    from textgen_core.compare.classification import classification_reports
-
-    return classification_reports(_store(path), run_id)
-
-
-def classification(run_id: int) -> dict[str, dict[str, Any]]:
-    """{model: classification report} of a run with the classification metric."""
-    return _classification(db_path(), run_id, jobs().version)
-
-
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=32)
 @_one_open
-def _confusion_datums(path: str, run_id: int, model: str, gold: str, predicted: str | None,
-                      version: int) -> list[str]:
-    from textgen_core.compare.classification import confusion_datums
+def _classification(path: str, run_id: int, cell: tuple[str, str, str | None] | None, version: int) -> Any:
+    from textgen_core.compare import classification as reports
 
-    return confusion_datums(_store(path), run_id, model, gold, predicted)
+    db = _store(path)
+    return reports.classification_reports(db, run_id) if cell is None else reports.confusion_datums(db, run_id, *cell)
 
 
-def confusion_datums(run_id: int, model: str, gold: str, predicted: str | None) -> list[str]:
-    """Datum ids behind one confusion-matrix cell (``predicted`` None: no label passed the threshold)."""
-    return _confusion_datums(db_path(), run_id, model, gold, predicted, jobs().version)
+def classification(run_id: int, cell: tuple[str, str, str | None] | None = None) -> Any:
+    """{model: classification report}; with ``cell`` (model, gold, predicted or None) the datum ids of that cell."""
+    return _classification(db_path(), run_id, cell, jobs().version)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=64)
