@@ -132,3 +132,15 @@ ANY_SCORE = "(any score)"
 def explore_range(score: str) -> str:
     """Slider key of the value range of one score."""
     return f"explore.range.{score}"
+
+
+# -- judge criteria ----------------------------------------------------------
+CRITERIA_TEXT = "criteria.text"
+CRITERIA_OPEN = "criteria.open"
+CRITERIA_OPEN_GO = "criteria.open_go"
+CRITERIA_DATASET = "criteria.dataset"
+CRITERIA_TRY = "criteria.try"
+#: (definition text, trial table) of the last trial.
+CRITERIA_RESULT = "criteria.result"
+CRITERIA_SAVE = "criteria.save"
+CRITERIA_SAVED = "criteria.saved_message"
