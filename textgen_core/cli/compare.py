@@ -15,6 +15,7 @@ from ..errors import ParameterError
 from ..export import write_table
 from ..summary import scale_text
 from .classification import print_comparison
+from .labels import print_agreement, print_calibrated
 from .main import add_db_argument, open_store
 
 #: Column order of `compare --out`: the documented columns first, then the context.
@@ -51,12 +52,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                          help=f"exit {GATE_FAILED} when a score is significantly worse after Holm (worse), or also "
                               "when a comparison is inconclusive (inconclusive); for CI")
     compare.add_argument("--out", metavar="FILE", help="write the table (.csv, .jsonl, .parquet)")
+    compare.add_argument("--calibrate", action="store_true",
+                         help="also report bias-corrected (PPI++) deltas and means from the run's human labels")
+    compare.add_argument("--human-column", metavar="COL", help="with --calibrate: a human column of the dataset "
+                                                               "counted as labels")
     add_db_argument(compare)
     compare.set_defaults(handler=_compare)
 
     agree = sub.add_parser("agreement", help="agreement of each score with a human label or score column")
     agree.add_argument("run_id", type=int, metavar="RUN")
-    agree.add_argument("--human-column", required=True, metavar="COL", help="metadata column with the human value")
+    agree.add_argument("--human-column", metavar="COL",
+                       help="metadata column with the human value (without it: the run's stored labels)")
+    agree.add_argument("--labels", action="store_true",
+                       help="the full report from stored labels (with --human-column as one more annotator): "
+                            "kappa / weighted kappa / Spearman and Kendall with intervals, confusion matrix, "
+                            "disagreements, Krippendorff's alpha, bias-corrected means")
     agree.add_argument("--kind", choices=["label", "score"], default="score",
                        help="score: Spearman and Pearson; label: Cohen's kappa (default: %(default)s)")
     agree.add_argument("--threshold", type=float, default=None,
@@ -113,6 +123,9 @@ def _compare(args: argparse.Namespace) -> int:
     if frame is not None:
         print_comparison(store, args.run_id, args.baseline, frame.attrs["candidates"], resamples=args.resamples,
                          confidence=args.confidence, seed=args.seed)
+    if args.calibrate and frame is not None:
+        print_calibrated(store, args.run_id, args.baseline, frame.attrs["candidates"], frame.attrs["scores"],
+                         args.human_column)
     if args.out:
         if frame is not None:
             out = frame.rename(columns={"score": "metric"})
@@ -251,6 +264,9 @@ def _p(value: float) -> str:
 
 
 def _agreement(args: argparse.Namespace) -> int:
+    if args.labels or args.human_column is None:
+        return print_agreement(open_store(args, read_only=True), args.run_id, _scores(args.scores),
+                               args.human_column, args.out)
     frame = judge_human_agreement(open_store(args, read_only=True), args.run_id, args.human_column, kind=args.kind,
                                   threshold=args.threshold, positive_label=args.positive_label,
                                   scores=_scores(args.scores), human_threshold=args.human_threshold)

@@ -1,0 +1,153 @@
+"""`textgen-eval labels import/export/plan`, `agreement` from labels and `compare --calibrate`, end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from textgen_core.cli.main import main
+from textgen_core.compare.human_report import agreement_report, calibrated_means
+from textgen_core.compare.labels import human_labels, select_cells
+from textgen_core.model import Dataset, Datum
+from textgen_core.store import Store
+
+N = 60
+
+
+@pytest.fixture
+def judged(tmp_path: Path) -> tuple[Path, int, dict]:
+    """Two models x 60 datums; qa_grade from a lenient judge (says 1 for a third of the wrong answers) and
+    coherence 1-5; the truth kept for the labels; a human column 'rating' on half the rows."""
+    rng = np.random.default_rng(4)
+    rows, cells, truth = [], [], {}
+    for i in range(N):
+        for model, skill in (("small", 0.5), ("large", 0.8)):
+            right = rng.random() < skill
+            said = 1.0 if right or rng.random() < 0.33 else 0.0
+            truth[(f"d{i}", model)] = 1.0 if right else 0.0
+            meta = {"rating": int(right)} if i % 2 == 0 else {}
+            rows.append(Datum(f"d{i}", model, "q", "p", ("r",), metadata=meta))
+            cells.append((f"d{i}", model, "qa_grade", "qa_grade", said, None, None))
+            cells.append((f"d{i}", model, "coherence", "coherence", float(rng.integers(1, 6)), None, None))
+    db = tmp_path / "labels.duckdb"
+    store = Store(db)
+    dataset_id = store.save_dataset(Dataset("qa", rows, metadata_columns=("rating",)))
+    run_id = store.create_run(dataset_id, ["qa_grade", "coherence"], {}, {}, ["small", "large"])
+    store.write_cells(run_id, cells)
+    store.close()
+    return db, run_id, truth
+
+
+def write_labels(path: Path, rows: list[dict]) -> Path:
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_import_export_round_trip_and_agreement(judged, tmp_path: Path, capsys) -> None:
+    db, run_id, truth = judged
+    store = Store(db)
+    picked = select_cells(store, run_id, "qa_grade", "random", 40, seed=1)
+    rows = [{"id": d, "model": m, "value": int(truth[(d, m)]), "annotator": "ana"}
+            for d, m in zip(picked["datum_id"], picked["model"])]
+    rows += [{"id": r["id"], "model": r["model"], "value": r["value"], "annotator": "ben"} for r in rows[:15]]
+    source = write_labels(tmp_path / "labels.csv", rows)
+    assert main(["--db", str(db), "labels", "import", str(run_id), str(source), "--score", "qa_grade",
+                 "--sampling", "random"]) == 0
+    assert "stored 55 label(s) of qa_grade" in capsys.readouterr().out
+    out = tmp_path / "back.csv"
+    assert main(["--db", str(db), "labels", "export", str(run_id), "--out", str(out)]) == 0
+    back = pd.read_csv(out, dtype={"id": str})
+    assert len(back) == 55 and set(back["annotator"]) == {"ana", "ben"}
+    assert list(back.columns[:5]) == ["id", "model", "score", "value", "annotator"]
+    assert sorted(zip(back["id"], back["model"], back["value"])) == sorted(
+        (r["id"], r["model"], r["value"]) for r in rows)
+
+    assert main(["--db", str(db), "agreement", str(run_id)]) == 0
+    printed = capsys.readouterr().out
+    assert "qa_grade (0-1, higher is better; binary): judge against 2 annotator(s)" in printed
+    assert "Krippendorff's alpha 1.0000" in printed  # ana and ben agree on the 15 cells both labelled
+    assert "Bias-corrected means (PPI++)" in printed
+
+    report = agreement_report(Store(db, read_only=True), run_id, "qa_grade")
+    cells = report.table.set_index("model")
+    labelled = [(d, m) for d, m in zip(picked["datum_id"], picked["model"])]
+    judge = pd.DataFrame(Store(db, read_only=True).score_values(run_id, scores=["qa_grade"]))
+    judge = {(d, m): v for d, m, v in zip(judge["datum_id"], judge["model"], judge["value"])}
+    expected = cohen_kappa_score([judge[c] for c in labelled], [truth[c] for c in labelled], labels=[0.0, 1.0])
+    assert cells.loc["all models", "kappa"] == pytest.approx(expected, abs=1e-12)
+    assert cells.loc["all models", "kappa_low"] <= cells.loc["all models", "kappa"] <= cells.loc[
+        "all models", "kappa_high"]
+    confusion = report.confusion
+    assert list(confusion.index) == [0.0, 1.0] and list(confusion.columns) == [0.0, 1.0]
+    assert int(confusion.to_numpy().sum()) == 40 and confusion.loc[0.0, 1.0] == 0  # the judge is never too strict
+    # the lenient judge says 1 where people say 0: those are the disagreements, largest first
+    assert (report.disagreements["judge"] == 1.0).all() and (report.disagreements["human"] == 0.0).all()
+
+
+def test_a_bad_labels_file_stores_nothing_and_names_the_cell(judged, tmp_path: Path, capsys) -> None:
+    db, run_id, _ = judged
+    cases = [
+        ([{"id": "d0", "model": "small", "value": 1, "annotator": "a"},
+          {"id": "d1", "model": "small", "value": 3, "annotator": "a"}], "row 2, column 'value'", "not a value of"),
+        ([{"id": "d0", "model": "small", "value": "yes", "annotator": "a"}], "row 1, column 'value'", "'yes'"),
+        ([{"id": "nope", "model": "small", "value": 1, "annotator": "a"}], "row 1, column 'id'", "no datum"),
+        ([{"id": "d0", "model": "tiny", "value": 1, "annotator": "a"}], "row 1, column 'model'", "no datum"),
+        ([{"id": "d0", "model": "small", "value": 1}], "no annotator column", ""),
+        ([{"id": "d0", "value": 1, "annotator": "a"}], "missing column(s) model", ""),
+    ]
+    for i, (rows, where, what) in enumerate(cases):
+        path = write_labels(tmp_path / f"bad{i}.csv", rows)
+        assert main(["--db", str(db), "labels", "import", str(run_id), str(path), "--score", "qa_grade"]) == 2
+        err = capsys.readouterr().err
+        assert where in err and what in err and f"bad{i}.csv" in err and "Traceback" not in err
+    assert Store(db, read_only=True).labels(run_id).empty
+    code = main(["--db", str(db), "labels", "import", str(run_id), str(tmp_path / "bad0.csv"), "--score", "bleu"])
+    assert code == 2 and "no score 'bleu'" in capsys.readouterr().err
+
+
+def test_a_human_column_counts_as_labels(judged, capsys) -> None:
+    db, run_id, truth = judged
+    store = Store(db, read_only=True)
+    labels = human_labels(store, run_id, "qa_grade", "rating")
+    assert len(labels) == N and set(labels["annotator"]) == {"column:rating"}  # half the datums, both models
+    means = calibrated_means(store, run_id, ["qa_grade"], human_column="rating").set_index("model")
+    for model in ("small", "large"):
+        judge_mean = means.loc[model, "judge_mean"]
+        assert means.loc[model, "calibrated"] < judge_mean  # the lenient judge is corrected downwards
+        assert means.loc[model, "n_labels"] == N // 2
+    assert main(["--db", str(db), "agreement", str(run_id), "--human-column", "rating", "--labels",
+                 "--scores", "qa_grade"]) == 0
+    assert "judge against 1 annotator(s)" in capsys.readouterr().out
+
+
+def test_compare_calibrate_and_the_planner(judged, tmp_path: Path, capsys) -> None:
+    db, run_id, truth = judged
+    assert main(["--db", str(db), "compare", str(run_id), "--baseline", "small", "--scores", "qa_grade",
+                 "--resamples", "200", "--calibrate", "--human-column", "rating"]) == 0
+    printed = capsys.readouterr().out
+    assert "Bias-corrected paired differences" in printed and "calibrated delta" in printed
+    assert "Bias-corrected means beside the judge-only means" in printed
+    assert main(["--db", str(db), "compare", str(run_id), "--baseline", "small", "--scores", "coherence",
+                 "--resamples", "200", "--calibrate"]) == 0
+    assert "no score of this comparison has human labels yet" in capsys.readouterr().out
+    assert main(["--db", str(db), "labels", "plan", str(run_id), "--score", "qa_grade", "--width", "0.05",
+                 "--human-column", "rating"]) == 0
+    plan = capsys.readouterr().out
+    assert "labels_needed" in plan and "small" in plan
+
+
+def test_disagreement_first_labels_get_no_plain_estimate(judged, tmp_path: Path, capsys) -> None:
+    db, run_id, truth = judged
+    store = Store(db)
+    picked = select_cells(store, run_id, "coherence", "disagreement", 10)
+    assert picked["probability"].isna().all()
+    assert (picked["judge"] == 3.0).all()  # nearest the middle of 1-5 first
+    store.write_labels(run_id, [(d, m, "coherence", "ana", 3.0, None, "disagreement", None)
+                                for d, m in zip(picked["datum_id"], picked["model"])])
+    means = calibrated_means(store, run_id, ["coherence"])
+    assert means["calibrated"].isna().all()
+    assert means["note"].str.contains("not sampled at random").all()

@@ -1,0 +1,167 @@
+"""Agreement statistics with intervals: Cohen's kappa (plain and weighted), rank correlations, Krippendorff's alpha.
+
+Each statistic is written out here (kappa as in scikit-learn's
+``cohen_kappa_score``, alpha as in Krippendorff 2011 "Computing Krippendorff's
+alpha-reliability") and its interval is a percentile bootstrap over the items
+(cells, or units for alpha), seeded, so a report reads the same twice.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Callable, Literal, Sequence
+
+import numpy as np
+from scipy import stats
+
+from ..errors import ParameterError
+
+Weights = Literal["linear", "quadratic"] | None
+Level = Literal["nominal", "ordinal", "interval"]
+#: Bootstrap resamples of an agreement interval.
+RESAMPLES = 1000
+
+
+def kappa(first: Sequence[float], second: Sequence[float], *, labels: Sequence[float] | None = None,
+          weights: Weights = None) -> float:
+    """Cohen's kappa of two raters over the same items; ``weights`` 'linear' or 'quadratic' for ordinal scales.
+
+    ``labels``: the categories in scale order (default: the values seen, sorted);
+    weights grow with the distance between category positions. NaN when the
+    raters' chance agreement is total (a constant rater).
+    """
+    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ParameterError(f"kappa needs two rating lists of one length, got {a.shape} and {b.shape}")
+    if a.size == 0:
+        return float("nan")
+    cats = np.unique(np.concatenate([a, b])) if labels is None else np.asarray(labels, dtype=float)
+    index = {float(v): i for i, v in enumerate(cats)}
+    try:
+        ia = np.array([index[float(v)] for v in a])
+        ib = np.array([index[float(v)] for v in b])
+    except KeyError as exc:
+        raise ParameterError(f"rating {exc.args[0]:g} is not one of the categories") from None
+    k = cats.size
+    observed = np.zeros((k, k))
+    np.add.at(observed, (ia, ib), 1.0)
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / a.size
+    distance = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+    if weights is None:
+        weight = (distance > 0).astype(float)
+    elif weights == "linear":
+        weight = distance
+    elif weights == "quadratic":
+        weight = distance ** 2
+    else:
+        raise ParameterError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+    chance = float(np.sum(weight * expected))
+    if chance == 0.0:
+        return float("nan")
+    return float(1.0 - np.sum(weight * observed) / chance)
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    return _rank(stats.spearmanr, x, y)
+
+
+def kendall(x: Sequence[float], y: Sequence[float]) -> float:
+    """Kendall's tau-b (scipy)."""
+    return _rank(stats.kendalltau, x, y)
+
+
+def _rank(test: Callable, x: Sequence[float], y: Sequence[float]) -> float:
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(test(x, y).statistic)
+
+
+def bootstrap_interval(statistic: Callable[..., float], *columns: np.ndarray, confidence: float = 0.95,
+                       resamples: int = RESAMPLES, rng: np.random.Generator) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic(*columns)``, resampling rows (items) with replacement.
+
+    Resamples where the statistic is undefined (NaN: e.g. a constant rater) are
+    dropped; NaN when fewer than half remain or there are under 3 items.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ParameterError(f"confidence must be between 0 and 1, got {confidence!r}")
+    n = len(columns[0])
+    if n < 3:
+        return float("nan"), float("nan")
+    draws = rng.integers(0, n, size=(resamples, n))
+    values = np.array([statistic(*(c[d] for c in columns)) for d in draws])
+    values = values[~np.isnan(values)]
+    if values.size < resamples / 2:
+        return float("nan"), float("nan")
+    tail = (1.0 - confidence) / 2
+    return float(np.quantile(values, tail)), float(np.quantile(values, 1.0 - tail))
+
+
+def krippendorff_alpha(ratings: np.ndarray, level: Level = "interval") -> float:
+    """Krippendorff's alpha of a (raters x units) array with NaN where a rater gave no value.
+
+    Units with fewer than two values are not pairable and are left out; NaN when
+    nothing is pairable or every pairable value is the same.
+    """
+    data = np.asarray(ratings, dtype=float)
+    if data.ndim != 2:
+        raise ParameterError(f"alpha needs a raters x units array, got shape {data.shape}")
+    counts, domain = _unit_counts(data)
+    return _alpha(counts, domain, level)
+
+
+def krippendorff_interval(ratings: np.ndarray, level: Level = "interval", *, confidence: float = 0.95,
+                          resamples: int = RESAMPLES, rng: np.random.Generator) -> tuple[float, float]:
+    """Percentile bootstrap interval of alpha, resampling units (columns) with replacement."""
+    counts, domain = _unit_counts(np.asarray(ratings, dtype=float))
+    counts = counts[counts.sum(axis=1) >= 2]
+    return bootstrap_interval(lambda c: _alpha(c, domain, level), counts, confidence=confidence,
+                              resamples=resamples, rng=rng)
+
+
+def _unit_counts(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(units x values) counts of each value in each unit, and the sorted values seen."""
+    domain = np.unique(data[~np.isnan(data)])
+    counts = np.zeros((data.shape[1], domain.size))
+    for rater in data:
+        seen = ~np.isnan(rater)
+        np.add.at(counts, (np.flatnonzero(seen), np.searchsorted(domain, rater[seen])), 1.0)
+    return counts, domain
+
+
+def _alpha(counts: np.ndarray, domain: np.ndarray, level: Level) -> float:
+    pairable = counts[counts.sum(axis=1) >= 2]
+    if pairable.size == 0:
+        return float("nan")
+    m = pairable.sum(axis=1)
+    coincidence = np.einsum("uc,uk->ck", pairable / (m - 1)[:, None], pairable)
+    coincidence -= np.diag((pairable / (m - 1)[:, None]).sum(axis=0))
+    totals = coincidence.sum(axis=1)
+    n = totals.sum()
+    delta = _distance(domain, totals, level)
+    expected = float(totals @ delta @ totals)
+    if expected == 0.0 or n <= 1:
+        return float("nan")
+    return float(1.0 - (n - 1) * float(np.sum(coincidence * delta)) / expected)
+
+
+def _distance(domain: np.ndarray, totals: np.ndarray, level: Level) -> np.ndarray:
+    """Squared difference function of the level of measurement between every two values."""
+    if level == "nominal":
+        return 1.0 - np.eye(domain.size)
+    if level == "interval":
+        return np.subtract.outer(domain, domain) ** 2
+    if level == "ordinal":
+        cumulative = np.cumsum(totals)
+        between = cumulative[:, None] - cumulative[None, :] + totals[None, :]  # sum of n_g from c to k (c >= k)
+        spread = np.where(np.arange(domain.size)[:, None] >= np.arange(domain.size)[None, :], between, between.T)
+        return (spread - (totals[:, None] + totals[None, :]) / 2.0) ** 2
+    raise ParameterError(f"level must be 'nominal', 'ordinal' or 'interval', got {level!r}")
+
+
+def finite(values: Sequence[float]) -> bool:
+    return all(math.isfinite(v) for v in values)

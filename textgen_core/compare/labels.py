@@ -1,0 +1,234 @@
+"""Human labels of a run: where they come from (the dashboard, a file, a human column), which cells to label next,
+and the judge's value beside the people's for every labelled cell.
+
+Sampling is kept with each label because the bias-corrected estimates depend on
+it: ``random`` (uniform, probability n/N), ``stratified`` (by the judge's value,
+probability n_h/N_h in its stratum), ``disagreement`` (cells where the judge is
+least sure or people split first: no known probability), ``import`` (a file;
+assumed uniform unless told otherwise) and ``dataset`` (a human column of the
+uploaded file, which covers every datum that has a value).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..datasets import read_table
+from ..errors import InputError, ParameterError
+from ..store import Store
+from .stats import rng_for
+
+STRATEGIES = ("random", "stratified", "disagreement")
+#: Sampling kinds whose inclusion probabilities are known (or uniform), so the plain or weighted PPI++ applies.
+RANDOM_KINDS = ("random", "stratified", "import", "dataset")
+#: The annotator name of a human column of the dataset: 'column:NAME'.
+COLUMN_ANNOTATOR = "column:{}"
+
+
+def scale_of(score: str, observed: Sequence[float] | None = None) -> tuple[float, float | None, list[float] | None]:
+    """(low, high, the allowed values when the scale is a few whole numbers, e.g. 0/1 or 1..5).
+
+    A declared range of whole numbers at most 10 apart is a scale of whole
+    values when the judge's ``observed`` values are all whole (faithfulness,
+    0-1 with fractions, is continuous; qa_grade, 0 or 1, is a yes/no label).
+    """
+    try:
+        from ..metrics.registry import get_metric
+
+        low, high = get_metric(score).value_range
+    except ParameterError:
+        return 0.0, None, None
+    whole = observed is None or all(float(v).is_integer() for v in observed)
+    if high is not None and float(low).is_integer() and float(high).is_integer() and high - low <= 10 and whole:
+        return float(low), float(high), [float(v) for v in range(int(low), int(high) + 1)]
+    return float(low), None if high is None else float(high), None
+
+
+def judge_values(store: Store, run_id: int, score: str) -> pd.DataFrame:
+    """datum_id, model, judge: the score's scored cells of the run."""
+    found = store.score_values(run_id, scores=[score])
+    return found.rename(columns={"value": "judge"})[["datum_id", "model", "judge"]]
+
+
+def human_labels(store: Store, run_id: int, score: str, human_column: str | None = None) -> pd.DataFrame:
+    """datum_id, model, annotator, value, sampling, probability: stored labels plus a human column of the dataset."""
+    stored = store.labels(run_id, score=score)[["datum_id", "model", "annotator", "value", "sampling", "probability"]]
+    if human_column is None:
+        return stored.reset_index(drop=True)
+    run = store.get_run(run_id)
+    dataset = store.load_dataset(run["dataset_id"])
+    if human_column not in dataset.metadata_columns:
+        shown = ", ".join(dataset.metadata_columns) or "none"
+        raise ParameterError(f"no human column {human_column!r} in the dataset; metadata columns: {shown}")
+    rows = []
+    for row in dataset.rows:
+        number = _number(row.metadata.get(human_column))
+        if number is not None:
+            rows.append((row.datum_id, row.model, COLUMN_ANNOTATOR.format(human_column), number, "dataset", None))
+    column = pd.DataFrame(rows, columns=stored.columns)
+    return pd.concat([stored, column], ignore_index=True) if not stored.empty else column
+
+
+def judge_and_human(store: Store, run_id: int, score: str, human_column: str | None = None) -> pd.DataFrame:
+    """One row per labelled cell with a judge value: datum_id, model, judge, human (the annotators' mean),
+    annotators, sampling, probability. Cells the judge left unscored are not here (they have no judge value)."""
+    labels = human_labels(store, run_id, score, human_column)
+    columns = ["datum_id", "model", "judge", "human", "annotators", "sampling", "probability"]
+    if labels.empty:
+        return pd.DataFrame(columns=columns)
+    grouped = labels.groupby(["datum_id", "model"], sort=False).agg(
+        human=("value", "mean"), annotators=("annotator", "nunique"), sampling=("sampling", "first"),
+        probability=("probability", "first")).reset_index()
+    return grouped.merge(judge_values(store, run_id, score), on=["datum_id", "model"], how="inner")[columns]
+
+
+def sampling_note(sampling: Sequence[str]) -> str:
+    """'' when every label came from a random or known-probability sample; else why the plain estimate is off."""
+    odd = sorted(set(sampling) - set(RANDOM_KINDS))
+    if not odd:
+        return ""
+    return (f"some labels were not sampled at random ({', '.join(odd)}): cells picked because the judge seemed "
+            "unsure or people disagreed are not like the rest, so no bias-corrected estimate is given from them; "
+            "label a random or stratified sample")
+
+
+def select_cells(store: Store, run_id: int, score: str, strategy: str, n: int, *, seed: int = 0,
+                 models: Sequence[str] | None = None, annotator: str | None = None) -> pd.DataFrame:
+    """datum_id, model, judge, probability: up to ``n`` judge-scored cells to label, in labelling order.
+
+    Cells this ``annotator`` already labelled are skipped (their probability
+    still counts them: the sample is drawn from every scored cell, then the done
+    ones are left out). ``random``: a uniform sample; ``stratified``: an equal
+    share from each judge value (or each fifth of the range for a continuous
+    score), each with its stratum's probability; ``disagreement``: cells where
+    people already split or disagree with the judge first, then those whose judge
+    value is nearest the middle of the range (no known probability).
+    """
+    if strategy not in STRATEGIES:
+        raise ParameterError(f"selection must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ParameterError(f"the number of cells to label must be a whole number of at least 1, got {n!r}")
+    cells = judge_values(store, run_id, score)
+    if models is not None:
+        cells = cells[cells["model"].isin(models)]
+    cells = cells.sort_values(["datum_id", "model"], kind="stable").reset_index(drop=True)
+    rng = rng_for(seed, "labels", score, strategy)
+    cells["_key"] = rng.permutation(len(cells))
+    total = len(cells)
+    if strategy == "random":
+        chosen = cells.sort_values("_key").head(n).assign(probability=min(n, total) / max(total, 1))
+    elif strategy == "stratified":
+        chosen = _stratified(cells, score, n)
+    else:
+        chosen = _unsure_first(store, run_id, score, cells).head(n).assign(probability=float("nan"))
+    if annotator is not None:
+        done = store.labels(run_id, score=score, annotator=annotator)
+        seen = set(zip(done["datum_id"], done["model"]))
+        chosen = chosen[[(d, m) not in seen for d, m in zip(chosen["datum_id"], chosen["model"])]]
+    return chosen[["datum_id", "model", "judge", "probability"]].reset_index(drop=True)
+
+
+def _stratified(cells: pd.DataFrame, score: str, n: int) -> pd.DataFrame:
+    _low, _high, values = scale_of(score, cells["judge"].tolist())
+    if values is not None or cells["judge"].nunique() <= 5:
+        strata = cells["judge"]
+    else:
+        strata = pd.qcut(cells["judge"].rank(method="first"), 5, labels=False)
+    groups = [part.sort_values("_key") for _, part in cells.groupby(strata, sort=True)]
+    share, left = divmod(n, max(len(groups), 1))
+    picked = []
+    for i, part in enumerate(groups):
+        take = min(len(part), share + (1 if i < left else 0))
+        picked.append(part.head(take).assign(probability=take / len(part), _order=range(take)))
+    if not picked:
+        return cells.assign(probability=[])
+    out = pd.concat(picked)
+    return out.sort_values(["_order", "_key"], kind="stable")  # interleave the strata: any prefix is balanced
+
+
+def _unsure_first(store: Store, run_id: int, score: str, cells: pd.DataFrame) -> pd.DataFrame:
+    low, high, _ = scale_of(score)
+    middle = (low + high) / 2 if high is not None else float(cells["judge"].median()) if len(cells) else 0.0
+    width = (high - low) if high is not None and high > low else 1.0
+    labels = store.labels(run_id, score=score)
+    split = set()
+    if not labels.empty:
+        merged = labels.merge(cells[["datum_id", "model", "judge"]], on=["datum_id", "model"])
+        spread = merged.groupby(["datum_id", "model"]).agg(lo=("value", "min"), hi=("value", "max"),
+                                                             judge=("judge", "first"))
+        split = set(spread.index[(spread["hi"] > spread["lo"]) | (spread["lo"] != spread["judge"])
+                                 | (spread["hi"] != spread["judge"])])
+    order = cells.assign(_split=[(d, m) not in split for d, m in zip(cells["datum_id"], cells["model"])],
+                         _unsure=(cells["judge"] - middle).abs() / width)
+    return order.sort_values(["_split", "_unsure", "_key"], kind="stable")
+
+
+def import_labels(store: Store, run_id: int, path: str | Path, score: str, *, annotator: str | None = None,
+                  sampling: str = "import") -> int:
+    """Read a labels file (columns ``id``, ``model``, ``value``, optional ``annotator`` and ``note``) and store it.
+
+    Every row is checked first (its datum and model exist in the run, its value
+    is a number on the score's scale), so a bad row stores nothing and is named
+    by file, row and column.
+    """
+    name = Path(path).name
+    frame = read_table(Path(path))
+    missing = [c for c in ("id", "model", "value") if c not in frame.columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)}; a labels file has id, model, value "
+                         "(and optionally annotator, note)", file=name)
+    if annotator is None and "annotator" not in frame.columns:
+        raise InputError("no annotator column: add one, or name the annotator (--annotator)", file=name)
+    run = store.get_run(run_id)
+    if score not in set(store.score_counts(run_id)["score"]):
+        raise ParameterError(f"run {run_id} has no score {score!r}")
+    dataset = store.load_dataset(run["dataset_id"])
+    known = {(r.datum_id, r.model) for r in dataset.rows}
+    low, high, values = scale_of(score, judge_values(store, run_id, score)["judge"].tolist())
+    rows = []
+    for number, record in frame.iterrows():
+        datum_id, model = _text(record["id"]), _text(record["model"])
+        if (datum_id, model) not in known:
+            column = "id" if datum_id not in {d for d, _ in known} else "model"
+            raise InputError(f"no datum {datum_id!r} of model {model!r} in run {run_id}", file=name,
+                             row=int(number), column=column)
+        value = _number(record["value"])
+        if value is None or value < low or (high is not None and value > high) or \
+                (values is not None and value not in values):
+            scale = (", ".join(f"{v:g}" for v in values) if values is not None
+                     else f"{low:g} to {high:g}" if high is not None else f"{low:g} or more")
+            raise InputError(f"{record['value']!r} is not a value of {score} ({scale})", file=name,
+                             row=int(number), column="value")
+        who = annotator or _text(record.get("annotator"))
+        if not who:
+            raise InputError("empty annotator", file=name, row=int(number), column="annotator")
+        note = _text(record.get("note")) if "note" in frame.columns else None
+        rows.append((datum_id, model, score, who, value, note or None, sampling, None))
+    return store.write_labels(run_id, rows)
+
+
+def export_labels(store: Store, run_id: int) -> pd.DataFrame:
+    """Every label of a run as a table: id, model, score, value, annotator, note, sampling, probability, time."""
+    store.get_run(run_id)
+    frame = store.labels(run_id)
+    return frame.rename(columns={"datum_id": "id", "created_at": "labelled_at"})[
+        ["id", "model", "score", "value", "annotator", "note", "sampling", "probability", "labelled_at"]]
+
+
+def _text(value: Any) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value).strip()
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None if value is None else float(value)
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
