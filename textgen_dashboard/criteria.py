@@ -9,13 +9,16 @@ picked in Evaluate like any other, and runs keep the version they used.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from typing import Any
 
 import streamlit as st
 
+from textgen_core.criteria_trial import TRIAL_ROWS, try_criterion
 from textgen_core.errors import TextgenError
-from textgen_core.judge.criteria import Criterion, criterion, request
+from textgen_core.judge.criteria import Criterion, criterion, define, request
+from textgen_core.model import Datum
 
 from . import data, state
 from .safe_text import plain
@@ -83,7 +86,9 @@ def _saved_picker() -> None:
 
 def _prompt(defined: Criterion) -> None:
     with st.expander("The exact prompt", expanded=True):
-        sample = data.sample_datum(defined.metadata_columns)
+        sample = Datum("sample", "model", "Where is my order?", "Your order left our warehouse today.",
+                       ("It shipped today.",), ("Orders ship within a day.",),
+                       {column: f"Sample {column}." for column in defined.metadata_columns})
         req = request(defined, sample)
         st.markdown(f"Step `{plain(req.step)}`, version `{plain(req.version)}`")
         st.text("System:\n" + req.messages[0]["content"])
@@ -105,8 +110,8 @@ def _trial(defined: Criterion) -> None:
     if tried and judge is not None:
         with st.spinner("Asking the judge..."):
             try:
-                st.session_state[state.CRITERIA_RESULT] = (defined.text(), data.try_definition(
-                    defined, int(dataset_id), judge))
+                rows = data.store().load_dataset(int(dataset_id)).rows[:TRIAL_ROWS]
+                st.session_state[state.CRITERIA_RESULT] = (defined.text(), try_criterion(defined, rows, judge))
             except TextgenError as exc:
                 st.error(plain(exc))
     shown = st.session_state.get(state.CRITERIA_RESULT)
@@ -142,3 +147,8 @@ def to_toml(raw: dict[str, Any]) -> str:
              if key in raw]
     lines += ["", "[output]"] + [f"{key} = {value(v)}" for key, v in (raw.get("output") or {}).items()]
     return "\n".join(lines) + "\n"
+
+
+def saved_metrics() -> list[Any]:
+    """The MetricSpec of every saved definition (latest version), defined in this process for Evaluate."""
+    return [define(json.loads(row.definition), f"saved version {row.version}") for row in data.criteria().itertuples()]

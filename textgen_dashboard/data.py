@@ -312,7 +312,6 @@ def datum(run_id: int, datum_id: str) -> dict[str, Any]:
     return _datum(db_path(), run_id, datum_id, jobs().version)
 
 
-
 # -- compare --
 # Readers of the Compare page. compare_models resamples every (candidate, score),
 # a second or two per score at 100k datums, so its tables are cached per setting
@@ -440,38 +439,12 @@ def _cut(text: str | None, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-
-# -- judge criteria --
-# Saved custom judge metrics (their latest versions) and the page's trial; a trial stores nothing.
+# -- judge criteria: saved custom judge metrics, their latest versions --
 @st.cache_data(ttl=TTL, show_spinner=False)
 def _criteria(path: str, version: int) -> pd.DataFrame:
     return _store(path).criteria()
 
 
 def criteria() -> pd.DataFrame:
-    """name, version, title, definition (JSON), created_at of the latest version of each saved definition."""
+    """name, version, title, definition (JSON), created_at of each saved definition's latest version."""
     return _criteria(db_path(), jobs().version)
-
-
-def saved_metrics() -> list[Any]:
-    """The MetricSpec of every saved definition (latest version), defined in this process for Evaluate."""
-    from textgen_core.judge.criteria import define
-
-    return [define(json.loads(row.definition), f"saved version {row.version}") for row in criteria().itertuples()]
-
-
-def sample_datum(metadata_columns: Any = ()) -> Any:
-    """A sample row for showing a custom metric's prompt."""
-    from textgen_core.model import Datum
-
-    return Datum("sample", "model", "Where is my order?", "Your order left our warehouse today.",
-                 ("It shipped today.",), ("Orders ship within a day.",),
-                 {column: f"Sample {column}." for column in metadata_columns})
-
-
-def try_definition(definition: Any, dataset_id: int, judge: Any) -> pd.DataFrame:
-    """The definition's verdicts on the first five rows of a stored dataset; nothing is stored."""
-    from textgen_core.criteria_trial import TRIAL_ROWS, try_criterion
-
-    rows = store().load_dataset(dataset_id).rows[:TRIAL_ROWS]
-    return try_criterion(definition, rows, judge)

@@ -17,6 +17,7 @@ from textgen_core.metrics.registry import all_metrics, get_metric
 from textgen_core.metrics.spec import MetricSpec
 
 from . import data, state
+from .criteria import saved_metrics
 from .jobs import start_evaluation
 from .safe_text import plain
 from .widgets import describe_reasons, job_panel, judge_form, link, param_form
@@ -74,7 +75,7 @@ def _metric_picker(fields: set[str]) -> tuple[list[str], dict[str, dict[str, Any
     params: dict[str, dict[str, Any]] = {}
     errors: list[str] = []
     columns = sorted(fields)
-    specs = list(all_metrics().values()) + data.saved_metrics()  # saved custom judge metrics with the judge ones
+    specs = list(all_metrics().values()) + saved_metrics()  # saved custom judge metrics with the judge ones
     for group, title in GROUPS.items():
         members = [s for s in specs if s.group == group]
         if not members:
