@@ -103,7 +103,7 @@ def test_resume_scores_only_the_chunks_not_stored(tmp_path: Path, monkeypatch: p
     assert store.load_dataset(1).rows == whole.load_dataset(1).rows
 
 
-@pytest.mark.parametrize("change", ["append", "touch", "same-size-edit", "gone"])
+@pytest.mark.parametrize("change", ["append", "same-size-edit", "gone"])
 def test_a_changed_file_is_refused_and_the_stopped_run_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            change: str) -> None:
     path = write_csv(tmp_path / "outputs.csv", 200)
@@ -113,15 +113,13 @@ def test_a_changed_file_is_refused_and_the_stopped_run_kept(tmp_path: Path, monk
     data = path.read_bytes()
     if change == "append":
         path.write_bytes(data + b"d999,m0,one more,one more,t0\n")
-    elif change == "touch":
-        os.utime(path, ns=(time.time_ns(), path.stat().st_mtime_ns + 10**9))
     elif change == "same-size-edit":
         path.write_bytes(data[:-3] + b"XYZ")
     else:
         path.unlink()
     with pytest.raises(InputError) as refused:
         resume(store, run_id, workers=1)
-    expected = {"append": "size", "touch": "modification time", "same-size-edit": "last bytes", "gone": "is gone"}
+    expected = {"append": "size", "same-size-edit": "content", "gone": "is gone"}
     assert expected[change] in str(refused.value) and "outputs.csv" in str(refused.value)
     assert "nothing was resumed" in str(refused.value)
     assert store.get_run(run_id)["status"] == "interrupted"

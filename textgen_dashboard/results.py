@@ -16,6 +16,7 @@ from textgen_core.metrics.registry import direction_of
 from textgen_core.summary import scale_text
 
 from . import calibrated, charts, data
+from .classification import classification_section
 from .pairwise import pairwise_section
 from .safe_text import plain
 from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint, score_range
@@ -59,6 +60,8 @@ def render() -> None:
         st.warning(plain(warning))
     calibrated.results_section(run_id, models)
     pairwise_section(run_id)
+    if "classification" in run["metrics"]:
+        classification_section(run_id, models)
     scores = list(dict.fromkeys(shown["score"]))
     keep_choice(RESULTS_SCORE, scores)
     score = st.selectbox("Score", scores, key=RESULTS_SCORE, persist_state="session")

@@ -357,7 +357,11 @@ def fill_rows(objects: Sequence[Mapping[str, Any]], table: RawTable, names: Mapp
         row: list[Any] = [None] * len(table.columns)
         seen: dict[str, str] = {}
         for key, value in obj.items():
-            column = names[key]
+            column = names.get(key)
+            if column is None:  # a line written after the pass that read the columns
+                raise InputError(f"{table.where(index)}the key {key!r} was not in the file when its columns were "
+                                 "read: the file changed while it was read, so nothing was stored. Score it again "
+                                 "once it is complete", file=table.label, row=table.row_numbers[index], column=key)
             if column in seen:
                 raise InputError(f"{table.where(index)}the keys {seen[column]!r} and {key!r} both name the column "
                                  f"{column!r} once invisible characters are removed; keep one of them",

@@ -34,9 +34,10 @@ from ..metrics.registry import get_metric, resolve_params
 from ..model import Datum
 from ..progress import Progress, ProgressCallback
 from ..store import Store
+from ..store.stream_sql import DuplicateRow
 from ..streaming.run import reuse_earlier
 from .ray_judge import JUDGE_BLOCK_ROWS, check_judge_on_ray, score_judge_on_ray, stored_rows
-from .ray_read import files_of, format_of, header_of, json_lines, read_blocks, row_estimate
+from .ray_read import content_of, files_of, format_of, header_of, json_lines, read_blocks, row_estimate
 
 #: Rows per block (about): the unit Ray schedules, stores in one transaction and skips when resuming.
 BLOCK_ROWS = 5000
@@ -174,8 +175,9 @@ def run_ray(store: Store, source: str, metrics: Sequence[str], params: Mapping[s
     dataset_id = store.start_dataset(dataset_name, source, chosen.to_dict())
     signatures = {m: signature(get_metric(m), resolved[m], judge) for m in names}
     run_id = store.create_run(dataset_id, names, resolved, signatures, list(models or []), judge_record(judge, names))
-    store.record_block_run(run_id, source, chosen.to_dict(), block_rows)
     try:
+        store.record_block_run(run_id, source, {**chosen.to_dict(), _CONTENT: content_of(filesystem, files)},
+                               block_rows)
         _score(store, run_id, dataset_id, source, resolved, chosen.to_dict(), progress, cancel, address, block_rows,
                new_data=True, models=models, judge=judge)
     except InputError:
@@ -194,11 +196,35 @@ def resume_ray(store: Store, run_id: int, *, judge: Any | None = None, address: 
         raise ParameterError(f"run {run_id} was not scored by the Ray engine")
     source, mapping, block_rows = info
     run = store.get_run(run_id)
+    if mapping is not None:
+        mapping = dict(mapping)
+        _check_content(run_id, source, mapping.pop(_CONTENT, None))
     store.claim_run(run_id)
     _score(store, run_id, run["dataset_id"], source if mapping is not None else None, run["params"], mapping,
            progress, cancel, address, block_rows, new_data=mapping is not None, models=run["models"] or None,
            judge=judge)
     return run_id
+
+
+#: Key of a Ray run's record holding the SHA-256 of each file it read (compared on resume).
+_CONTENT = "_content"
+
+
+def _check_content(run_id: int, source: str, recorded: Mapping[str, str] | None) -> None:
+    """Refuse to resume when the files are not those the run read (by content: size and time do not decide)."""
+    if recorded is None:  # recorded before contents were kept
+        return
+    try:
+        filesystem, files = files_of(source)
+        now = content_of(filesystem, files)
+    except (InputError, OSError):
+        raise InputError(f"run {run_id} reads this data to finish, and it is gone; nothing was resumed",
+                         file=source) from None
+    if now != dict(recorded):
+        changed = sorted(set(now) ^ set(recorded) | {f for f in now if f in recorded and now[f] != recorded[f]})
+        raise InputError(f"the data changed since run {run_id} read it (content differs: {', '.join(changed)}): "
+                         "its stored blocks would not match the rest, so nothing was resumed. Score it again with "
+                         "'textgen-eval run'", file=source)
 
 
 def evaluate_stored(store: Store, dataset_id: int, run_id: int, metrics: Mapping[str, Mapping[str, Any]], *,
@@ -257,8 +283,11 @@ def _score(store: Store, run_id: int, dataset_id: int, source: str | None, metri
             complete = [k for k, total in _block_totals(table).items() if arrived.get(k) == total]
             fresh = table.filter(pc.invert(table.column("skipped")))
             if fresh.num_rows or complete:
-                store.write_block(run_id, dataset_id if new_data else None, index, fresh, complete,
-                                  resumed=bool(finished))
+                try:
+                    store.write_block(run_id, dataset_id if new_data else None, index, fresh, complete,
+                                      resumed=bool(finished))
+                except DuplicateRow as exc:
+                    raise _duplicate(exc, label, mapping) from None
             for model in table.column("model").unique().to_pylist():
                 seen_models.setdefault(model, None)
             index += table.num_rows
@@ -320,6 +349,15 @@ def _judge_phase(store: Store, run_id: int, dataset_id: int, judged: Mapping[str
     if not complete:
         status("cancelled")
     return complete
+
+
+def _duplicate(exc: DuplicateRow, label: str, mapping: Mapping[str, Any] | None) -> InputError:
+    """A (datum id, model) pair read twice, named as the local loader names it (rows count data rows in file
+    order; blank rows are not counted)."""
+    column = (mapping or {}).get("id") or None
+    return InputError(f"datum id {exc.datum_id!r} with model {exc.model!r} appears in data rows "
+                      f"{exc.existing_index + 1} and {exc.new_index + 1}; each (datum id, model) pair must be "
+                      "unique. Nothing was stored", file=label, row=exc.new_index + 1, column=column)
 
 
 def _block_counts(table: pa.Table) -> tuple[list[str], list[int]]:

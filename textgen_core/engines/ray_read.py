@@ -32,6 +32,20 @@ def files_of(source: str) -> tuple[Any, list[str]]:
     return filesystem, found
 
 
+def content_of(filesystem: Any, files: Sequence[str]) -> dict[str, str]:
+    """SHA-256 of each data file (read through ``filesystem``, so remote files too): what a resume compares."""
+    import hashlib
+
+    digests = {}
+    for path in files:
+        digest = hashlib.sha256()
+        with filesystem.open_input_stream(path) as stream:
+            while block := stream.read(1 << 20):
+                digest.update(block)
+        digests[path] = digest.hexdigest()
+    return digests
+
+
 def format_of(files: Sequence[str], source: str) -> str:
     kinds = {_FORMATS.get(PurePosixPath(f).suffix.lower()) for f in files}
     if None in kinds or len(kinds) != 1:

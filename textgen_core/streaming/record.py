@@ -3,8 +3,13 @@
 The record is kept with the Ray engine's block runs (``block_runs``: source,
 settings, rows per chunk); the chunks a run stored are its finished blocks. A
 resumed run reads the file again in chunks of the same size, so chunk ``n``
-holds the same rows; the file's size, modification time and first and last
-bytes must be as they were, or the resume is refused.
+holds the same rows; the file's content (its SHA-256, hashed whole) must be as
+it was, or the resume is refused. The content decides, not the modification
+time: a file touched or rewritten identically resumes, an edit whose time was
+put back (``cp -p``, ``rsync -t``) is refused. Runs recorded before the content
+hash was kept are checked by size, modification time and first and last bytes.
+A file that changes while it is read (it grows, or is rewritten) is refused at
+the end of the read: :func:`check_still` compares it with its state at the start.
 """
 
 from __future__ import annotations
@@ -23,13 +28,33 @@ _ENDS = 1 << 16
 
 
 def fingerprint(path: Path) -> dict[str, Any]:
-    """Size, modification time and SHA-256 of the first and last 64 KiB of a file."""
+    """Size and modification time (taken first), SHA-256 of the whole file and of its first and last 64 KiB."""
     stat = path.stat()
     with open(path, "rb") as binary:
         head = hashlib.sha256(binary.read(_ENDS)).hexdigest()
         binary.seek(max(0, stat.st_size - _ENDS))
         tail = hashlib.sha256(binary.read(_ENDS)).hexdigest()
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "head": head, "tail": tail}
+        binary.seek(0)
+        whole = hashlib.file_digest(binary, "sha256").hexdigest()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "head": head, "tail": tail, "sha256": whole}
+
+
+def file_state(path: Path) -> dict[str, Any]:
+    """Size and modification time of a file, before it is read (for :func:`check_still`)."""
+    stat = path.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def check_still(path: Path, label: str, start: dict[str, Any]) -> None:
+    """Refuse a file that changed while it was read (grown, cut or rewritten since ``start`` was taken)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        raise InputError("the file was removed while it was read; nothing was stored", file=label) from None
+    if (stat.st_size, stat.st_mtime_ns) != (start["size"], start["mtime_ns"]):
+        grew = f" (it grew by {stat.st_size - start['size']} bytes)" if stat.st_size > start["size"] else ""
+        raise InputError(f"the file changed while it was read{grew}: its last rows may be cut or missing, so "
+                         "nothing was stored. Score it again once it is complete", file=label)
 
 
 @dataclass(frozen=True)
@@ -50,19 +75,21 @@ class StreamRecord:
             "label": self.label, "file": self.file, "models": self.models, "required": self.required,
             "earlier": self.earlier}}, self.chunk_rows)
 
-    def check_unchanged(self, run_id: int) -> None:
-        """Refuse, naming what differs, when the file is gone or not the one the run read."""
+    def check_unchanged(self, run_id: int) -> dict[str, Any]:
+        """Refuse, naming what differs, when the file is gone or not the one the run read; else its fingerprint
+        now (the start of the resumed read)."""
         if not self.path.is_file():
             raise InputError(f"run {run_id} reads this file to finish, and it is gone; nothing was resumed",
                              file=self.label)
         now = fingerprint(self.path)
-        changed = [what for key, what in (("size", "size"), ("mtime_ns", "modification time"),
-                                          ("head", "first bytes"), ("tail", "last bytes"))
-                   if now[key] != self.file[key]]
+        checks = ((("size", "size"), ("sha256", "content")) if "sha256" in self.file else
+                  (("size", "size"), ("mtime_ns", "modification time"), ("head", "first bytes"), ("tail", "last bytes")))
+        changed = [what for key, what in checks if now[key] != self.file[key]]
         if changed:
             raise InputError(f"the file changed since run {run_id} read it ({', '.join(changed)} differ): its "
                              "stored chunks would not match the rest of the file, so nothing was resumed. "
                              "Score the file again with 'textgen-eval run'", file=self.label)
+        return now
 
 
 def new_record(path: Path, label: str, mapping: dict[str, Any], models: Sequence[str] | None,

@@ -35,7 +35,7 @@ from ..store.stream_sql import DuplicateRow
 from .read import ChunkReader, NotStreamable
 from ..process_pool import in_order
 from ..runs.status import clock, end_run, forget_dataset, kept_for_resume
-from .record import new_record, stream_record
+from .record import check_still, file_state, new_record, stream_record
 from .score import ChunkResult, corpus_aggregates, stored_stats, work_chunk
 from .stats import RowStats
 
@@ -188,6 +188,7 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
         raise NotStreamable("judge metrics and pass@k are scored on the whole dataset")
     names = [get_metric(m).name for m in dict.fromkeys(metrics)]
     resolved = resolve_params(names, params)
+    start = file_state(Path(path)) if Path(path).is_file() else {}
     reader = ChunkReader(path, file_name or str(path))
     header = RawTable(columns=reader.columns, rows=[], row_numbers=[], label=reader.label)
     try:
@@ -205,7 +206,7 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
         raise
     dataset_name, earlier = store.free_dataset_names(name or Path(path).stem)
     dataset_id = store.start_dataset(dataset_name, str(path), chosen.to_dict())
-    plan = _Plan(reader, header, chosen, resolved, models, needs, dataset_id, dataset_name, None, earlier)
+    plan = _Plan(reader, header, chosen, resolved, models, needs, dataset_id, dataset_name, None, earlier, start)
     try:
         if names:
             signatures = {m: signature(get_metric(m), resolved[m], None) for m in names}
@@ -233,7 +234,7 @@ def resume_stream(store: Store, run_id: int, *, progress: ProgressCallback | Non
     run = store.get_run(run_id)
     if run["status"] == "finished":
         return run_id
-    record.check_unchanged(run_id)
+    start = record.check_unchanged(run_id)
     reader = ChunkReader(record.path, record.label)
     try:
         header = RawTable(columns=reader.columns, rows=[], row_numbers=[], label=reader.label)
@@ -241,7 +242,7 @@ def resume_stream(store: Store, run_id: int, *, progress: ProgressCallback | Non
         names = list(run["metrics"])
         needs = _field_needs(record.required, names)
         plan = _Plan(reader, header, chosen, {m: run["params"][m] for m in names}, record.models or None, needs,
-                     run["dataset_id"], run["dataset"], run_id, record.earlier)
+                     run["dataset_id"], run["dataset"], run_id, record.earlier, start)
         finished = {int(key) for key in store.finished_blocks(run_id)}
         store.claim_run(run_id)
     except BaseException:
@@ -265,6 +266,7 @@ class _Plan:
     dataset_name: str
     run_id: int | None
     earlier: Sequence[str]
+    start: dict[str, Any]  # the file's size and modification time before it was read
 
 
 def _fill(store: Store, plan: _Plan, progress: ProgressCallback | None, cancel: threading.Event | None,
@@ -278,6 +280,7 @@ def _fill(store: Store, plan: _Plan, progress: ProgressCallback | None, cancel: 
     try:
         _load_and_score(plan.reader, loader, run_id, plan.metrics, models, progress, cancel,
                         workers or os.cpu_count() or 1, chunk_rows, finished or set())
+        check_still(plan.reader.path, plan.reader.label, plan.start)
         check_filled([], plan.header, plan.mapping,
                       {f: why for f, why in plan.needs.items() if f not in loader.filled})
         unknown = sorted(set(models or ()) - set(loader.models))
