@@ -48,7 +48,10 @@ def test_transient_fault_is_retried(judge_server: JudgeServer, judge_settings, f
     reply = run(client, lambda: ask(client))
     assert reply.value == GOOD and reply.attempts == 2
     assert judge_server.count() == 2
-    assert client.usage.retries == 1 and client.usage.calls == 1
+    # The failed attempt reached the endpoint, which may bill it (#19.2): a call too, unless the
+    # connection dropped before any answer.
+    billed = 0 if fault.kind == "drop" else 1
+    assert client.usage.retries == 1 and client.usage.calls == 1 + billed and client.usage.unanswered == billed
 
 
 def test_persistent_server_error_is_unscored_after_all_attempts(judge_server: JudgeServer, judge_settings) -> None:
@@ -59,7 +62,7 @@ def test_persistent_server_error_is_unscored_after_all_attempts(judge_server: Ju
     assert judge_server.count() == 4
     assert caught.value.kind == "server" and caught.value.status == 503 and not caught.value.fatal
     assert caught.value.reason == "HTTP 503: overloaded (gave up after 4 attempts)"
-    assert client.usage.failed == 1 and client.usage.retries == 3 and client.usage.calls == 0
+    assert client.usage.failed == 1 and client.usage.retries == 3 and client.usage.calls == 4 == client.usage.unanswered  # each may be billed (#19.2)
 
 
 def test_timeouts_are_unscored_with_the_limit_in_the_reason(judge_server: JudgeServer, judge_settings) -> None:

@@ -148,7 +148,7 @@ def test_public_settings_and_repr_hide_the_key() -> None:
     assert set(settings.public()) == {"base_url", "model", "temperature", "seed", "max_tokens", "timeout",
                                       "concurrency", "retries", "price_prompt_per_million",
                                       "price_completion_per_million", "embedding_model", "rpm", "tpm",
-                                      "api_version", "batch", "batch_discount", "batch_poll", "max_cost",
+                                      "api_version", "batch", "batch_discount", "batch_poll", "batch_wait", "max_cost",
                                       "max_calls", "response_mode"}
 
 

@@ -244,6 +244,20 @@ def aggregates(run_id: int) -> pd.DataFrame:
     return _aggregates(db_path(), run_id, jobs().version)
 
 
+@st.cache_data(ttl=TTL, show_spinner=False, max_entries=32)
+@_one_open
+def _classification(path: str, run_id: int, cell: tuple[str, str, str | None] | None, version: int) -> Any:
+    from textgen_core.compare import classification as reports
+
+    db = _store(path)
+    return reports.classification_reports(db, run_id) if cell is None else reports.confusion_datums(db, run_id, *cell)
+
+
+def classification(run_id: int, cell: tuple[str, str, str | None] | None = None) -> Any:
+    """{model: classification report}; with ``cell`` (model, gold, predicted or None) the datum ids of that cell."""
+    return _classification(db_path(), run_id, cell, jobs().version)
+
+
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=64)
 def _distribution(path: str, kind: str, run_id: int, score: str, models: tuple[str, ...] | None,
                   low: float | None, high: float | None, size: int, version: int) -> pd.DataFrame:

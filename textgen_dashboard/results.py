@@ -16,6 +16,7 @@ from textgen_core.metrics.registry import direction_of
 from textgen_core.summary import scale_text
 
 from . import charts, data
+from .classification import classification_section
 from .pairwise import pairwise_section
 from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint, score_range
 from .state import (RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_ROWS, RESULTS_RUN, RESULTS_SCORE,
@@ -57,6 +58,8 @@ def render() -> None:
     for warning in warnings:
         st.warning(warning)
     pairwise_section(run_id)
+    if "classification" in run["metrics"]:
+        classification_section(run_id, models)
     scores = list(dict.fromkeys(shown["score"]))
     keep_choice(RESULTS_SCORE, scores)
     score = st.selectbox("Score", scores, key=RESULTS_SCORE, persist_state="session")

@@ -105,6 +105,12 @@ RESULTS_UNSCORED = "results.unscored"
 RESULTS_ROWS = "results.rows"
 #: Datum id picked in the rows table, opened in Explore on the next run of the page.
 RESULTS_OPEN = "results.open"
+#: Classification views of the Results page: model shown, the confusion cell picked (gold, predicted), its datums.
+RESULTS_CLASS_MODEL = "results.classification.model"
+RESULTS_CLASS_GOLD = "results.classification.gold"
+RESULTS_CLASS_PREDICTED = "results.classification.predicted"
+RESULTS_CLASS_HEATMAP = "results.classification.heatmap"
+RESULTS_CLASS_ROWS = "results.classification.rows"
 
 
 def results_range(score: str) -> str:

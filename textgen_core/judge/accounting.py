@@ -14,7 +14,8 @@ log = logging.getLogger("textgen_core.judge")
 class Usage:
     """Running totals of a client.
 
-    ``calls``: HTTP requests answered by the endpoint (each is billed);
+    ``calls``: HTTP requests the endpoint may bill: those answered, and those that timed out or were
+    refused with a 5xx or 429 (``unanswered``, counted in ``calls`` too);
     ``cached``: requests answered from the cache; ``failed``: requests that
     ended :class:`~textgen_core.judge.client.Unscored`; ``retries``: extra
     attempts (transient errors, re-asks of invalid replies, format fallbacks);
@@ -32,6 +33,8 @@ class Usage:
     rate_limited: int = 0
     #: Seconds requests were held by the shared limiter (pacing, Retry-After pauses, concurrency).
     waited_s: float = 0.0
+    #: Attempts that got no usable reply but may be billed (timeouts, 5xx, 429); also in ``calls``.
+    unanswered: int = 0
 
 
 class Meter:

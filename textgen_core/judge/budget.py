@@ -14,6 +14,16 @@ A request's cost is known only once it is answered, so the cap counts a
 request on the wire at an upper estimate: its prompt at 4 characters per token
 (more tokens than the usual tokenizers count) and the longest reply seen so far
 (256 tokens before any), at the run's prices -- batch prices in batch mode.
+
+Every attempt the endpoint may bill counts: one that timed out (the endpoint
+may have written the whole reply: counted with ``max_tokens``), or got a 5xx or
+a 429, is a call, and its cost stays at the estimate; so does a reply whose
+endpoint reports no usage. A resume starts from the earlier parts' calls and
+cost, the cost taken from their tokens at this run's prices when that is more
+(an earlier part run without prices counted $0). What a process killed with
+kill -9 received but had not yet written with a cell is not in the run's
+totals: the resume's cap starts that much low (the replies themselves are in
+the cache and are not paid again).
 """
 
 from __future__ import annotations
@@ -43,10 +53,16 @@ class Hold:
     cap: "SpendingCap"
     cost: float
     released: bool = False
+    #: The estimate had the reply been cut at ``max_tokens`` (kept for an attempt that timed out).
+    cut_off_cost: float = 0.0
 
-    def release(self, reply: Any = None) -> None:
-        """The request is over; ``reply`` (its JSON body, if any) tells how long replies get."""
-        self.cap._release(self, reply)
+    def release(self, reply: Any = None, *, billed: bool = True, cut_off: bool = False) -> None:
+        """The request is over; ``reply`` (its JSON body, if any) tells how long replies get.
+
+        ``billed``: the endpoint may bill it; without a reported usage its estimate stays spent
+        (``cut_off``: at a reply of ``max_tokens``, since it timed out).
+        """
+        self.cap._release(self, reply, billed, cut_off)
 
 
 class SpendingCap:
@@ -70,6 +86,7 @@ class SpendingCap:
         self._holds = 0
         self._held_cost = 0.0
         self._longest_reply = 0
+        self._unreported = 0.0  # estimated cost of billed attempts whose usage the endpoint did not report
         self.reached = threading.Event()
         self.reason = ""
 
@@ -78,8 +95,9 @@ class SpendingCap:
         """The cap of a run (None when no cap is set), counting what the run already spent."""
         if settings.max_calls is None and settings.max_cost is None:
             return None
+        priced = settings.price(int(run.get("prompt_tokens") or 0), int(run.get("completion_tokens") or 0))
         return cls(settings, usage, spent_calls=int(run.get("judge_calls") or 0),
-                   spent_cost=float(run.get("cost") or 0.0))
+                   spent_cost=max(float(run.get("cost") or 0.0), priced or 0.0))
 
     # -- what the run spent ------------------------------------------------------------------
     def calls(self) -> int:
@@ -91,7 +109,7 @@ class SpendingCap:
         now = self._usage()
         cost = self.settings.price(now.prompt_tokens - self._start.prompt_tokens,
                                    now.completion_tokens - self._start.completion_tokens)
-        return self.spent_cost + (cost or 0.0)
+        return self.spent_cost + (cost or 0.0) + self._unreported
 
     # -- admission ---------------------------------------------------------------------------
     def admit(self, payload: Mapping[str, Any]) -> Hold:
@@ -109,28 +127,32 @@ class SpendingCap:
                             f"${self.max_cost:g} (--max-cost; ${self.cost():.4f} spent)")
             self._holds += 1
             self._held_cost += estimate
-            return Hold(self, estimate)
+            return Hold(self, estimate, cut_off_cost=self._estimate(payload, self.settings.max_tokens))
 
     def _reach(self, reason: str) -> None:
         self.reason = reason
         self.reached.set()
         raise CapReached(reason)
 
-    def _release(self, hold: Hold, reply: Any) -> None:
+    def _release(self, hold: Hold, reply: Any, billed: bool, cut_off: bool) -> None:
         usage = reply.get("usage") if isinstance(reply, Mapping) else None
         completion = usage.get("completion_tokens") if isinstance(usage, Mapping) else None
+        reported = isinstance(completion, int) and not isinstance(completion, bool)
         with self._lock:
-            if isinstance(completion, int) and not isinstance(completion, bool):
+            if reported:
                 self._longest_reply = max(self._longest_reply, completion)  # bounds what a request may cost
+            elif billed and not hold.released:  # billed without a usage: its upper estimate stays spent
+                self._unreported += hold.cut_off_cost if cut_off else hold.cost
             if not hold.released:
                 hold.released = True
                 self._holds -= 1
                 self._held_cost -= hold.cost
 
-    def _estimate(self, payload: Mapping[str, Any]) -> float:
+    def _estimate(self, payload: Mapping[str, Any], reply: int | None = None) -> float:
         messages = payload.get("messages")
         text = json.dumps(messages if messages is not None else payload.get("input") or payload.get("prompt") or "",
                           ensure_ascii=False)
         prompt = len(text) // CHARS_PER_TOKEN + 1
-        reply = min(self._longest_reply or FIRST_REPLY_TOKENS, self.settings.max_tokens)
+        if reply is None:
+            reply = min(self._longest_reply or FIRST_REPLY_TOKENS, self.settings.max_tokens)
         return self.settings.price(prompt, reply) or 0.0

@@ -40,6 +40,9 @@ log = logging.getLogger("textgen_core.judge")
 
 #: Requests in a row that fail for good on connection errors before the endpoint is deemed down.
 UNREACHABLE_AFTER = 3
+#: Failed attempts the endpoint may still bill (it received the request): counted as calls, at an upper
+#: estimate of their cost, by the run's spending cap. A refused connection is not among them.
+BILLED_FAILURES = frozenset({"timeout", "server", "rate_limit"})
 
 try:  # the SDK's aiohttp transport, when its extra is installed
     import aiohttp  # noqa: F401
@@ -186,8 +189,8 @@ class Transport:
             try:
                 result = await self.batcher.post(payload, budget, mode=mode() if mode is not None else None)
             finally:
-                if hold is not None:
-                    hold.release(result)
+                if hold is not None:  # a line the batch did not answer is not billed
+                    hold.release(result, billed=result is not None)
             if result is not None:
                 return result  # None: a taken-over batch failed this line; it is sent directly below
         guard_timeout = self.settings.timeout * 2 + 1.0
@@ -203,11 +206,13 @@ class Transport:
             headers: Any = None
             failure: Failure | None = None
             result: Any = None
+            sent_at = time.monotonic()
             try:
                 self._raise_if_fatal(op)  # a bad key may have been found while we waited
                 hold = self.spending.admit(payload) if self.spending is not None else None
                 self.meter.bump(in_flight=1)
                 budget.attempts += 1
+                sent_at = time.monotonic()
                 try:
                     result, headers = await asyncio.wait_for(_send(state.api, path, payload), guard_timeout)
                     status = 200
@@ -221,11 +226,16 @@ class Transport:
                 finally:
                     self.meter.bump(in_flight=-1)
             finally:
+                billed = failure is None or failure.kind in BILLED_FAILURES
+                if failure is not None and billed:  # the endpoint may have billed it: a call for the caps too
+                    self.meter.bump(calls=1, unanswered=1)
                 if hold is not None:
-                    hold.release(result)
+                    hold.release(result, billed=billed, cut_off=failure is not None and failure.kind == "timeout")
                 retry_after = failure.retry_after if failure is not None else None
                 self.limiter.release(permit, status=status, headers=headers, retry_after=None if retry_after is None
-                                     else self.policy.delay(budget.attempts, self._rng, retry_after))
+                                     else self.policy.delay(budget.attempts, self._rng, retry_after),
+                                     timed_out=failure is not None and failure.kind == "timeout",
+                                     slow=time.monotonic() - sent_at > self.settings.timeout / 2)
             if failure is None:
                 problem = shape_problem(result, field_name)
                 if problem is not None:

@@ -10,8 +10,10 @@ from ..model import Cell, Datum
 from .classification.spec import SPEC as CLASSIFICATION
 from .lexical.base import LexicalSpec, run
 from .lexical.specs import SPECS as LEXICAL_SPECS
+from .models.bertscore import SPEC as BERTSCORE
+from .models.lsa import SPEC as LSA
 
-LOCAL_SPECS: tuple[LexicalSpec, ...] = (*LEXICAL_SPECS, CLASSIFICATION)  # type: ignore[assignment]
+LOCAL_SPECS: tuple[LexicalSpec, ...] = (*LEXICAL_SPECS, CLASSIFICATION, BERTSCORE, LSA)  # type: ignore[assignment]
 
 
 def score_local(rows: Sequence[Datum], selected: Mapping[str, Mapping[str, Any]]) -> dict[str, list[dict[str, Cell]]]:

