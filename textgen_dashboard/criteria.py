@@ -70,7 +70,7 @@ def _parse(text: str) -> Criterion | None:
 
 
 def _saved_picker() -> None:
-    saved = data.criteria()
+    saved = data.store().criteria()  # a few rows: read each time, so a save shows at once
     if saved.empty:
         return
     with st.expander(f"Saved judge metrics ({len(saved)})"):
@@ -151,4 +151,4 @@ def to_toml(raw: dict[str, Any]) -> str:
 
 def saved_metrics() -> list[Any]:
     """The MetricSpec of every saved definition (latest version), defined in this process for Evaluate."""
-    return [define(json.loads(row.definition), f"saved version {row.version}") for row in data.criteria().itertuples()]
+    return [define(json.loads(row.definition), f"saved version {row.version}") for row in data.store().criteria().itertuples()]

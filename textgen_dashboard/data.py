@@ -316,6 +316,7 @@ def datum(run_id: int, datum_id: str) -> dict[str, Any]:
     return _datum(db_path(), run_id, datum_id, jobs().version)
 
 
+
 # -- compare --
 # Readers of the Compare page. compare_models resamples every (candidate, score),
 # a second or two per score at 100k datums, so its tables are cached per setting
@@ -441,14 +442,3 @@ def _tuple(values: Any) -> tuple[str, ...] | None:
 def _cut(text: str | None, width: int) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-# -- judge criteria: saved custom judge metrics, their latest versions --
-@st.cache_data(ttl=TTL, show_spinner=False)
-def _criteria(path: str, version: int) -> pd.DataFrame:
-    return _store(path).criteria()
-
-
-def criteria() -> pd.DataFrame:
-    """name, version, title, definition (JSON), created_at of each saved definition's latest version."""
-    return _criteria(db_path(), jobs().version)
