@@ -23,6 +23,8 @@ PAGES = (
     ("results", "Results", "📊"),
     ("explore", "Explore", "🔎"),
     ("compare", "Compare", "⚖️"),
+    ("label", "Label", "🏷️"),
+    ("criteria", "Judge criteria", "📝"),
     ("runs", "Runs", "🗂️"),
 )
 
