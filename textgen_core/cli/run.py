@@ -21,6 +21,7 @@ from ..summary import wide_scores
 from .classification import print_reports
 from .main import add_db_argument, open_store
 from .progress_bar import ProgressBar
+from .labels import calibrate_spec, print_run_calibration
 from .tables import UNSCORED_GATE_FAILED, print_summary, unscored_gate
 
 
@@ -47,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--fail-if-unscored-above", type=float, default=None, metavar="FRACTION",
                      help=f"exit {UNSCORED_GATE_FAILED} when a model lacks a score (unscored or missing) on more than "
                           "this fraction of the datums of any score; for CI")
+    run.add_argument("--calibrate", action="append", default=[], metavar="SCORE=COLUMN", type=calibrate_spec,
+                     help="also report SCORE's bias-corrected mean (PPI++) from the dataset's human COLUMN, beside "
+                          "the judge-only mean (repeatable)")
     run.add_argument("--dry-run", action="store_true", help="print the judge call estimate and stop")
     run.add_argument("--workers", type=int, default=None, help="processes for lexical metrics (default: all cores)")
     run.add_argument("--engine", choices=["local", "ray"], default="local",
@@ -206,7 +210,7 @@ def _score(args: argparse.Namespace) -> int:
     if args.engine == "ray" or (not args.dry_run and Path(args.data).is_file()):
         run_id = _stream(args, store, metrics, params, judge, models)
         if run_id is not None:
-            return _report(store, run_id, args.out, args.fail_if_unscored_above)
+            return _report(store, run_id, args.out, args.fail_if_unscored_above, args.calibrate)
     dataset, dataset_id = _load_file(args, required), None
     if dataset is None:  # a stored dataset's name: looked up read-only, so a typo creates no database
         reader = open_store(args, read_only=True)
@@ -221,7 +225,7 @@ def _score(args: argparse.Namespace) -> int:
     with ProgressBar(sys.stderr) as bar:
         run_id = evaluate(store, dataset_id, metrics, params, models=models, judge=judge,
                           progress=bar.update, cancel=threading.Event(), workers=args.workers)
-    return _report(store, run_id, args.out, args.fail_if_unscored_above)
+    return _report(store, run_id, args.out, args.fail_if_unscored_above, args.calibrate)
 
 
 def _stream(args: argparse.Namespace, store: Store, metrics: list[str], params: dict, judge: Any,
@@ -265,7 +269,8 @@ def _resume(args: argparse.Namespace) -> int:
     return _report(store, run_id, None)
 
 
-def _report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None) -> int:
+def _report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None,
+            calibrate: list[str] | None = None) -> int:
     try:
         run = store.get_run(run_id)
     except StoreBusy as exc:  # the run ended; only its summary cannot be read now
@@ -282,6 +287,8 @@ def _report(store: Store, run_id: int, out: str | None, unscored_above: float | 
               f"{run['completion_tokens']} completion tokens{cost}")
     print_summary(store, run_id, _shown_models(store, run_id, run["models"]))
     print_reports(store, run_id)
+    if calibrate:
+        print_run_calibration(store, run_id, calibrate)
     if out:
         path = write_table(wide_scores(store, run_id), out)
         print(f"wrote {path}")
