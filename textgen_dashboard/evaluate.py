@@ -13,10 +13,11 @@ import streamlit as st
 
 from textgen_core.evaluate import check_metrics
 from textgen_core.judge.settings import JudgeSettings
-from textgen_core.metrics.registry import all_metrics
+from textgen_core.metrics.registry import all_metrics, get_metric
 from textgen_core.metrics.spec import MetricSpec
 
 from . import data, state
+from .criteria import saved_metrics
 from .jobs import start_evaluation
 from .safe_text import plain
 from .widgets import describe_reasons, job_panel, judge_form, link, param_form
@@ -36,7 +37,7 @@ def render() -> None:
     dataset_id, models = _dataset_picker(datasets)
     fields = data.dataset_fields(dataset_id)
     chosen, params, errors = _metric_picker(fields)
-    judged = [m for m in chosen if all_metrics()[m].group != "lexical"]
+    judged = [m for m in chosen if get_metric(m).group != "lexical"]
     judge, judge_problem = None, None
     if judged:
         st.subheader("Judge")
@@ -74,7 +75,7 @@ def _metric_picker(fields: set[str]) -> tuple[list[str], dict[str, dict[str, Any
     params: dict[str, dict[str, Any]] = {}
     errors: list[str] = []
     columns = sorted(fields)
-    specs = list(all_metrics().values())
+    specs = list(all_metrics().values()) + saved_metrics()  # saved custom judge metrics with the judge ones
     for group, title in GROUPS.items():
         members = [s for s in specs if s.group == group]
         if not members:
@@ -158,7 +159,7 @@ def _run_section(dataset_id: int, models: list[str], chosen: list[str], params: 
         st.error(plain(problem))
     ready = bool(chosen and models and not problems and not blocked and not busy)
     if st.button("Run", type="primary", disabled=not ready, key="evaluate.run"):
-        judged = any(all_metrics()[m].group != "lexical" for m in chosen)
+        judged = any(get_metric(m).group != "lexical" for m in chosen)
         job = start_evaluation(data.jobs(), data.store(), dataset_id, chosen, params, models=models,
                                judge=judge if judged else None, label=f"evaluate {', '.join(chosen)}")
         st.session_state[state.EVAL_JOB] = job.job_id
