@@ -21,6 +21,7 @@ from ..summary import wide_scores
 from .classification import print_reports
 from .main import add_db_argument, open_store
 from .progress_bar import ProgressBar
+from .labels import calibrate_spec, print_run_calibration
 from .tables import UNSCORED_GATE_FAILED, print_summary, unscored_gate
 
 
@@ -47,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--fail-if-unscored-above", type=float, default=None, metavar="FRACTION",
                      help=f"exit {UNSCORED_GATE_FAILED} when a model lacks a score (unscored or missing) on more than "
                           "this fraction of the datums of any score; for CI")
+    run.add_argument("--calibrate", action="append", default=[], metavar="SCORE=COLUMN", type=calibrate_spec,
+                     help="also report SCORE's bias-corrected mean (PPI++) from the dataset's human COLUMN, beside "
+                          "the judge-only mean (repeatable)")
     run.add_argument("--dry-run", action="store_true",
                      help="print the judge call estimate (and its upper bound) and stop; against a local endpoint "
                           "one real call is timed for a time estimate")
@@ -210,7 +214,7 @@ def _score(args: argparse.Namespace) -> int:
     if args.engine == "ray" or (not args.dry_run and Path(args.data).is_file()):
         run_id = _stream(args, store, metrics, params, judge, models)
         if run_id is not None:
-            return _report(store, run_id, args.out, args.fail_if_unscored_above)
+            return _report(store, run_id, args.out, args.fail_if_unscored_above, args.calibrate)
     dataset, dataset_id = _load_file(args, required), None
     if dataset is None:  # a stored dataset's name: looked up read-only, so a typo creates no database
         reader = open_store(args, read_only=True)
@@ -233,7 +237,7 @@ def _score(args: argparse.Namespace) -> int:
             print(f"run {started} is kept as interrupted: 'textgen-eval resume {started}' finishes it",
                   file=sys.stderr)
         raise
-    return _report(store, run_id, args.out, args.fail_if_unscored_above)
+    return _report(store, run_id, args.out, args.fail_if_unscored_above, args.calibrate)
 
 
 def _newest_run(store: Store) -> int | None:
@@ -289,7 +293,8 @@ def _resume(args: argparse.Namespace) -> int:
     return _report(store, run_id, None)
 
 
-def _report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None) -> int:
+def _report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None,
+            calibrate: list[str] | None = None) -> int:
     try:
         run = store.get_run(run_id)
     except StoreBusy as exc:  # the run ended; only its summary cannot be read now
@@ -306,6 +311,8 @@ def _report(store: Store, run_id: int, out: str | None, unscored_above: float | 
               f"{run['completion_tokens']} completion tokens{cost}")
     print_summary(store, run_id, _shown_models(store, run_id, run["models"]))
     print_reports(store, run_id)
+    if calibrate:
+        print_run_calibration(store, run_id, calibrate)
     if out:
         path = write_table(wide_scores(store, run_id), out)
         print(f"wrote {path}")
