@@ -70,6 +70,11 @@ class JudgeServer:
         self.limits: RateLimit | None = None
         #: Headers sent with every judge reply (e.g. absurd ``x-ratelimit-*`` values).
         self.reply_headers: dict[str, str] = {}
+        #: Requests served at once, like a llama.cpp server's slots (None: no limit); the rest queue,
+        #: and a request whose client gave up still takes its turn.
+        self.slots: int | None = None
+        self._slot_lock = threading.Lock()
+        self._slot_sem: threading.Semaphore | None = None
         #: Files and batches (see judge_server_batch.py).
         self.batches = BatchService(self)
         #: When set, every request must carry ``?api-version=`` with this value (Azure OpenAI).
@@ -162,6 +167,17 @@ class JudgeServer:
             pick = self.rng.choice(self.fault_kinds) if draw and self.fault_kinds else None
         return pick
 
+    def _slot(self) -> Any:
+        """A context holding one of ``slots`` (a no-op without slots)."""
+        import contextlib
+
+        if self.slots is None:
+            return contextlib.nullcontext()
+        with self._slot_lock:
+            if self._slot_sem is None:
+                self._slot_sem = threading.Semaphore(self.slots)
+        return self._slot_sem
+
     def _sleep(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)
@@ -221,6 +237,16 @@ class _Handler(BaseHTTPRequestHandler):
                headers: Mapping[str, str] | None = None, kind: str = "invalid_request_error") -> int:
         self._send_json(status, {"error": {"message": message, "type": kind, "param": None, "code": code}}, headers)
         return status
+
+    def _client_gone(self) -> bool:
+        """True when the client closed the connection (it gave up waiting)."""
+        import select
+
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     def _drop(self) -> int:
         self.close_connection = True
@@ -286,10 +312,14 @@ class _Handler(BaseHTTPRequestHandler):
             if not verdict.allowed:
                 record.fault = "429"
                 return self._error(429, verdict.message, "rate_limit_exceeded", kind="requests")
-        latency = state.latency(body) if callable(state.latency) else state.latency
-        state._sleep(latency)
-        if path == CHAT:
-            return self._chat(state, body, record)
+        with state._slot():
+            if state.slots is not None and self._client_gone():  # cancelled in the queue, as llama.cpp does
+                record.fault = "cancelled"
+                return 0
+            latency = state.latency(body) if callable(state.latency) else state.latency
+            state._sleep(latency)
+            if path == CHAT:
+                return self._chat(state, body, record)
         if path == COMPLETIONS:
             return self._completions(state, body, record)
         if path == EMBEDDINGS:

@@ -283,7 +283,9 @@ def test_wrong_item_count_is_re_asked_with_the_error(judge_server: JudgeServer, 
 def test_wrong_item_count_every_time_names_the_mismatch(judge_server: JudgeServer, judge_settings) -> None:
     judge_server.responder = lambda request: {"verdicts": GOOD["verdicts"][:2]}
     client = make(judge_settings, retries=2)
-    with pytest.raises(Unscored, match=r"^invalid JSON after 3 attempts: \$\.verdicts: expected exactly 3 items, got 2$"):
+    # Valid JSON of the wrong shape is named as such, not as "invalid JSON" (#18.14).
+    with pytest.raises(Unscored, match=r"^reply does not fit the schema after 3 attempts: \$\.verdicts: expected "
+                                       r"exactly 3 items, got 2$"):
         run(client, lambda: ask(client))
 
 

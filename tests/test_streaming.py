@@ -144,4 +144,4 @@ def test_progress_lines_when_output_is_not_a_terminal(monkeypatch: pytest.Monkey
     bar.update(Progress("done", 100, 100))  # the last line always shows
     lines = out.getvalue().splitlines()
     assert [line.split(":")[0] for line in lines] == ["reading", "lexical", "done"]
-    assert "\r" not in out.getvalue() and "60/100 (60%" in lines[1]
+    assert "\r" not in out.getvalue() and "60/100 rows (60%" in lines[1]

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .catalog import save_or_reuse
 from .datasets import ColumnMapping, load_dataset
-from .errors import ParameterError
+from .errors import InputError, ParameterError
 from .evaluate import evaluate
 from .metrics.registry import get_metric
 from .store import Store
@@ -27,7 +27,7 @@ Data = pd.DataFrame | Sequence[Mapping[str, Any]] | str | os.PathLike
 
 def score(data: Data, metrics: Sequence[Any], params: Mapping[str, Mapping[str, Any]] | None = None, *,
           judge: Any | None = None, mapping: ColumnMapping | Mapping[str, Any] | None = None,
-          store: Store | None = None, name: str | None = None, long: bool = False,
+          store: Store | str | os.PathLike | None = None, name: str | None = None, long: bool = False,
           workers: int | None = None) -> pd.DataFrame:
     """Score ``data`` with ``metrics``; one row per (datum, model) and one column per score.
 
@@ -38,14 +38,16 @@ def score(data: Data, metrics: Sequence[Any], params: Mapping[str, Mapping[str, 
     metrics; ``mapping`` overrides the guessed columns (``{"prediction": "answer"}``).
     An unscored cell is NaN in the wide table; ``long=True`` returns one row per cell
     with its ``reason`` and details instead. The run id is in ``frame.attrs["run_id"]``
-    (the run lives in ``store`` when one is given, else in memory only).
+    (the run lives in ``store``, a Store or a database path, when one is given, else in memory only).
+    Rows given as dicts may lack keys (the value is then missing, as in JSON Lines), except a key the column
+    mapping reads that other rows have: that is an error naming the row, never a silently unscored row.
     """
     if isinstance(metrics, str):
         raise ParameterError(f"metrics must be a list of names, e.g. [{metrics!r}]")
     specs = [get_metric(m) if isinstance(m, str) else _define(m) for m in metrics]
     required = {field: ", ".join(s.name for s in specs if field in s.needs) for spec in specs for field in spec.needs}
-    dataset = load_dataset(_as_source(data), mapping, name=name, required=required)
-    db = store if store is not None else Store(":memory:")
+    dataset = load_dataset(_as_source(data, mapping), mapping, name=name, required=required)
+    db = Store(store) if isinstance(store, (str, os.PathLike)) else store if store is not None else Store(":memory:")
     dataset_id, _, _ = save_or_reuse(db, dataset, name or dataset.name)
     run_id = evaluate(db, dataset_id, [spec.name for spec in specs], params, judge=judge, workers=workers)
     frame = long_scores(db, run_id) if long else wide_scores(db, run_id)
@@ -60,12 +62,31 @@ def _define(definition: Any) -> Any:
     return define(definition, "Python")
 
 
-def _as_source(data: Data) -> Any:
-    """A DataFrame or a path as the loader takes them; rows as dicts become a DataFrame."""
+def _as_source(data: Data, mapping: ColumnMapping | Mapping[str, Any] | None = None) -> Any:
+    """A DataFrame or a path as the loader takes them; rows as dicts become a DataFrame (missing keys None)."""
     if isinstance(data, (pd.DataFrame, str, os.PathLike)):
         if not isinstance(data, pd.DataFrame) and not Path(data).is_file():
             raise ParameterError(f"file not found: {data}")
         return data
     if isinstance(data, Sequence) and all(isinstance(row, Mapping) for row in data):
-        return pd.DataFrame(list(data))
+        columns = list(dict.fromkeys(key for row in data for key in row))
+        _check_keys(data, columns, mapping)
+        return pd.DataFrame([[row.get(c) for c in columns] for row in data], columns=columns, dtype=object)
     raise ParameterError(f"score() reads a DataFrame, a list of dicts or a file path, not {type(data).__name__}")
+
+
+def _check_keys(rows: Sequence[Mapping[str, Any]], columns: list[str],
+                mapping: ColumnMapping | Mapping[str, Any] | None) -> None:
+    """Refuse a dict that lacks a key the mapping reads from the others (a renamed key, most likely)."""
+    from .datasets import guess_mapping
+
+    chosen = guess_mapping(columns) if mapping is None else mapping if isinstance(mapping, ColumnMapping) \
+        else ColumnMapping.from_dict(mapping)
+    used = [c for c in chosen.columns_used() if c in columns]
+    for index, row in enumerate(rows):
+        lacking = [c for c in used if c not in row]
+        if lacking:
+            raise InputError(f"this row has no {', '.join(map(repr, lacking))} key, which other rows have and the "
+                             f"column mapping reads (its keys: {', '.join(map(str, row)) or 'none'}). Give every row "
+                             "the same keys, with None for a missing value", file="rows", row=index + 1,
+                             column=lacking[0])

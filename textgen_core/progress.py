@@ -21,6 +21,14 @@ class Progress:
     #: Judge requests refused with 429 and waited out, and seconds requests waited for rate limits.
     rate_limited: int = 0
     waited_s: float = 0.0
+    #: Extra judge attempts (transient failures, re-asks), and attempts that timed out or got a 5xx/429.
+    retries: int = 0
+    unanswered: int = 0
+
+    @property
+    def unit(self) -> str:
+        """What ``done`` and ``total`` count: judge cells, or rows."""
+        return "cells" if self.phase == "judge" else "rows"
 
     @property
     def fraction(self) -> float:

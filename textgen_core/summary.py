@@ -84,12 +84,15 @@ def _range(score: str) -> tuple[float | None, float | None]:
         return None, None
 
 
-def summary_table(store: Store, run_id: int) -> pd.DataFrame:
-    """Scores as rows, models as columns: 'mean [ci_low, ci_high] scored/unscored/empty/missing'."""
-    frame = run_summary(store, run_id)
+def summary_table(store: Store, run_id: int, models: Sequence[str] | None = None) -> pd.DataFrame:
+    """Scores as rows, models (``models``, default all) as columns: 'mean [ci_low, ci_high]
+    scored/unscored/empty/missing'."""
+    frame = run_summary(store, run_id, models)
     if frame.empty:
         return pd.DataFrame()
     aggregates = store.aggregates(run_id)
+    if models is not None:
+        aggregates = aggregates[aggregates["model"].isin(list(models))]
 
     def cell(row: pd.Series) -> str:
         counts = f"{row['n_scored']}/{row['n_unscored']}/{row['n_empty']}/{row['n_missing']}"

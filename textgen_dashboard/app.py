@@ -23,6 +23,7 @@ PAGES = (
     ("results", "Results", "📊"),
     ("explore", "Explore", "🔎"),
     ("compare", "Compare", "⚖️"),
+    ("label", "Label", "🏷️"),
     ("runs", "Runs", "🗂️"),
 )
 

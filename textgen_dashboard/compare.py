@@ -25,6 +25,7 @@ from textgen_core.errors import TextgenError
 
 from . import data, state
 from .compare_charts import BACKGROUNDS, MAX_POINTS, forest_figure, largest_first, outcomes, scatter_figure
+from .calibrated import compare_section
 from .compare_agreement import agreement_section
 from .pairwise import pairwise_section
 from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint
@@ -86,6 +87,7 @@ def render() -> None:
         return
     frame = regressions_first(frame)
     table_section(frame)
+    compare_section(run_id, choice.baseline, choice.candidates, choice.scores)
     st.subheader("Deltas")
     st.plotly_chart(forest_figure(frame), key=state.COMPARE_FOREST)
     pairs_section(run_id, run, choice)

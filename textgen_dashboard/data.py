@@ -23,6 +23,7 @@ from textgen_core.datasets import ColumnMapping, dataset_summary, load_dataset, 
 from textgen_core.errors import InputError
 from textgen_core.evaluate import available_fields
 from textgen_core.export import write_table
+from textgen_core.compare.labels import export_labels
 from textgen_core.summary import long_scores, wide_scores
 from textgen_core.store import Store
 
@@ -38,6 +39,7 @@ EXPORT_TABLES = {
     "scores_wide": "scores, one row per (datum, model), one column per score",
     "scores_long": "scores, one row per cell, with the reason a cell is unscored and its signature",
     "verdicts": "judge verdicts, one row per item the judge ruled on",
+    "labels": "human labels, one row per (datum, model, score, annotator)",
 }
 EXPORT_FORMATS = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
 
@@ -164,6 +166,8 @@ def export_frame(run_id: int, table: str) -> pd.DataFrame:
         return long_scores(db, run_id)
     if table == "verdicts":
         return _verdicts(db, run_id)
+    if table == "labels":
+        return export_labels(db, run_id)
     raise ValueError(f"unknown export table {table!r}; known: {', '.join(EXPORT_TABLES)}")
 
 

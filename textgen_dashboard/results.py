@@ -15,9 +15,10 @@ import streamlit as st
 from textgen_core.metrics.registry import direction_of
 from textgen_core.summary import scale_text
 
-from . import charts, data
+from . import calibrated, charts, data
 from .classification import classification_section
 from .pairwise import pairwise_section
+from .safe_text import plain
 from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint, score_range
 from .state import (RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_ROWS, RESULTS_RUN, RESULTS_SCORE,
                     RESULTS_UNSCORED, results_range)
@@ -56,7 +57,8 @@ def render() -> None:
     why, warnings = data.review(run_id)
     summary_section(shown.assign(why=[why.get(s, "") for s in shown["score"]]), data.aggregates(run_id), models)
     for warning in warnings:
-        st.warning(warning)
+        st.warning(plain(warning))
+    calibrated.results_section(run_id, models)
     pairwise_section(run_id)
     if "classification" in run["metrics"]:
         classification_section(run_id, models)

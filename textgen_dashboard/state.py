@@ -138,3 +138,29 @@ ANY_SCORE = "(any score)"
 def explore_range(score: str) -> str:
     """Slider key of the value range of one score."""
     return f"explore.range.{score}"
+
+# -- label -----------------------------------------------------------------
+#: The annotator's name: kept per browser tab (each tab is its own session).
+LABEL_ANNOTATOR = "label.annotator"
+LABEL_RUN = "label.run"
+LABEL_SCORE = "label.score"
+LABEL_STRATEGY = "label.strategy"
+LABEL_COUNT = "label.count"
+#: Position in the labelling queue (0-based).
+LABEL_POSITION = "label.position"
+LABEL_NOTE = "label.note"
+LABEL_VALUE = "label.value"
+LABEL_SAVED = "label.saved"
+LABEL_HUMAN_COLUMN = "label.human_column"
+LABEL_WIDTH = "label.target_width"
+LABEL_DISAGREEMENTS = "label.disagreements"
+#: Datum id picked in the disagreements table, opened in Explore on the next run of the page.
+LABEL_OPEN = "label.open"
+#: The bias-corrected toggles of Results and Compare.
+RESULTS_CALIBRATE = "results.calibrate"
+COMPARE_CALIBRATE = "compare.calibrate"
+
+
+def label_button(value: float) -> str:
+    """Key of the button that gives one value of the scale."""
+    return f"label.give.{value:g}"

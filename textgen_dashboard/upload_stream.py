@@ -14,6 +14,9 @@ import hashlib
 import io
 import shutil
 import tempfile
+import threading
+import time
+from contextlib import suppress
 from pathlib import Path
 
 import pandas as pd
@@ -31,7 +34,11 @@ LARGE_ROWS = 50_000
 LARGE_BYTES = 20 * 2**20
 PREVIEW_ROWS = 50
 
+#: A temporary copy of an upload not used for this long is removed (another session may still read a newer one).
+SPILL_KEEP_S = 3600.0
+
 _folder: Path | None = None
+_spill_lock = threading.Lock()
 
 
 def is_large(file_name: str, payload: bytes) -> bool:
@@ -52,18 +59,27 @@ def is_large(file_name: str, payload: bytes) -> bool:
 
 
 def spill(file_name: str, payload: bytes) -> Path:
-    """The upload as a temporary file (written once per content; only the latest kept; removed at exit)."""
+    """The upload as a temporary file: one per content, written once (through a file of its own, so two sessions
+    uploading at once never share a half-written file), removed when unused for SPILL_KEEP_S or at exit."""
     global _folder
-    if _folder is None:
-        _folder = Path(tempfile.mkdtemp(prefix="textgen-upload-"))
-        atexit.register(shutil.rmtree, _folder, True)
-    path = _folder / f"{hashlib.sha1(payload).hexdigest()}{Path(file_name).suffix.lower()}"
-    if not path.exists():
-        for older in _folder.iterdir():
-            older.unlink(missing_ok=True)
-        partial = path.with_suffix(path.suffix + ".part")
-        partial.write_bytes(payload)
-        partial.replace(path)
+    with _spill_lock:
+        if _folder is None:
+            _folder = Path(tempfile.mkdtemp(prefix="textgen-upload-"))
+            atexit.register(shutil.rmtree, _folder, True)
+        folder = _folder
+    path = folder / f"{hashlib.sha1(payload).hexdigest()}{Path(file_name).suffix.lower()}"
+    if path.exists():
+        path.touch()  # in use again: kept for another SPILL_KEEP_S
+    else:
+        handle, partial = tempfile.mkstemp(dir=folder, suffix=".part")
+        with open(handle, "wb") as out:
+            out.write(payload)
+        Path(partial).replace(path)
+    stale = time.time() - SPILL_KEEP_S
+    for older in folder.iterdir():
+        with suppress(OSError):  # another session may remove it first
+            if older != path and older.stat().st_mtime < stale:
+                older.unlink()
     return path
 
 

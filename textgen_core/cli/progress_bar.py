@@ -1,4 +1,9 @@
-"""A dependency-free progress bar for the terminal; a plain line every few seconds when not a TTY (CI logs)."""
+"""A dependency-free progress bar for the terminal; a plain line every few seconds when not a TTY (CI logs).
+
+Both forms show the rate and, once something is done, the time left; judge retries and attempts that
+timed out or were refused (5xx, 429) show as soon as there are any, so a slow server is visible
+before the first cell is. Counts keep their unit (cells while judging, rows otherwise).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,15 @@ import time
 from typing import TextIO
 
 from ..progress import Progress
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
 class ProgressBar:
@@ -18,9 +32,10 @@ class ProgressBar:
         self.enabled = hasattr(stream, "isatty") and stream.isatty()
         self.log_interval = log_interval
         self._started = time.monotonic()
+        self._phase_started: dict[str, tuple[float, int]] = {}
         self._logged = False
         self._last = 0.0
-        self._drawn = False
+        self._drawn = 0  # length of the line on screen (a shorter redraw blanks the rest)
 
     def __enter__(self) -> "ProgressBar":
         return self
@@ -29,6 +44,26 @@ class ProgressBar:
         if self._drawn:
             self.stream.write("\n")
             self.stream.flush()
+
+    def details(self, p: Progress, now: float) -> str:
+        """Rate, time left and what went wrong so far, e.g. ', 0.4 cells/s, 2m10s left, 3 retries'."""
+        started, first = self._phase_started.setdefault(p.phase, (now, p.done))
+        elapsed = max(now - started, 1e-9)
+        rate = (p.done - first) / elapsed
+        parts = [f"{rate:,.2g} {p.unit}/s" if rate < 10 else f"{rate:,.0f} {p.unit}/s"]
+        if rate > 0 and p.done < p.total:
+            parts.append(f"{_duration((p.total - p.done) / rate)} left")
+        if p.failed:
+            parts.append(f"unscored {p.failed}")
+        if p.in_flight:
+            parts.append(f"in flight {p.in_flight}")
+        if p.retries:
+            parts.append(f"retries {p.retries}")
+        if p.unanswered:
+            parts.append(f"timed out or refused {p.unanswered}")
+        if p.prompt_tokens or p.completion_tokens:
+            parts.append(f"tokens {p.prompt_tokens + p.completion_tokens}")
+        return ", ".join(parts)
 
     def update(self, p: Progress) -> None:
         now = time.monotonic()
@@ -40,21 +75,15 @@ class ProgressBar:
         self._last = now
         filled = int(self.width * p.fraction)
         bar = "#" * filled + "-" * (self.width - filled)
-        extra = f" unscored {p.failed}" if p.failed else ""
-        if p.in_flight:
-            extra += f" in flight {p.in_flight}"
-        if p.prompt_tokens or p.completion_tokens:
-            extra += f" tokens {p.prompt_tokens + p.completion_tokens}"
-        self.stream.write(f"\r{p.phase:<9} [{bar}] {p.done}/{p.total}{extra}   ")
+        line = f"{p.phase:<9} [{bar}] {p.done}/{p.total} {p.unit} ({self.details(p, now)})"
+        self.stream.write("\r" + line + " " * max(0, self._drawn - len(line)))
         self.stream.flush()
-        self._drawn = True
+        self._drawn = len(line)
 
     def _log(self, p: Progress, now: float) -> None:
         """One complete line (no carriage return) at the first update, then every ``log_interval`` seconds."""
         if self._logged and now - self._last < self.log_interval and p.phase != "done":
             return
         self._last, self._logged = now, True
-        rate = p.done / max(now - self._started, 1e-9)
-        extra = f", unscored {p.failed}" if p.failed else ""
-        self.stream.write(f"{p.phase}: {p.done}/{p.total} ({100 * p.fraction:.0f}%, {rate:,.0f}/s{extra})\n")
+        self.stream.write(f"{p.phase}: {p.done}/{p.total} {p.unit} ({100 * p.fraction:.0f}%, {self.details(p, now)})\n")
         self.stream.flush()

@@ -1,4 +1,4 @@
-"""`textgen-eval runs`, `export` and `datasets`: look at what is stored."""
+"""`textgen-eval runs`, `export`, `datasets` and `delete-run`: look at what is stored, or forget a run."""
 
 from __future__ import annotations
 
@@ -28,6 +28,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--verdicts", help="also write the judge's verdicts to this file")
     add_db_argument(export)
     export.set_defaults(handler=_export)
+
+    delete = sub.add_parser("delete-run", help="delete a run with its cells and verdicts (its dataset stays)")
+    delete.add_argument("run_id", type=int)
+    delete.add_argument("--force", action="store_true",
+                        help="delete a run recorded as 'running' even though its program seems alive (a program "
+                             "that died and whose process number another program now has)")
+    add_db_argument(delete)
+    delete.set_defaults(handler=_delete_run)
 
 
 def _runs(args: argparse.Namespace) -> int:
@@ -64,4 +72,12 @@ def _export(args: argparse.Namespace) -> int:
     if args.verdicts:
         verdicts = store.run_verdicts(args.run_id) if hasattr(store, "run_verdicts") else pd.DataFrame()
         print(f"wrote {write_table(verdicts, args.verdicts)} ({len(verdicts)} verdicts)")
+    return 0
+
+
+def _delete_run(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    run = store.get_run(args.run_id)  # a clear error for an unknown run
+    store.delete_run(args.run_id, force=args.force)
+    print(f"deleted run {args.run_id} ({run['status']}, on dataset {run['dataset']!r})")
     return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from ..compare.pairwise import pairwise_summary
 from ..errors import ParameterError
 from ..judge.metrics.pairwise_preference import NAME as PAIRWISE
@@ -32,8 +34,9 @@ def unscored_gate(store: Store, run_id: int, fraction: float) -> int:
     return UNSCORED_GATE_FAILED
 
 
-def print_summary(store: Store, run_id: int) -> None:
-    table = summary_table(store, run_id)
+def print_summary(store: Store, run_id: int, models: Sequence[str] | None = None) -> None:
+    """The run's summary table (of ``models`` when given, default all), legend, reasons and warnings."""
+    table = summary_table(store, run_id, models)
     if table.empty:
         print("no scores")
         return

@@ -100,10 +100,11 @@ class SharedLimiter:
         return Lease(permit.tokens, permit.paced_s, self._next)
 
     async def release(self, lease: int, status: int | None, headers: dict[str, str] | None,
-                      retry_after: float | None) -> None:
+                      retry_after: float | None, timed_out: bool = False, slow: bool = False) -> None:
         held = self._leases.pop(lease, None)
         if held is not None:  # None: taken back already (expired, or its run ended)
-            self.limiter.release(held[0], status=status, headers=headers, retry_after=retry_after)
+            self.limiter.release(held[0], status=status, headers=headers, retry_after=retry_after,
+                                 timed_out=timed_out, slow=slow)
 
     async def forget(self, owner: str) -> int:
         """Take back every lease of ``owner`` and refuse it any other; returns how many were still out."""
@@ -140,10 +141,10 @@ class RemoteLimiter:
         return await self._actor.acquire.remote(tokens, self._owner)
 
     def release(self, permit: Lease, *, status: int | None = None, headers: Any = None,
-                retry_after: float | None = None) -> None:
+                retry_after: float | None = None, timed_out: bool = False, slow: bool = False) -> None:
         # only the rate-limit headers travel: nothing else of the reply leaves the worker
         limits = {k.lower(): str(v) for k, v in (headers or {}).items() if k.lower().startswith("x-ratelimit-")}
-        self._actor.release.remote(permit.lease, status, limits or None, retry_after)
+        self._actor.release.remote(permit.lease, status, limits or None, retry_after, timed_out, slow)
 
     def configure(self, cap: int, rpm: int | None, tpm: int | None) -> None:
         pass  # the driver configured the actor with this run's settings

@@ -52,7 +52,8 @@ class Gate:
 
 def _failure(exc: Unscored, step: str, messages: Any) -> StepFailed:
     exchange = {"step": step, "messages": exc.messages or messages, "reason": exc.reason, "reply": exc.text,
-                "attempts": exc.attempts}
+                "attempts": exc.attempts, "prompt_tokens": exc.prompt_tokens,
+                "completion_tokens": exc.completion_tokens, "latency_s": exc.latency_s}
     return StepFailed(exc.reason, exchange)
 
 

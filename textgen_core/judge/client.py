@@ -147,10 +147,13 @@ class JudgeClient:
                     hit = await self._cached_reply(state, key)
                     if hit is not None:
                         return hit
+                started = time.monotonic()
                 try:
                     return await self._ask_fresh(state, key, messages, schema, schema_name, prompt_version, check)
-                except Unscored:
+                except Unscored as exc:
                     self._meter.bump(failed=1)
+                    if exc.latency_s is None:  # a failed exchange took time too (every attempt, waits included)
+                        exc.latency_s = time.monotonic() - started
                     raise
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
@@ -251,30 +254,38 @@ class JudgeClient:
         convo = messages
         prompt_tokens = completion_tokens = replies = 0
         while True:
-            body, sent, mode = await self._chat(state, convo, schema, schema_name, budget)
+            try:
+                body, sent, mode = await self._chat(state, convo, schema, schema_name, budget)
+            except Unscored as exc:  # the replies before it (re-asked) were paid for
+                exc.prompt_tokens, exc.completion_tokens = prompt_tokens, completion_tokens
+                raise
             replies += 1
             p_tok, c_tok, reported = usage_of(body)
             prompt_tokens += p_tok
             completion_tokens += c_tok
             self._meter.count_call(p_tok, c_tok, reported)
             text, problem = read_choice(body, self.settings.max_tokens)
+
+            def failed(reason: str, kind: str) -> Unscored:  # an unscored exchange keeps what it cost
+                error = Unscored(scrub(reason), kind=kind, attempts=budget.attempts,  # type: ignore[arg-type]
+                                 text=scrub(text), messages=self.scrubbed(sent))
+                error.prompt_tokens, error.completion_tokens = prompt_tokens, completion_tokens
+                return error
+
             if problem is not None:
-                kind, reason = problem
-                raise Unscored(scrub(reason), kind=kind, attempts=budget.attempts, text=scrub(text),
-                               messages=self.scrubbed(sent))
+                raise failed(problem[1], problem[0])
             try:
                 value = parse_reply(text, schema)
                 problem_text = check(value) if check is not None else None
                 if problem_text is not None:
                     if key_reasks_left <= 0:
-                        raise Unscored(scrub(problem_text), kind="invalid", attempts=budget.attempts,
-                                       text=scrub(text), messages=self.scrubbed(sent))
+                        raise failed(problem_text, "invalid")
                     key_reasks_left = 0
-                    raise ReplyError(problem_text)
+                    raise ReplyError(problem_text, schema=True)
             except ReplyError as err:
                 if reasks_left <= 0:
-                    raise Unscored(scrub(f"invalid JSON after {replies} attempts: {err}"), kind="invalid",
-                                   attempts=budget.attempts, text=scrub(text), messages=self.scrubbed(sent)) from None
+                    what = "reply does not fit the schema" if err.schema else "invalid JSON"  # valid JSON, wrong shape
+                    raise failed(f"{what} after {replies} attempts: {err}", "invalid") from None
                 reasks_left -= 1
                 self._meter.bump(retries=1)
                 log.info("judge reply invalid (%s); asking again", scrub(str(err)))

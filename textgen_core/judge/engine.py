@@ -266,7 +266,7 @@ class _Tracker:
         used = self.spent()
         self.callback(Progress("judge", self.total, self.done, self.failed, self.client.usage.in_flight,
                                used.prompt_tokens, used.completion_tokens, used.cached, used.rate_limited,
-                               used.waited_s))
+                               used.waited_s, used.retries, used.unanswered))
 
 
 async def _run(store: JudgeStore, run_id: int, groups: list[list[Job]], client: JudgeClient,
@@ -307,6 +307,9 @@ async def _run(store: JudgeStore, run_id: int, groups: list[list[Job]], client: 
         await client.aclose()
         tracker.report(force=True)
         spent = tracker.spent()
+        if spent.unanswered or spent.retries:
+            log.warning("judge: %d attempts timed out or were refused (5xx, 429) and count as calls; %d retries "
+                        "and re-asks in all", spent.unanswered, spent.retries)
         if spent.rate_limited or spent.waited_s >= 1.0:
             log.warning("judge: requests waited %.1f s in all for the endpoint's rate limits; %d refused with 429 "
                         "were waited out and sent again", spent.waited_s, spent.rate_limited)

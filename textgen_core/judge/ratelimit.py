@@ -87,6 +87,8 @@ class Permit:
     tokens: int
     #: Seconds it was held by pacing or a pause (not by waiting for a free slot, which is plain queueing).
     paced_s: float
+    #: When it was admitted (monotonic): a timeout cuts concurrency once per wave of requests.
+    at: float = 0.0
 
 
 class Limiter:
@@ -112,6 +114,10 @@ class Limiter:
         self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future]] = deque()
         self.waited = 0.0
         self.refused = 0
+        self.timeouts = 0
+        #: Concurrency learned from timeouts (None until one): what the server serves within the timeout.
+        self.ceiling: int | None = None
+        self._cut_at = 0.0
         self._why = ""
 
     # -- settings of the run(s) using it --------------------------------------------------
@@ -153,22 +159,35 @@ class Limiter:
         if paced:
             with self._lock:
                 self.waited += paced
-        return Permit(tokens, paced)
+        return Permit(tokens, paced, time.monotonic())
 
     def release(self, permit: Permit, *, status: int | None = None, headers: Mapping[str, str] | None = None,
-                retry_after: float | None = None) -> None:
-        """Hand a slot back, learning from the reply: a 429 or 503 cuts concurrency, a clean reply grows it."""
+                retry_after: float | None = None, timed_out: bool = False, slow: bool = False) -> None:
+        """Hand a slot back, learning from the reply: a 429, a 503 or a timeout cuts concurrency, a clean
+        reply grows it. A timeout is what a server with fewer slots than our concurrency shows: the
+        requests it queues wait out their timeout there (a one-slot llama.cpp server at concurrency 16).
+        ``slow``: the reply took more than half the timeout; concurrency does not grow on it."""
         now = time.monotonic()
         with self._lock:
             self.in_use -= 1
-            if status in (429, 503):
+            if timed_out:
+                self.timeouts += 1
+                if permit.at >= self._cut_at:  # one cut per wave: those sent with it time out together
+                    self.limit = max(1.0, self.limit / 2)
+                    self.ceiling = int(self.limit)  # the server's pace: growth stops here from now on
+                    self._cut_at = now
+                self._slow_start = False
+            elif status in (429, 503):
                 self.refused += status == 429
                 self.limit = max(1.0, self.limit / 2)
                 self._slow_start = False
                 if retry_after is not None:
                     self._hold(now, retry_after, f"Retry-After {retry_after:.0f} s")
+            elif slow:
+                self._slow_start = False  # near the timeout already: more requests at once would cross it
             elif status is not None and status < 400:
-                self.limit = min(float(self.cap), self.limit + (1.0 if self._slow_start else 1.0 / self.limit))
+                self.limit = min(float(min(self.cap, self.ceiling or self.cap)),
+                                 self.limit + (1.0 if self._slow_start else 1.0 / self.limit))
             if headers:
                 self._learn(headers, now, permit.tokens if status is not None and status < 400 else 0)
         self._wake(max(1, int(self.limit) - self.in_use))

@@ -55,6 +55,10 @@ class Unscored(Exception):
         self.fatal = fatal
         self.text = text
         self.messages = messages
+        #: What the failed exchange cost and took, all attempts included (filled in by the client).
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.latency_s: float | None = None
 
     def __repr__(self) -> str:
         return f"Unscored({self.reason!r}, kind={self.kind!r})"
@@ -187,9 +191,34 @@ def read_choice(body: Mapping[str, Any], max_tokens: int) -> tuple[str, tuple[Fa
     if refusal:
         return text, ("refused", f"the judge refused to answer: {refusal}")
     if finish == "length":
+        loop = repeated_tail(text or "")
+        if loop is not None:  # a longer limit would only buy more of the same
+            return text, ("length", f"the reply repeated {loop!r} over and over until max_tokens={max_tokens} "
+                                    "cut it off (the judge model loops; a larger --max-tokens will not help: try "
+                                    "another model, a temperature above 0, or a smaller --max-tokens)")
         return text, ("length", f"the reply was cut off at max_tokens={max_tokens} before it was complete; "
                                 "raise --max-tokens")
     return text, None
+
+
+def repeated_tail(text: str, *, min_repeats: int = 4, max_period: int = 200) -> str | None:
+    """The piece a reply ends by repeating (``min_repeats`` times or more in a row), or None.
+
+    A model that loops writes one phrase again and again until the token limit; an honest long reply
+    does not end in four identical copies of anything.
+    """
+    tail = text.rstrip()[-(max_period * (min_repeats + 1)):]
+    for period in range(1, min(max_period, len(tail) // min_repeats) + 1):
+        piece = tail[-period:]
+        if not piece.strip():
+            continue
+        if tail.endswith(piece * min_repeats):
+            count = min_repeats
+            while tail.endswith(piece * (count + 1)):
+                count += 1
+            if period * count >= 24:  # "aaaa" is not a loop; a phrase written over and over is
+                return piece.strip()[:60]
+    return None
 
 
 def _vector(raw: Any) -> list[float]:

@@ -37,7 +37,11 @@ _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 
 class ReplyError(ValueError):
-    """A reply that is not usable: no JSON in it, or JSON that breaks the schema."""
+    """A reply that is not usable: no JSON in it, or JSON that breaks the schema (``schema`` True)."""
+
+    def __init__(self, message: str, *, schema: bool = False) -> None:
+        super().__init__(message)
+        self.schema = schema
 
 
 def check_schema(schema: Any, path: str = "$") -> None:
@@ -109,7 +113,7 @@ def validate(value: Any, schema: Mapping[str, Any]) -> None:
     """Raise :class:`ReplyError` naming the first place where ``value`` breaks ``schema``."""
     problem = _first_problem(value, schema, "$")
     if problem:
-        raise ReplyError(problem)
+        raise ReplyError(problem, schema=True)
 
 
 def parse_reply(text: str | None, schema: Mapping[str, Any]) -> Any:

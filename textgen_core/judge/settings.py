@@ -125,11 +125,12 @@ class JudgeSettings:
 
     def fingerprint(self) -> dict[str, Any]:
         """What decides the judge's verdicts (a run keeps it; resume refuses another). The key, timeout,
-        concurrency, retries, rate limits, prices and caps may change without changing a verdict."""
+        concurrency, retries, rate limits, prices and caps may change without changing a verdict; so may
+        ``max_tokens``: a complete reply is the same under any limit it fits, and a reply cut off is never
+        used, so a resume may raise it for the cells left unscored."""
         return {"base_url": self.endpoint, "model": self.model, "temperature": float(self.temperature),
                 "seed": self.seed, "embedding_model": self.embedding_model or self.model,
-                "response_mode": self.response_mode, "max_tokens": self.max_tokens,
-                "api_version": self.api_version}
+                "response_mode": self.response_mode, "api_version": self.api_version}
 
     def price(self, prompt_tokens: int, completion_tokens: int, *, batch: bool | None = None) -> float | None:
         """Cost of the given tokens at the configured prices (batch prices in batch mode); None when no price is set.

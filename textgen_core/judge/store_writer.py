@@ -219,8 +219,9 @@ class ResultWriter:
                 "datum_id": row.datum_id, "model": row.model, "metric": metric, "step": failed.get("step", ""),
                 "call_index": i, "status": "unscored", "reason": failed.get("reason"), "cache_key": None,
                 "messages": messages if isinstance(messages, list) else [{"role": "user", "content": json.dumps(messages)}],
-                "reply": failed.get("reply"), "prompt_tokens": 0, "completion_tokens": 0,
-                "attempts": failed.get("attempts"), "latency_s": None,
+                "reply": failed.get("reply"), "prompt_tokens": failed.get("prompt_tokens") or 0,
+                "completion_tokens": failed.get("completion_tokens") or 0,
+                "attempts": failed.get("attempts"), "latency_s": failed.get("latency_s"),
             })
         self.sink.put_cell(CellWrite(self.run_id, record, verdicts, exchanges, record[:3] in self.written,
                                      usage))

@@ -206,11 +206,13 @@ class Transport:
             headers: Any = None
             failure: Failure | None = None
             result: Any = None
+            sent_at = time.monotonic()
             try:
                 self._raise_if_fatal(op)  # a bad key may have been found while we waited
                 hold = self.spending.admit(payload) if self.spending is not None else None
                 self.meter.bump(in_flight=1)
                 budget.attempts += 1
+                sent_at = time.monotonic()
                 try:
                     result, headers = await asyncio.wait_for(_send(state.api, path, payload), guard_timeout)
                     status = 200
@@ -231,7 +233,9 @@ class Transport:
                     hold.release(result, billed=billed, cut_off=failure is not None and failure.kind == "timeout")
                 retry_after = failure.retry_after if failure is not None else None
                 self.limiter.release(permit, status=status, headers=headers, retry_after=None if retry_after is None
-                                     else self.policy.delay(budget.attempts, self._rng, retry_after))
+                                     else self.policy.delay(budget.attempts, self._rng, retry_after),
+                                     timed_out=failure is not None and failure.kind == "timeout",
+                                     slow=time.monotonic() - sent_at > self.settings.timeout / 2)
             if failure is None:
                 problem = shape_problem(result, field_name)
                 if problem is not None:

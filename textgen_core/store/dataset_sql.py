@@ -150,7 +150,7 @@ class DatasetTablesMixin:
             raise StoreError(f"run {runs} is still scoring {what} (by {holders}): cancel it (or let it finish) "
                              "before deleting. "
                              "Nothing was deleted. If the program that ran it has stopped, resume the run "
-                             "or delete it with force.")
+                             f"or delete it anyway: 'textgen-eval delete-run {runs.split(', ')[0]} --force'.")
 
     def _delete_dataset(self, cur: duckdb.DuckDBPyConnection, dataset_id: int) -> None:
         for (run_id,) in cur.execute("SELECT run_id FROM runs WHERE dataset_id = ?", [dataset_id]).fetchall():

@@ -1,10 +1,14 @@
-"""Which program scores a run: 'host:PID', recorded when a run starts or is resumed.
+"""Which program scores a run: 'host:PID:START', recorded when a run starts or is resumed.
 
 A run stays 'running' in the file when its program is killed (SIGKILL, a power
 cut), so the status alone cannot tell a live run from an abandoned one. The
 recorded runner can, on the same machine: a resume is refused only while that
 process is alive, so two programs never score one run at once, and a run whose
-program died is resumed without ceremony.
+program died is resumed without ceremony. A PID alone is not enough: the system
+gives a dead program's PID to a later one, so the runner also records when its
+process started (clock ticks since boot, from /proc), and a live process with
+that PID but another start time is not the runner. Runners recorded as
+'host:PID' (before start times were kept) are judged by the PID alone.
 """
 
 from __future__ import annotations
@@ -14,9 +18,19 @@ import socket
 from pathlib import Path
 
 
+def _started(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot), or None where /proc does not tell."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]  # field 22, counted after the program name
+
+
 def this_runner() -> str:
-    """'host:PID' of this process."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """'host:PID:START' of this process ('host:PID' where the start time is unknown)."""
+    started = _started(os.getpid())
+    return f"{socket.gethostname()}:{os.getpid()}" + (f":{started}" if started else "")
 
 
 def live_runner(runner: str | None, *, this_process: bool = False) -> str | None:
@@ -26,7 +40,7 @@ def live_runner(runner: str | None, *, this_process: bool = False) -> str | None
     is reported only with ``this_process`` (a resume in this process knows whether its own
     threads still work on the run; a delete does not).
     """
-    host, _, pid_text = (runner or "").rpartition(":")
+    host, pid_text, started = _parts(runner or "")
     if host != socket.gethostname() or not pid_text.isdigit():
         return None
     pid = int(pid_text)
@@ -38,8 +52,20 @@ def live_runner(runner: str | None, *, this_process: bool = False) -> str | None
         return None
     except PermissionError:
         pass  # alive, owned by another user
+    now = _started(pid)
+    if started and now and now != started:
+        return None  # the PID now belongs to a later program: the runner is gone
     try:
         program = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
     except OSError:
         program = ""
     return f"PID {pid}" + (f" ({program[:120]})" if program else "")
+
+
+def _parts(runner: str) -> tuple[str, str, str]:
+    """(host, PID, start time or '') of 'host:PID:START' or 'host:PID' (a host name may hold colons)."""
+    head, _, last = runner.rpartition(":")
+    before, _, middle = head.rpartition(":")
+    if before and middle.isdigit() and last.isdigit() and before == socket.gethostname():
+        return before, middle, last
+    return head, last, ""

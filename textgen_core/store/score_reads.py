@@ -105,14 +105,16 @@ class ScoreReadsMixin:
         prediction is empty or blank (whatever the metric made of them).
         """
         return self._cur().execute(
+            # the dataset by a scalar subquery: joined to ``r`` instead, DuckDB took 10 s at 10,000 models
             "WITH r AS (SELECT dataset_id, models FROM runs WHERE run_id = $run), "
-            "u AS (SELECT count(DISTINCT d.datum_id) AS n FROM data d, r WHERE d.dataset_id = r.dataset_id), "
+            "u AS (SELECT count(DISTINCT d.datum_id) AS n FROM data d "
+            "WHERE d.dataset_id = (SELECT dataset_id FROM runs WHERE run_id = $run)), "
             "m AS (SELECT unnest(r.models) AS model FROM r UNION SELECT DISTINCT model FROM scores WHERE run_id = $run), "
             "k AS (SELECT DISTINCT score FROM scores WHERE run_id = $run), "
             "c AS (SELECT model, score, count(value) AS n_scored, count(*) - count(value) AS n_unscored "
             "FROM scores WHERE run_id = $run GROUP BY model, score), "
             "e AS (SELECT d.model, count(*) FILTER (WHERE " + BLANK_PREDICTION + ") AS n_empty "
-            "FROM data d, r WHERE d.dataset_id = r.dataset_id GROUP BY d.model) "
+            "FROM data d WHERE d.dataset_id = (SELECT dataset_id FROM runs WHERE run_id = $run) GROUP BY d.model) "
             "SELECT m.model, k.score, coalesce(c.n_scored, 0) AS n_scored, coalesce(c.n_unscored, 0) AS n_unscored, "
             "greatest(u.n - coalesce(c.n_scored, 0) - coalesce(c.n_unscored, 0), 0) AS n_missing, "
             "coalesce(e.n_empty, 0) AS n_empty, u.n AS n_datums "

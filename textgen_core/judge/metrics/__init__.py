@@ -68,7 +68,8 @@ def fingerprint(settings: JudgeSettings, metrics: list[str]) -> dict[str, Any]:
 
 def fingerprint_changes(stored: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
     """Human-readable differences between two fingerprints ("model: 'judge-a' -> 'judge-b'")."""
-    changes = [f"{name}: {stored.get(name)!r} -> {now.get(name)!r}" for name in sorted(set(stored) | set(now))
+    # A setting a newer version left out of the fingerprint (max_tokens) is no change.
+    changes = [f"{name}: {stored.get(name)!r} -> {now.get(name)!r}" for name in sorted(set(now))
                if name not in ("prompts", "criteria") and stored.get(name) != now.get(name)]
     was, defined = stored.get("criteria") or {}, now.get("criteria") or {}
     for name in sorted(set(was) | set(defined)):
