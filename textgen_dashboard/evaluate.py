@@ -14,10 +14,11 @@ import streamlit as st
 from textgen_core.errors import ParameterError
 from textgen_core.evaluate import check_metrics
 from textgen_core.judge.settings import JudgeSettings
-from textgen_core.metrics.registry import all_metrics
+from textgen_core.metrics.registry import all_metrics, get_metric
 from textgen_core.metrics.spec import MetricSpec
 
 from . import data, state
+from .criteria import saved_metrics
 from .jobs import start_evaluation
 from .safe_text import plain
 from .widgets import describe_reasons, job_panel, judge_form, link, param_form
@@ -50,13 +51,13 @@ def render() -> None:
     _run_section(dataset_id, models, chosen, params, judge, problems, blocked=bool(errors))
 
 
-
 def _local(metric: str, params: dict) -> bool:
     """True when the metric runs here without a judge (lexical, or an endpoint metric's local backend)."""
     try:
-        return all_metrics()[metric].is_local(params.get(metric))
+        return get_metric(metric).is_local(params.get(metric))
     except ParameterError:  # shown by the parameter form; until fixed the metric counts as judged
         return False
+
 
 def _dataset_picker(datasets: Any) -> tuple[int, list[str]]:
     names = dict(zip(datasets["dataset_id"].astype(int), datasets["name"]))
@@ -83,7 +84,7 @@ def _metric_picker(fields: set[str]) -> tuple[list[str], dict[str, dict[str, Any
     params: dict[str, dict[str, Any]] = {}
     errors: list[str] = []
     columns = sorted(fields)
-    specs = list(all_metrics().values())
+    specs = list(all_metrics().values()) + saved_metrics()  # saved custom judge metrics with the judge ones
     for group, title in GROUPS.items():
         members = [s for s in specs if s.group == group]
         if not members:

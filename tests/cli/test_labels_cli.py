@@ -97,6 +97,8 @@ def test_a_bad_labels_file_stores_nothing_and_names_the_cell(judged, tmp_path: P
         ([{"id": "nope", "model": "small", "value": 1, "annotator": "a"}], "row 1, column 'id'", "no datum"),
         ([{"id": "d0", "model": "tiny", "value": 1, "annotator": "a"}], "row 1, column 'model'", "no datum"),
         ([{"id": "d0", "model": "small", "value": 1}], "no annotator column", ""),
+        ([{"id": "d0", "model": "small", "value": 1, "annotator": "a"},
+          {"id": "d0", "model": "small", "value": 0, "annotator": "a"}], "row 2, column 'id'", "twice by 'a'"),
         ([{"id": "d0", "value": 1, "annotator": "a"}], "missing column(s) model", ""),
     ]
     for i, (rows, where, what) in enumerate(cases):
@@ -151,3 +153,42 @@ def test_disagreement_first_labels_get_no_plain_estimate(judged, tmp_path: Path,
     means = calibrated_means(store, run_id, ["coherence"])
     assert means["calibrated"].isna().all()
     assert means["note"].str.contains("not sampled at random").all()
+
+
+def test_labels_go_with_their_run_and_an_old_file_has_none(judged, tmp_path: Path) -> None:
+    db, run_id, _ = judged
+    store = Store(db)
+    store.write_labels(run_id, [("d0", "small", "qa_grade", "ana", 1.0, None, "random", None),
+                                ("d0", "small", "qa_grade", "ana", 0.0, "changed my mind", "random", None)])
+    kept = store.labels(run_id)
+    assert kept[["value", "note"]].values.tolist() == [[0.0, "changed my mind"]]  # the later label wins
+    store.delete_run(run_id, force=True)  # the fixture's run was never finished
+    assert store.labels(run_id).empty
+    store.close()
+    import duckdb
+
+    old = tmp_path / "old.duckdb"  # a file from before labels existed, opened read-only: no table, no labels
+    with duckdb.connect(str(old)) as con:
+        con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    assert Store(old, read_only=True).labels(1).empty
+
+
+def test_run_calibrate_takes_a_human_column(tmp_path: Path, capsys) -> None:
+    rows = ["id,model,question,answer,reference,stars"]
+    for i in range(12):
+        rows.append(f"q{i},a,what is {i}?,{i},{i},{1.0 if i % 3 else 0.0}")
+    source = tmp_path / "stars.csv"
+    source.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    db = tmp_path / "run.duckdb"
+    assert main(["--db", str(db), "run", str(source), "--metrics", "exact_match", "--workers", "1",
+                 "--calibrate", "exact_match=stars"]) == 0
+    printed = capsys.readouterr().out
+    assert "Bias-corrected means (PPI++, the human column as labels)" in printed
+    means = calibrated_means(Store(db, read_only=True), 1, ["exact_match"], human_column="stars")
+    assert means["calibrated"].iloc[0] == pytest.approx(8 / 12)  # every answer matches; people said 8 of 12
+    assert means["judge_mean"].iloc[0] == 1.0
+    with pytest.raises(SystemExit) as stopped:  # refused before anything is stored
+        main(["--db", str(db), "run", str(source), "--metrics", "exact_match", "--name", "again",
+              "--calibrate", "exact_match"])
+    assert stopped.value.code == 2 and "SCORE=COLUMN" in capsys.readouterr().err
+    assert len(Store(db, read_only=True).list_runs()) == 1

@@ -21,6 +21,7 @@ from ..summary import wide_scores
 from .classification import print_reports
 from .main import add_db_argument, open_store
 from .progress_bar import ProgressBar
+from .labels import calibrate_spec, print_run_calibration
 from .tables import UNSCORED_GATE_FAILED, print_summary, unscored_gate
 
 
@@ -47,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--fail-if-unscored-above", type=float, default=None, metavar="FRACTION",
                      help=f"exit {UNSCORED_GATE_FAILED} when a model lacks a score (unscored or missing) on more than "
                           "this fraction of the datums of any score; for CI")
+    run.add_argument("--calibrate", action="append", default=[], metavar="SCORE=COLUMN", type=calibrate_spec,
+                     help="also report SCORE's bias-corrected mean (PPI++) from the dataset's human COLUMN, beside "
+                          "the judge-only mean (repeatable)")
     run.add_argument("--dry-run", action="store_true", help="print the judge call estimate and stop")
     run.add_argument("--workers", type=int, default=None, help="processes for lexical metrics (default: all cores)")
     run.add_argument("--engine", choices=["local", "ray"], default="local",
@@ -206,7 +210,7 @@ def _score(args: argparse.Namespace) -> int:
     if args.engine == "ray" or (not args.dry_run and Path(args.data).is_file()):
         run_id = _stream(args, store, metrics, params, judge, models)
         if run_id is not None:
-            return _report(store, run_id, args.out, args.fail_if_unscored_above)
+            return _report(store, run_id, args.out, args.fail_if_unscored_above, args.calibrate)
     dataset, dataset_id = _load_file(args, required), None
     if dataset is None:  # a stored dataset's name: looked up read-only, so a typo creates no database
         reader = open_store(args, read_only=True)
@@ -218,10 +222,27 @@ def _score(args: argparse.Namespace) -> int:
     if dataset_id is None:
         dataset_id, name, reused = save_or_reuse(store, dataset, args.name or dataset.name)
         print(f"{'using stored' if reused else 'stored'} dataset {name!r} ({len(dataset.rows)} rows)")
-    with ProgressBar(sys.stderr) as bar:
-        run_id = evaluate(store, dataset_id, metrics, params, models=models, judge=judge,
-                          progress=bar.update, cancel=threading.Event(), workers=args.workers)
-    return _report(store, run_id, args.out, args.fail_if_unscored_above)
+    before = _newest_run(store)
+    try:
+        with ProgressBar(sys.stderr) as bar:
+            run_id = evaluate(store, dataset_id, metrics, params, models=models, judge=judge,
+                              progress=bar.update, cancel=threading.Event(), workers=args.workers)
+    except KeyboardInterrupt:
+        started = _newest_run(store)
+        if started is not None and started != before:  # name the run to resume, not a placeholder
+            print(f"run {started} is kept as interrupted: 'textgen-eval resume {started}' finishes it",
+                  file=sys.stderr)
+        raise
+    return _report(store, run_id, args.out, args.fail_if_unscored_above, args.calibrate)
+
+
+def _newest_run(store: Store) -> int | None:
+    """The id of the newest run in the store (None when there is none or the store cannot say now)."""
+    try:
+        runs = store.list_runs()
+    except Exception:  # noqa: BLE001 - only for a message on the way out
+        return None
+    return int(runs["run_id"].max()) if len(runs) else None
 
 
 def _stream(args: argparse.Namespace, store: Store, metrics: list[str], params: dict, judge: Any,
@@ -260,12 +281,16 @@ def _stream(args: argparse.Namespace, store: Store, metrics: list[str], params: 
 def _resume(args: argparse.Namespace) -> int:
     define_judge_metrics(args, [])  # an edited --judge-metric file is refused by the fingerprint check
     store = open_store(args)
+    from .judge_args import judge_settings_for_resume
+
+    judge = judge_settings_for_resume(args, store.get_run(args.run_id).get("judge"))  # the run's endpoint and model
     with ProgressBar(sys.stderr) as bar:
-        run_id = resume(store, args.run_id, judge=_judge_settings(args), progress=bar.update)
+        run_id = resume(store, args.run_id, judge=judge, progress=bar.update)
     return _report(store, run_id, None)
 
 
-def _report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None) -> int:
+def _report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None,
+            calibrate: list[str] | None = None) -> int:
     try:
         run = store.get_run(run_id)
     except StoreBusy as exc:  # the run ended; only its summary cannot be read now
@@ -282,6 +307,8 @@ def _report(store: Store, run_id: int, out: str | None, unscored_above: float | 
               f"{run['completion_tokens']} completion tokens{cost}")
     print_summary(store, run_id, _shown_models(store, run_id, run["models"]))
     print_reports(store, run_id)
+    if calibrate:
+        print_run_calibration(store, run_id, calibrate)
     if out:
         path = write_table(wide_scores(store, run_id), out)
         print(f"wrote {path}")

@@ -190,7 +190,8 @@ def import_labels(store: Store, run_id: int, path: str | Path, score: str, *, an
     dataset = store.load_dataset(run["dataset_id"])
     known = {(r.datum_id, r.model) for r in dataset.rows}
     low, high, values = scale_of(score, judge_values(store, run_id, score)["judge"].tolist())
-    rows = []
+    rows: list[tuple[Any, ...]] = []
+    seen: dict[tuple[str, str, str], int] = {}
     for number, record in frame.iterrows():
         datum_id, model = _text(record["id"]), _text(record["model"])
         if (datum_id, model) not in known:
@@ -208,6 +209,11 @@ def import_labels(store: Store, run_id: int, path: str | Path, score: str, *, an
         if not who:
             raise InputError("empty annotator", file=name, row=int(number), column="annotator")
         note = _text(record.get("note")) if "note" in frame.columns else None
+        earlier = seen.setdefault((datum_id, model, who), int(number))
+        if earlier != int(number):
+            raise InputError(f"datum {datum_id!r} of model {model!r} is labelled twice by {who!r} (also row "
+                             f"{earlier}); keep one label per annotator and cell", file=name, row=int(number),
+                             column="id")
         rows.append((datum_id, model, score, who, value, note or None, sampling, None))
     return store.write_labels(run_id, rows)
 
