@@ -192,3 +192,45 @@ def test_run_calibrate_takes_a_human_column(tmp_path: Path, capsys) -> None:
               "--calibrate", "exact_match"])
     assert stopped.value.code == 2 and "SCORE=COLUMN" in capsys.readouterr().err
     assert len(Store(db, read_only=True).list_runs()) == 1
+
+
+def test_calibrated_numbers_equal_ppi_on_the_stored_cells(judged) -> None:
+    """Stratified labels are weighted by their stratum's labelled share; paired deltas are PPI++ on differences."""
+    from textgen_core.compare.calibration import ppi_mean
+    from textgen_core.compare.human_report import calibrated_deltas
+
+    db, run_id, truth = judged
+    store = Store(db)
+    picked = select_cells(store, run_id, "qa_grade", "stratified", 30, seed=2)
+    store.write_labels(run_id, [(d, m, "qa_grade", "ana", truth[(d, m)], None, "stratified", p)
+                                for d, m, p in zip(picked["datum_id"], picked["model"], picked["probability"])])
+    judge = store.score_values(run_id, scores=["qa_grade"])
+    means = calibrated_means(store, run_id, ["qa_grade"]).set_index("model")
+    for model in ("small", "large"):
+        population = judge[judge["model"] == model]
+        mine = picked[picked["model"] == model]
+        sizes = population["value"].value_counts()
+        taken = mine["judge"].value_counts()
+        pi = np.array([taken[v] / sizes[v] for v in mine["judge"]])
+        expected = ppi_mean(np.array([truth[(d, model)] for d in mine["datum_id"]]), mine["judge"].to_numpy(),
+                            population["value"].to_numpy(), probabilities=pi)
+        assert means.loc[model, "calibrated"] == pytest.approx(expected.estimate, abs=1e-12)
+        assert means.loc[model, "ci_low"] == pytest.approx(expected.ci_low, abs=1e-12)
+        assert means.loc[model, "method"] == "PPI++ with inverse-probability weights"
+
+    store.write_labels(run_id, [(f"d{i}", m, "qa_grade", "ben", truth[(f"d{i}", m)], None, "random", None)
+                                for i in range(20) for m in ("small", "large")])
+    # ana's stratified labels stay; the paired deltas use only datums whose labels are all random
+    deltas = calibrated_deltas(store, run_id, "small", ["large"], ["qa_grade"]).iloc[0]
+    wide = judge.pivot(index="datum_id", columns="model", values="value")
+    diffs_all = (wide["large"] - wide["small"]).to_numpy()
+    ids = [f"d{i}" for i in range(20)]
+    random_pairs = [d for d in ids if not any((d, m) in set(zip(picked["datum_id"], picked["model"]))
+                                              for m in ("small", "large"))]
+    y = np.array([truth[(d, "large")] - truth[(d, "small")] for d in random_pairs])
+    f = np.array([wide.loc[d, "large"] - wide.loc[d, "small"] for d in random_pairs])
+    expected = ppi_mean(y, f, diffs_all)
+    assert deltas["n_labels"] == len(random_pairs)
+    assert deltas["calibrated_delta"] == pytest.approx(expected.estimate, abs=1e-12)
+    assert deltas["ci_high"] == pytest.approx(expected.ci_high, abs=1e-12)
+    assert "left out" in deltas["note"]
