@@ -51,7 +51,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--calibrate", action="append", default=[], metavar="SCORE=COLUMN", type=calibrate_spec,
                      help="also report SCORE's bias-corrected mean (PPI++) from the dataset's human COLUMN, beside "
                           "the judge-only mean (repeatable)")
-    run.add_argument("--dry-run", action="store_true", help="print the judge call estimate and stop")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the judge call estimate (and its upper bound) and stop; against a local endpoint "
+                          "one real call is timed for a time estimate")
+    run.add_argument("--no-probe", action="store_true", help="with --dry-run: make no call at all, not even the "
+                                                             "timing probe of a local endpoint")
     run.add_argument("--workers", type=int, default=None, help="processes for lexical metrics (default: all cores)")
     run.add_argument("--engine", choices=["local", "ray"], default="local",
                      help="local: this machine, reading big CSV/TSV/Parquet files in chunks; ray: a Ray cluster "
@@ -345,6 +349,28 @@ def _shown_models(store: Store, run_id: int, models: list[str]) -> list[str] | N
     return shown
 
 
+def _probe_time(judge: Any, est: Any) -> None:
+    """For a local endpoint, time one real call and say how long the run may take (there time is the cost)."""
+    from ..judge.endpoint import is_local
+    from ..judge.engine import probe
+
+    if judge.batch or not is_local(judge) or est.first is None:  # a batch takes hours whatever one call takes
+        return
+    seconds, tokens, failure = probe(judge, est.first)
+    if failure is not None:
+        print(f"time: the probe call failed after {seconds:.1f} s ({failure}); no time estimate")
+        return
+    one_slot = est.calls * seconds
+    print(f"time: one probe call took {seconds:.1f} s ({tokens} completion tokens): about "
+          f"{_duration(one_slot)} for {est.calls} calls on a one-slot server, {_duration(one_slot / judge.concurrency)} "
+          f"if it serves --concurrency {judge.concurrency} at once; a reply of --max-tokens {judge.max_tokens} "
+          "takes longer")
+
+
+def _duration(seconds: float) -> str:
+    return duration_text(seconds) if seconds >= 1 else f"{seconds:.1f} s"
+
+
 def _dry_run(args: argparse.Namespace, dataset: Dataset, metrics: list[str], params: dict, judge: Any,
              models: list[str] | None) -> int:
     """Print what the run would do; nothing is written (the judge cache is read when the file exists)."""
@@ -369,6 +395,12 @@ def _dry_run(args: argparse.Namespace, dataset: Dataset, metrics: list[str], par
     else:
         print(f"judge calls: {est.calls} to make, {est.cached} cached")
     print(f"estimated tokens: {est.prompt_tokens} prompt + {est.completion_tokens} completion")
+    if est.calls:  # a rambling or looping judge writes up to max_tokens every time
+        bound = est.bound_cost(judge)
+        print(f"at most: {est.completion_bound} completion tokens ({est.calls} calls x --max-tokens "
+              f"{judge.max_tokens}){'' if bound is None else f', cost {bound:.6f}'}")
+        if not args.no_probe:
+            _probe_time(judge, est)
     if est.cost is None:
         print("estimated cost: unknown (set --price-prompt/--price-completion)")
     else:  # direct and Batch API prices side by side
