@@ -150,6 +150,13 @@ def test_disagreement_first_labels_get_no_plain_estimate(judged, tmp_path: Path,
     assert (picked["judge"] == 3.0).all()  # nearest the middle of 1-5 first
     store.write_labels(run_id, [(d, m, "coherence", "ana", 3.0, None, "disagreement", None)
                                 for d, m in zip(picked["datum_id"], picked["model"])])
+    after = select_cells(store, run_id, "coherence", "disagreement", 10, viewer="ana")
+    assert after.equals(picked)  # ana's own labels do not reorder her queue
+    store.write_labels(run_id, [(d, m, "coherence", "ben", 1.0, None, "disagreement", None)
+                                for d, m in zip(picked["datum_id"][5:], picked["model"][5:])])
+    second = select_cells(store, run_id, "coherence", "disagreement", 10, viewer="cy")
+    assert set(zip(second["datum_id"][:5], second["model"][:5])) == set(
+        zip(picked["datum_id"][5:], picked["model"][5:]))  # where people split, first
     means = calibrated_means(store, run_id, ["coherence"])
     assert means["calibrated"].isna().all()
     assert means["note"].str.contains("not sampled at random").all()
