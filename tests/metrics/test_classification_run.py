@@ -163,7 +163,7 @@ def test_cli_run_prints_per_label_scores_averages_and_the_confusion_matrix(tmp_p
     assert "gold \\ predicted" in out.stdout
     listing = subprocess.run([sys.executable, "-m", "textgen_core", "metrics"], capture_output=True, text=True,
                              timeout=60, cwd=ROOT)
-    assert "classification" in listing.stdout
+    assert all(name in listing.stdout for name in ("classification", "bertscore", "lsa", "semantic_similarity"))
     compared = subprocess.run([sys.executable, "-m", "textgen_core", "--db", str(db), "compare", "1", "--baseline",
                                "weak", "--resamples", "200"], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert compared.returncode == 0, compared.stderr
