@@ -169,3 +169,13 @@ def test_cli_run_prints_per_label_scores_averages_and_the_confusion_matrix(tmp_p
     assert compared.returncode == 0, compared.stderr
     assert "McNemar p" in compared.stdout and "macro-F1" in compared.stdout
 def test_public_api(): import textgen_core; assert textgen_core.classification_reports and textgen_core.compare_classification
+
+
+def test_the_python_api_returns_the_report_the_cli_prints(tmp_path):
+    frame = _frame(20)
+    wide = api.score(frame, ["classification"])
+    reports = wide.attrs["classification"]
+    assert set(reports) == {"good", "weak"}
+    assert reports["good"]["confusion"]["labels"] and reports["good"]["averages"]["accuracy"] == pytest.approx(
+        wide[wide["model"] == "good"]["label_correct"].mean())
+    assert "classification" not in api.score(frame, ["exact_match"]).attrs
