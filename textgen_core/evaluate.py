@@ -89,7 +89,7 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
         from .judge.criteria import restore
 
         restore((run["judge"].get("fingerprint") or {}).get("criteria"))
-    if judge is None and any(get_metric(m).group != "lexical" for m in metrics):
+    if judge is None and any(not get_metric(m).is_local(resolved[m]) for m in metrics):
         raise ParameterError(f"run {run_id} has judge metrics: give the judge endpoint to resume it")
     check_same_judge(run_id, run.get("judge"), judge, metrics)
     from .streaming.record import stream_record
@@ -117,8 +117,8 @@ def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str
              *, already: float = 0.0) -> None:
     """Score what is not finished yet; the run's duration is ``already`` (earlier sessions) plus this one."""
     started = clock(already)
-    lexical = {m: resolved[m] for m in metrics if get_metric(m).group == "lexical"}
-    judged = {m: resolved[m] for m in metrics if get_metric(m).group != "lexical"}
+    lexical = {m: resolved[m] for m in metrics if get_metric(m).is_local(resolved[m])}
+    judged = {m: resolved[m] for m in metrics if m not in lexical}
     try:
         written = store.finished_cells(run_id, with_unscored=True)  # lexical cells are final either way
         if lexical and not _all_finished(rows, lexical, written):

@@ -24,6 +24,7 @@ PAGES = (
     ("explore", "Explore", "🔎"),
     ("compare", "Compare", "⚖️"),
     ("label", "Label", "🏷️"),
+    ("criteria", "Judge criteria", "📝"),
     ("runs", "Runs", "🗂️"),
 )
 

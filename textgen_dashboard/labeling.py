@@ -71,7 +71,7 @@ def _restart() -> None:
 def label_cells(run_id: int, score: str, strategy: str, count: int, annotator: str) -> None:
     """The queue of this annotator: progress, the current cell, the value buttons and next / previous."""
     store = data.store()
-    queue = select_cells(store, run_id, score, strategy, count)
+    queue = select_cells(store, run_id, score, strategy, count, viewer=annotator)
     mine = store.labels(run_id, score=score, annotator=annotator)
     given = {(d, m): v for d, m, v in zip(mine["datum_id"], mine["model"], mine["value"])}
     done = sum((d, m) in given for d, m in zip(queue["datum_id"], queue["model"]))

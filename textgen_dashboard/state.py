@@ -164,3 +164,14 @@ COMPARE_CALIBRATE = "compare.calibrate"
 def label_button(value: float) -> str:
     """Key of the button that gives one value of the scale."""
     return f"label.give.{value:g}"
+
+# -- judge criteria ----------------------------------------------------------
+CRITERIA_TEXT = "criteria.text"
+CRITERIA_OPEN = "criteria.open"
+CRITERIA_OPEN_GO = "criteria.open_go"
+CRITERIA_DATASET = "criteria.dataset"
+CRITERIA_TRY = "criteria.try"
+#: (definition text, trial table) of the last trial.
+CRITERIA_RESULT = "criteria.result"
+CRITERIA_SAVE = "criteria.save"
+CRITERIA_SAVED = "criteria.saved_message"

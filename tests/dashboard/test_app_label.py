@@ -124,3 +124,16 @@ def test_results_and_compare_show_calibrated_beside_judge_only(graded) -> None:
     deltas = next(e.value for e in at.dataframe if "calibrated delta" in e.value.columns)
     assert deltas["score"].tolist() == ["qa_grade"] and deltas["labelled pairs"].tolist() == [N]
     assert "Bias-corrected differences" in " ".join(t.label for t in at.toggle)
+
+
+def test_a_disagreement_opens_in_explore(graded) -> None:
+    from textgen_dashboard.state import EXPLORE_DATUM, LABEL_OPEN
+
+    run_id = graded
+    at = label_page(run_id, "ana")
+    at.button(key=label_button(0.0)).click().run()
+    at.session_state[LABEL_OPEN] = "d3"  # what selecting a row of the disagreements table leaves behind
+    at.run()
+    no_exception(at)
+    assert at.session_state[EXPLORE_DATUM] == "d3"
+    assert any("Datum d3" in h.value for h in at.header)

@@ -21,6 +21,7 @@ from ..summary import wide_scores
 from .classification import print_reports
 from .main import add_db_argument, open_store
 from .progress_bar import ProgressBar
+from .labels import calibrate_spec, print_run_calibration
 from .tables import UNSCORED_GATE_FAILED, print_summary, unscored_gate
 
 
@@ -47,7 +48,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--fail-if-unscored-above", type=float, default=None, metavar="FRACTION",
                      help=f"exit {UNSCORED_GATE_FAILED} when a model lacks a score (unscored or missing) on more than "
                           "this fraction of the datums of any score; for CI")
-    run.add_argument("--dry-run", action="store_true", help="print the judge call estimate and stop")
+    run.add_argument("--calibrate", action="append", default=[], metavar="SCORE=COLUMN", type=calibrate_spec,
+                     help="also report SCORE's bias-corrected mean (PPI++) from the dataset's human COLUMN, beside "
+                          "the judge-only mean (repeatable)")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the judge call estimate (and its upper bound) and stop; against a local endpoint "
+                          "one real call is timed for a time estimate")
+    run.add_argument("--no-probe", action="store_true", help="with --dry-run: make no call at all, not even the "
+                                                             "timing probe of a local endpoint")
     run.add_argument("--workers", type=int, default=None, help="processes for lexical metrics (default: all cores)")
     run.add_argument("--engine", choices=["local", "ray"], default="local",
                      help="local: this machine, reading big CSV/TSV/Parquet files in chunks; ray: a Ray cluster "
@@ -143,8 +151,8 @@ def _load_file(args: argparse.Namespace, required: set[str]) -> Dataset | None:
     return dataset
 
 
-def _check_judge(metrics: list[str], judge: Any) -> None:
-    judged = [m for m in metrics if get_metric(m).group != "lexical"]
+def _check_judge(metrics: list[str], judge: Any, params: dict | None = None) -> None:
+    judged = [m for m in metrics if not get_metric(m).is_local((params or {}).get(m))]
     if judged and judge is None:
         raise ParameterError(f"{', '.join(judged)} need a judge: give --judge-base-url and --judge-model "
                              "(or TEXTGEN_EVAL_JUDGE_* variables); nothing was stored")
@@ -201,12 +209,12 @@ def _score(args: argparse.Namespace) -> int:
     judge = _judge_settings(args)
     required = {field for spec in specs for field in spec.needs}
     models = [m.strip() for m in args.models.split(",")] if args.models else None
-    _check_judge(metrics, judge)
+    _check_judge(metrics, judge, params)
     store = open_store(args)  # nothing is opened or created until the store is first used
     if args.engine == "ray" or (not args.dry_run and Path(args.data).is_file()):
         run_id = _stream(args, store, metrics, params, judge, models)
         if run_id is not None:
-            return _report(store, run_id, args.out, args.fail_if_unscored_above)
+            return _report(store, run_id, args.out, args.fail_if_unscored_above, args.calibrate)
     dataset, dataset_id = _load_file(args, required), None
     if dataset is None:  # a stored dataset's name: looked up read-only, so a typo creates no database
         reader = open_store(args, read_only=True)
@@ -218,10 +226,27 @@ def _score(args: argparse.Namespace) -> int:
     if dataset_id is None:
         dataset_id, name, reused = save_or_reuse(store, dataset, args.name or dataset.name)
         print(f"{'using stored' if reused else 'stored'} dataset {name!r} ({len(dataset.rows)} rows)")
-    with ProgressBar(sys.stderr) as bar:
-        run_id = evaluate(store, dataset_id, metrics, params, models=models, judge=judge,
-                          progress=bar.update, cancel=threading.Event(), workers=args.workers)
-    return _report(store, run_id, args.out, args.fail_if_unscored_above)
+    before = _newest_run(store)
+    try:
+        with ProgressBar(sys.stderr) as bar:
+            run_id = evaluate(store, dataset_id, metrics, params, models=models, judge=judge,
+                              progress=bar.update, cancel=threading.Event(), workers=args.workers)
+    except KeyboardInterrupt:
+        started = _newest_run(store)
+        if started is not None and started != before:  # name the run to resume, not a placeholder
+            print(f"run {started} is kept as interrupted: 'textgen-eval resume {started}' finishes it",
+                  file=sys.stderr)
+        raise
+    return _report(store, run_id, args.out, args.fail_if_unscored_above, args.calibrate)
+
+
+def _newest_run(store: Store) -> int | None:
+    """The id of the newest run in the store (None when there is none or the store cannot say now)."""
+    try:
+        runs = store.list_runs()
+    except Exception:  # noqa: BLE001 - only for a message on the way out
+        return None
+    return int(runs["run_id"].max()) if len(runs) else None
 
 
 def _stream(args: argparse.Namespace, store: Store, metrics: list[str], params: dict, judge: Any,
@@ -260,12 +285,16 @@ def _stream(args: argparse.Namespace, store: Store, metrics: list[str], params: 
 def _resume(args: argparse.Namespace) -> int:
     define_judge_metrics(args, [])  # an edited --judge-metric file is refused by the fingerprint check
     store = open_store(args)
+    from .judge_args import judge_settings_for_resume
+
+    judge = judge_settings_for_resume(args, store.get_run(args.run_id).get("judge"))  # the run's endpoint and model
     with ProgressBar(sys.stderr) as bar:
-        run_id = resume(store, args.run_id, judge=_judge_settings(args), progress=bar.update)
+        run_id = resume(store, args.run_id, judge=judge, progress=bar.update)
     return _report(store, run_id, None)
 
 
-def _report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None) -> int:
+def _report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None,
+            calibrate: list[str] | None = None) -> int:
     try:
         run = store.get_run(run_id)
     except StoreBusy as exc:  # the run ended; only its summary cannot be read now
@@ -282,6 +311,8 @@ def _report(store: Store, run_id: int, out: str | None, unscored_above: float | 
               f"{run['completion_tokens']} completion tokens{cost}")
     print_summary(store, run_id, _shown_models(store, run_id, run["models"]))
     print_reports(store, run_id)
+    if calibrate:
+        print_run_calibration(store, run_id, calibrate)
     if out:
         path = write_table(wide_scores(store, run_id), out)
         print(f"wrote {path}")
@@ -318,12 +349,34 @@ def _shown_models(store: Store, run_id: int, models: list[str]) -> list[str] | N
     return shown
 
 
+def _probe_time(judge: Any, est: Any) -> None:
+    """For a local endpoint, time one real call and say how long the run may take (there time is the cost)."""
+    from ..judge.endpoint import is_local
+    from ..judge.engine import probe
+
+    if judge.batch or not is_local(judge) or est.first is None:  # a batch takes hours whatever one call takes
+        return
+    seconds, tokens, failure = probe(judge, est.first)
+    if failure is not None:
+        print(f"time: the probe call failed after {seconds:.1f} s ({failure}); no time estimate")
+        return
+    one_slot = est.calls * seconds
+    print(f"time: one probe call took {seconds:.1f} s ({tokens} completion tokens): about "
+          f"{_duration(one_slot)} for {est.calls} calls on a one-slot server, {_duration(one_slot / judge.concurrency)} "
+          f"if it serves --concurrency {judge.concurrency} at once; a reply of --max-tokens {judge.max_tokens} "
+          "takes longer")
+
+
+def _duration(seconds: float) -> str:
+    return duration_text(seconds) if seconds >= 1 else f"{seconds:.1f} s"
+
+
 def _dry_run(args: argparse.Namespace, dataset: Dataset, metrics: list[str], params: dict, judge: Any,
              models: list[str] | None) -> int:
     """Print what the run would do; nothing is written (the judge cache is read when the file exists)."""
     from ..metrics.registry import resolve_params
 
-    judged = [m for m in metrics if get_metric(m).group != "lexical"]
+    judged = [m for m in metrics if not get_metric(m).is_local(params.get(m))]
     rows = [r for r in dataset.rows if not models or r.model in models]
     print(f"{len(rows)} rows, {len(metrics)} metrics ({len(judged)} judged)")
     if not judged:
@@ -342,6 +395,12 @@ def _dry_run(args: argparse.Namespace, dataset: Dataset, metrics: list[str], par
     else:
         print(f"judge calls: {est.calls} to make, {est.cached} cached")
     print(f"estimated tokens: {est.prompt_tokens} prompt + {est.completion_tokens} completion")
+    if est.calls:  # a rambling or looping judge writes up to max_tokens every time
+        bound = est.bound_cost(judge)
+        print(f"at most: {est.completion_bound} completion tokens ({est.calls} calls x --max-tokens "
+              f"{judge.max_tokens}){'' if bound is None else f', cost {bound:.6f}'}")
+        if not args.no_probe:
+            _probe_time(judge, est)
     if est.cost is None:
         print("estimated cost: unknown (set --price-prompt/--price-completion)")
     else:  # direct and Batch API prices side by side

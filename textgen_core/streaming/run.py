@@ -66,7 +66,7 @@ class StreamedRun:
 def streamable_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]] | None) -> bool:
     """True when every metric is lexical and scores rows independently (pass@k by problem is not)."""
     resolved = resolve_params([get_metric(m).name for m in metrics], params)
-    return all(get_metric(m).group == "lexical" and not get_metric(m).whole_dataset(p) for m, p in resolved.items())
+    return all(get_metric(m).is_local(p) and not get_metric(m).whole_dataset(p) for m, p in resolved.items())
 
 
 def _field_needs(required: Sequence[str], metrics: Sequence[str]) -> dict[str, str]:
