@@ -388,6 +388,6 @@ def _input_error(exc: BaseException) -> InputError | None:
 def _corpus(store: Store, run_id: int, dataset_id: int, metrics: Mapping[str, Mapping[str, Any]]
             ) -> list[tuple[str, str, float | None, dict]]:
     """Corpus aggregates from the stored cells, in row order (resumed blocks included)."""
-    from ..streaming.score import corpus_aggregates, stored_stats
+    from ..runs.corpus import corpus_aggregates, stored_stats
 
     return corpus_aggregates(metrics, stored_stats(store, run_id, dataset_id, metrics))

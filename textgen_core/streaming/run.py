@@ -36,8 +36,8 @@ from .read import ChunkReader, NotStreamable
 from ..process_pool import in_order
 from ..runs.status import clock, end_run, forget_dataset, kept_for_resume
 from .record import check_still, file_state, new_record, stream_record
-from .score import ChunkResult, corpus_aggregates, stored_stats, work_chunk
-from .stats import RowStats
+from ..runs.corpus import CorpusPart, corpus_aggregates, join_parts, stored_stats
+from .score import ChunkResult, work_chunk
 
 #: Rows per chunk: large enough that per-chunk costs vanish, small enough that a few chunks in flight stay small.
 CHUNK_ROWS = 5000
@@ -96,7 +96,7 @@ class _Loader:
         self.filled: set[str] = set()
         self.metadata_columns: tuple[str, ...] = ()
         self.null_rows: dict[str, list[int]] = {}  # references column -> rows reading NaN/None/null
-        self.stats: dict[tuple[str, str], RowStats] = {}
+        self.stats: dict[tuple[str, str], CorpusPart] = {}
         self.scored = self.unscored = 0
         self.cached = 0  # rows of chunks a stopped run stored (and scored)
         self.stored_before = 0  # data rows of those chunks
@@ -125,8 +125,7 @@ class _Loader:
             return
         self._chunks.append(str(result.chunk))
         self._data.append(result.data)
-        for key, packed in result.stats.items():
-            self.stats.setdefault(key, RowStats()).extend(packed)
+        join_parts(self.stats, result.stats)
         if result.cells is not None:
             self.scored += result.scored
             self.unscored += result.unscored
@@ -134,13 +133,12 @@ class _Loader:
         if len(self.row_numbers) - self._stored >= ROWS_PER_WRITE:
             self.flush()
 
-    def all_stats(self, metrics: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], RowStats]:
+    def all_stats(self, metrics: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], CorpusPart]:
         """Corpus statistics of every row: read back for the chunks a stopped run stored, then this session's."""
         if not self.stored_before or self.run_id is None:
             return self.stats
         stats = stored_stats(self.store, self.run_id, self.dataset_id, metrics, below=self.stored_before)
-        for key, packed in self.stats.items():
-            stats.setdefault(key, RowStats()).extend(packed)
+        join_parts(stats, self.stats)
         return stats
 
     def flush(self) -> None:
