@@ -20,7 +20,7 @@ from ..datasets.formats import RawTable
 from ..errors import InputError
 from ..metrics.registry import get_metric
 from ..model import TEXT_FIELDS, Cell, Datum
-from ..runs.corpus import CorpusPart, add_row, corpus_aggregates, join_parts, stored_stats  # noqa: F401 - re-exported
+from ..runs.corpus import CorpusPart, add_row
 
 
 @dataclass
