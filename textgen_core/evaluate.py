@@ -16,10 +16,11 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .errors import BudgetReached, ParameterError, StoreBusy, TextgenError
 from .metrics.registry import get_metric, resolve_params
-from .model import TEXT_FIELDS, Cell, Datum
+from .model import Cell, Datum
 from .process_pool import in_order
 from .progress import Progress, ProgressCallback
-from .run_rules import cell_records, check_metrics, check_same_judge, judge_record, signature
+from .run_rules import cell_records, check_metrics, check_same_judge  # noqa: F401 - check_metrics: the dashboard
+from .runs.plan import dataset_fields, plan_run
 from .runs.status import clock, end_run, kept_for_resume
 from .store import Store
 
@@ -61,12 +62,7 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
     unknown = sorted(set(chosen) - set(dataset.models))
     if unknown:
         raise ParameterError(f"models not in the dataset: {', '.join(unknown)}")
-    fields = {f for f in TEXT_FIELDS if dataset.has_field(f)} | set(dataset.metadata_columns)
-    problems = check_metrics(metrics, resolved, fields, judge)
-    if problems:
-        raise ParameterError("cannot run these metrics on this dataset:\n  " + "\n  ".join(problems))
-    signatures = {m: signature(get_metric(m), resolved[m], judge) for m in metrics}
-    run_id = store.create_run(dataset_id, metrics, resolved, signatures, chosen, judge_record(judge, metrics))
+    run_id = plan_run(metrics, resolved, dataset_fields(dataset), judge).start(store, dataset_id, chosen)
     if on_start is not None:
         on_start(run_id)
     if engine == "ray":

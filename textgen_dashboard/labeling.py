@@ -51,8 +51,12 @@ def render() -> None:
                             horizontal=True, on_change=_restart)
     count = int(right.number_input("How many", min_value=1, max_value=5000, value=50, step=10, key=LABEL_COUNT,
                                    on_change=_restart))
+    if LABEL_ANNOTATOR not in st.session_state and st.query_params.get("annotator"):
+        st.session_state[LABEL_ANNOTATOR] = st.query_params["annotator"]  # a reloaded tab keeps its annotator
     annotator = st.text_input("Your name (kept for this browser tab)", key=LABEL_ANNOTATOR,
                               placeholder="who is labelling").strip()
+    if annotator and st.query_params.get("annotator") != annotator:
+        st.query_params["annotator"] = annotator
     labelling, report = st.tabs(["Label cells", "Judge against people"])
     with labelling:
         if not annotator:

@@ -161,18 +161,13 @@ def _check_judge(metrics: list[str], judge: Any, params: dict | None = None) -> 
 def _check_before_storing(dataset: Dataset, metrics: list[str], params: dict, models: list[str] | None,
                           judge: Any) -> None:
     """Every reason the run would score nothing, raised before the dataset is stored."""
-    from ..run_rules import check_metrics
-    from ..metrics.registry import resolve_params
-    from ..model import TEXT_FIELDS
+    from ..runs.plan import dataset_fields, plan_run
 
     unknown = [m for m in models or () if m not in dataset.models]
     if unknown:
         raise ParameterError(f"--models: {', '.join(unknown)} not in the dataset (its models: "
                              f"{', '.join(dataset.models)}); nothing was stored")
-    fields = {f for f in TEXT_FIELDS if dataset.has_field(f)} | set(dataset.metadata_columns)
-    problems = check_metrics(metrics, resolve_params(metrics, params), fields, judge)
-    if problems:
-        raise ParameterError("cannot run these metrics on this dataset; nothing was stored:\n  " + "\n  ".join(problems))
+    plan_run(metrics, params, dataset_fields(dataset), judge, note="; nothing was stored")
 
 
 def _run(args: argparse.Namespace) -> int:
