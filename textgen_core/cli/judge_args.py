@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import fields
+from typing import Any, Mapping
 
 from ..errors import ParameterError
 from ..judge.settings import (DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_API_KEY,
@@ -92,16 +94,42 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
                        help=f"{SETTING_HELP['batch_wait']} (default: {defaults.batch_wait:g})")
 
 
+def _api_key(args: argparse.Namespace) -> str | None:
+    """The key from the variable ``--judge-api-key-env`` names; None when the flag is not given."""
+    key_var = getattr(args, "judge_api_key_env", None)
+    if not key_var:
+        return None
+    if key_var.startswith(("sk-", "Bearer ")) or key_var not in os.environ and len(key_var) > 40:
+        raise ParameterError("--judge-api-key-env takes the NAME of an environment variable, not a key")
+    if key_var not in os.environ:
+        raise ParameterError(f"--judge-api-key-env: the environment variable {key_var} is not set")
+    return os.environ[key_var]
+
+
+def judge_settings_for_resume(args: argparse.Namespace, stored: Mapping[str, Any] | None) -> JudgeSettings | None:
+    """The judge of a resumed run: the settings the run stored, with the flags given now on top.
+
+    The endpoint and model need not be given again; the key comes from ``--judge-api-key-env`` or the
+    usual variables (it is never stored). Spending caps are not carried over: a resume is where a
+    stopped run gets a higher cap, or none. Without stored settings this is :func:`judge_settings_from_args`.
+    """
+    if not stored or not stored.get("model"):
+        return judge_settings_from_args(args)
+    known = {f.name for f in fields(JudgeSettings)} - {"api_key", "max_calls", "max_cost"}  # caps: given anew
+    values = {name: value for name, value in stored.items() if name in known}
+    values |= {field: value for dest, field in _FIELDS.items() if (value := getattr(args, dest, None)) is not None}
+    key = _api_key(args)
+    if key is None:
+        key = os.environ.get(ENV_API_KEY) or os.environ.get(ENV_OPENAI_API_KEY) or ""
+    return JudgeSettings(api_key=key.strip(), **values)
+
+
 def judge_settings_from_args(args: argparse.Namespace) -> JudgeSettings | None:
     """Judge settings from parsed flags and the environment; None when no judge model is configured."""
     overrides = {field: getattr(args, dest, None) for dest, field in _FIELDS.items()}
-    key_var = getattr(args, "judge_api_key_env", None)
-    if key_var:
-        if key_var.startswith(("sk-", "Bearer ")) or key_var not in os.environ and len(key_var) > 40:
-            raise ParameterError("--judge-api-key-env takes the NAME of an environment variable, not a key")
-        if key_var not in os.environ:
-            raise ParameterError(f"--judge-api-key-env: the environment variable {key_var} is not set")
-        overrides["api_key"] = os.environ[key_var]
+    key = _api_key(args)
+    if key is not None:
+        overrides["api_key"] = key
     settings = JudgeSettings.from_env(**overrides)
     if settings is not None and settings.api_version and settings.endpoint == DEFAULT_BASE_URL:
         raise ParameterError("--judge-api-version is for Azure OpenAI: give the resource endpoint with "

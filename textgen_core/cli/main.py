@@ -67,7 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt as exc:
-        print("interrupted; finished cells are kept - run `textgen-eval resume RUN` to continue", file=sys.stderr)
+        print("interrupted; finished cells are kept ('textgen-eval runs' lists the run, 'textgen-eval resume "
+              "RUN_ID' finishes it)", file=sys.stderr)
         return 128 + (signal.SIGTERM if isinstance(exc, stops.Terminated) else signal.SIGINT)
     finally:
         stops.restore(previous)

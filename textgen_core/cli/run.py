@@ -218,10 +218,27 @@ def _score(args: argparse.Namespace) -> int:
     if dataset_id is None:
         dataset_id, name, reused = save_or_reuse(store, dataset, args.name or dataset.name)
         print(f"{'using stored' if reused else 'stored'} dataset {name!r} ({len(dataset.rows)} rows)")
-    with ProgressBar(sys.stderr) as bar:
-        run_id = evaluate(store, dataset_id, metrics, params, models=models, judge=judge,
-                          progress=bar.update, cancel=threading.Event(), workers=args.workers)
+    before = _newest_run(store)
+    try:
+        with ProgressBar(sys.stderr) as bar:
+            run_id = evaluate(store, dataset_id, metrics, params, models=models, judge=judge,
+                              progress=bar.update, cancel=threading.Event(), workers=args.workers)
+    except KeyboardInterrupt:
+        started = _newest_run(store)
+        if started is not None and started != before:  # name the run to resume, not a placeholder
+            print(f"run {started} is kept as interrupted: 'textgen-eval resume {started}' finishes it",
+                  file=sys.stderr)
+        raise
     return _report(store, run_id, args.out, args.fail_if_unscored_above)
+
+
+def _newest_run(store: Store) -> int | None:
+    """The id of the newest run in the store (None when there is none or the store cannot say now)."""
+    try:
+        runs = store.list_runs()
+    except Exception:  # noqa: BLE001 - only for a message on the way out
+        return None
+    return int(runs["run_id"].max()) if len(runs) else None
 
 
 def _stream(args: argparse.Namespace, store: Store, metrics: list[str], params: dict, judge: Any,
@@ -260,8 +277,11 @@ def _stream(args: argparse.Namespace, store: Store, metrics: list[str], params: 
 def _resume(args: argparse.Namespace) -> int:
     define_judge_metrics(args, [])  # an edited --judge-metric file is refused by the fingerprint check
     store = open_store(args)
+    from .judge_args import judge_settings_for_resume
+
+    judge = judge_settings_for_resume(args, store.get_run(args.run_id).get("judge"))  # the run's endpoint and model
     with ProgressBar(sys.stderr) as bar:
-        run_id = resume(store, args.run_id, judge=_judge_settings(args), progress=bar.update)
+        run_id = resume(store, args.run_id, judge=judge, progress=bar.update)
     return _report(store, run_id, None)
 
 
