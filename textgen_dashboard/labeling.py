@@ -51,8 +51,12 @@ def render() -> None:
                             horizontal=True, on_change=_restart)
     count = int(right.number_input("How many", min_value=1, max_value=5000, value=50, step=10, key=LABEL_COUNT,
                                    on_change=_restart))
+    if LABEL_ANNOTATOR not in st.session_state and st.query_params.get("annotator"):
+        st.session_state[LABEL_ANNOTATOR] = st.query_params["annotator"]  # a reloaded tab keeps its annotator
     annotator = st.text_input("Your name (kept for this browser tab)", key=LABEL_ANNOTATOR,
                               placeholder="who is labelling").strip()
+    if annotator and st.query_params.get("annotator") != annotator:
+        st.query_params["annotator"] = annotator
     labelling, report = st.tabs(["Label cells", "Judge against people"])
     with labelling:
         if not annotator:
@@ -71,7 +75,7 @@ def _restart() -> None:
 def label_cells(run_id: int, score: str, strategy: str, count: int, annotator: str) -> None:
     """The queue of this annotator: progress, the current cell, the value buttons and next / previous."""
     store = data.store()
-    queue = select_cells(store, run_id, score, strategy, count)
+    queue = select_cells(store, run_id, score, strategy, count, viewer=annotator)
     mine = store.labels(run_id, score=score, annotator=annotator)
     given = {(d, m): v for d, m, v in zip(mine["datum_id"], mine["model"], mine["value"])}
     done = sum((d, m) in given for d, m in zip(queue["datum_id"], queue["model"]))

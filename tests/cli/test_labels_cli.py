@@ -97,6 +97,8 @@ def test_a_bad_labels_file_stores_nothing_and_names_the_cell(judged, tmp_path: P
         ([{"id": "nope", "model": "small", "value": 1, "annotator": "a"}], "row 1, column 'id'", "no datum"),
         ([{"id": "d0", "model": "tiny", "value": 1, "annotator": "a"}], "row 1, column 'model'", "no datum"),
         ([{"id": "d0", "model": "small", "value": 1}], "no annotator column", ""),
+        ([{"id": "d0", "model": "small", "value": 1, "annotator": "a"},
+          {"id": "d0", "model": "small", "value": 0, "annotator": "a"}], "row 2, column 'id'", "twice by 'a'"),
         ([{"id": "d0", "value": 1, "annotator": "a"}], "missing column(s) model", ""),
     ]
     for i, (rows, where, what) in enumerate(cases):
@@ -148,6 +150,121 @@ def test_disagreement_first_labels_get_no_plain_estimate(judged, tmp_path: Path,
     assert (picked["judge"] == 3.0).all()  # nearest the middle of 1-5 first
     store.write_labels(run_id, [(d, m, "coherence", "ana", 3.0, None, "disagreement", None)
                                 for d, m in zip(picked["datum_id"], picked["model"])])
+    after = select_cells(store, run_id, "coherence", "disagreement", 10, viewer="ana")
+    assert after.equals(picked)  # ana's own labels do not reorder her queue
+    store.write_labels(run_id, [(d, m, "coherence", "ben", 1.0, None, "disagreement", None)
+                                for d, m in zip(picked["datum_id"][5:], picked["model"][5:])])
+    second = select_cells(store, run_id, "coherence", "disagreement", 10, viewer="cy")
+    assert set(zip(second["datum_id"][:5], second["model"][:5])) == set(
+        zip(picked["datum_id"][5:], picked["model"][5:]))  # where people split, first
     means = calibrated_means(store, run_id, ["coherence"])
     assert means["calibrated"].isna().all()
     assert means["note"].str.contains("not sampled at random").all()
+
+
+def test_labels_go_with_their_run_and_an_old_file_has_none(judged, tmp_path: Path) -> None:
+    db, run_id, _ = judged
+    store = Store(db)
+    store.write_labels(run_id, [("d0", "small", "qa_grade", "ana", 1.0, None, "random", None),
+                                ("d0", "small", "qa_grade", "ana", 0.0, "changed my mind", "random", None)])
+    kept = store.labels(run_id)
+    assert kept[["value", "note"]].values.tolist() == [[0.0, "changed my mind"]]  # the later label wins
+    store.delete_run(run_id, force=True)  # the fixture's run was never finished
+    assert store.labels(run_id).empty
+    store.close()
+    import duckdb
+
+    old = tmp_path / "old.duckdb"  # a file from before labels existed, opened read-only: no table, no labels
+    with duckdb.connect(str(old)) as con:
+        con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    assert Store(old, read_only=True).labels(1).empty
+
+
+def test_run_calibrate_takes_a_human_column(tmp_path: Path, capsys) -> None:
+    rows = ["id,model,question,answer,reference,stars"]
+    for i in range(12):
+        rows.append(f"q{i},a,what is {i}?,{i},{i},{1.0 if i % 3 else 0.0}")
+    source = tmp_path / "stars.csv"
+    source.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    db = tmp_path / "run.duckdb"
+    assert main(["--db", str(db), "run", str(source), "--metrics", "exact_match", "--workers", "1",
+                 "--calibrate", "exact_match=stars"]) == 0
+    printed = capsys.readouterr().out
+    assert "Bias-corrected means (PPI++, the human column as labels)" in printed
+    means = calibrated_means(Store(db, read_only=True), 1, ["exact_match"], human_column="stars")
+    assert means["calibrated"].iloc[0] == pytest.approx(8 / 12)  # every answer matches; people said 8 of 12
+    assert means["judge_mean"].iloc[0] == 1.0
+    with pytest.raises(SystemExit) as stopped:  # refused before anything is stored
+        main(["--db", str(db), "run", str(source), "--metrics", "exact_match", "--name", "again",
+              "--calibrate", "exact_match"])
+    assert stopped.value.code == 2 and "SCORE=COLUMN" in capsys.readouterr().err
+    assert len(Store(db, read_only=True).list_runs()) == 1
+
+
+def test_calibrated_numbers_equal_ppi_on_the_stored_cells(judged) -> None:
+    """Stratified labels are weighted by their stratum's labelled share; paired deltas are PPI++ on differences."""
+    from textgen_core.compare.calibration import ppi_mean
+    from textgen_core.compare.human_report import calibrated_deltas
+
+    db, run_id, truth = judged
+    store = Store(db)
+    picked = select_cells(store, run_id, "qa_grade", "stratified", 30, seed=2)
+    store.write_labels(run_id, [(d, m, "qa_grade", "ana", truth[(d, m)], None, "stratified", p)
+                                for d, m, p in zip(picked["datum_id"], picked["model"], picked["probability"])])
+    judge = store.score_values(run_id, scores=["qa_grade"])
+    means = calibrated_means(store, run_id, ["qa_grade"]).set_index("model")
+    for model in ("small", "large"):
+        population = judge[judge["model"] == model]
+        mine = picked[picked["model"] == model]
+        sizes = population["value"].value_counts()
+        taken = mine["judge"].value_counts()
+        pi = np.array([taken[v] / sizes[v] for v in mine["judge"]])
+        expected = ppi_mean(np.array([truth[(d, model)] for d in mine["datum_id"]]), mine["judge"].to_numpy(),
+                            population["value"].to_numpy(), probabilities=pi)
+        assert means.loc[model, "calibrated"] == pytest.approx(expected.estimate, abs=1e-12)
+        assert means.loc[model, "ci_low"] == pytest.approx(expected.ci_low, abs=1e-12)
+        assert means.loc[model, "method"] == "PPI++ with inverse-probability weights"
+
+    store.write_labels(run_id, [(f"d{i}", m, "qa_grade", "ben", truth[(f"d{i}", m)], None, "random", None)
+                                for i in range(20) for m in ("small", "large")])
+    # ana's stratified labels stay; the paired deltas use only datums whose labels are all random
+    deltas = calibrated_deltas(store, run_id, "small", ["large"], ["qa_grade"]).iloc[0]
+    wide = judge.pivot(index="datum_id", columns="model", values="value")
+    diffs_all = (wide["large"] - wide["small"]).to_numpy()
+    ids = [f"d{i}" for i in range(20)]
+    random_pairs = [d for d in ids if not any((d, m) in set(zip(picked["datum_id"], picked["model"]))
+                                              for m in ("small", "large"))]
+    y = np.array([truth[(d, "large")] - truth[(d, "small")] for d in random_pairs])
+    f = np.array([wide.loc[d, "large"] - wide.loc[d, "small"] for d in random_pairs])
+    expected = ppi_mean(y, f, diffs_all)
+    assert deltas["n_labels"] == len(random_pairs)
+    assert deltas["calibrated_delta"] == pytest.approx(expected.estimate, abs=1e-12)
+    assert deltas["ci_high"] == pytest.approx(expected.ci_high, abs=1e-12)
+    assert "left out" in deltas["note"]
+
+
+def test_imported_inclusion_probabilities_give_weighted_estimates(judged, tmp_path: Path, capsys) -> None:
+    from textgen_core.compare.calibration import ppi_mean
+
+    db, run_id, truth = judged
+    store = Store(db)
+    judge = store.score_values(run_id, scores=["qa_grade"])
+    large = judge[judge["model"] == "large"].reset_index(drop=True)
+    # cells the judge calls right are drawn with probability 0.5, the others with 0.9 (a design known in advance)
+    pi = np.where(large["value"] == 1.0, 0.5, 0.9)
+    drawn = np.random.default_rng(3).random(len(large)) < pi
+    rows = [{"id": d, "model": "large", "value": truth[(d, "large")], "annotator": "ana", "probability": p}
+            for d, p in zip(large["datum_id"][drawn], pi[drawn])]
+    assert main(["--db", str(db), "labels", "import", str(run_id), str(write_labels(tmp_path / "w.csv", rows)),
+                 "--score", "qa_grade"]) == 0
+    stored = store.labels(run_id)
+    assert set(stored["sampling"]) == {"weighted"} and stored["probability"].tolist() == pytest.approx(
+        [r["probability"] for r in rows])
+    means = calibrated_means(store, run_id, ["qa_grade"]).set_index("model")
+    expected = ppi_mean(np.array([r["value"] for r in rows]), large["value"][drawn].to_numpy(),
+                        large["value"].to_numpy(), probabilities=pi[drawn])
+    assert means.loc["large", "calibrated"] == pytest.approx(expected.estimate, abs=1e-12)
+    assert means.loc["large", "method"] == "PPI++ with inverse-probability weights"
+    bad = write_labels(tmp_path / "p.csv", [{**rows[0], "probability": 0}])
+    assert main(["--db", str(db), "labels", "import", str(run_id), str(bad), "--score", "qa_grade"]) == 2
+    assert "row 1, column 'probability'" in capsys.readouterr().err

@@ -75,6 +75,7 @@ def test_compare_lists_an_unscorable_score_and_the_gate_fails_on_it(constant_run
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "inconclusive: no scored datums" in printed
+    assert "Scales: answer_relevance 0-1, higher is better; qa_grade 0-1, higher is better." in printed
     assert "Pairwise preference" in printed  # the pairwise section is still there
     table = pd.read_csv(out)
     assert table["metric"].tolist() == ["answer_relevance", "qa_grade"]

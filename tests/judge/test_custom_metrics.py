@@ -110,7 +110,7 @@ def test_rubric_file_end_to_end_on_the_cli(judge: tuple[JudgeServer, CriteriaJud
     frame().to_csv(data, index=False)
     args = ["run", str(data), "--metrics", "my_tone,outcome,dosage", "--judge-metric", str(rubric),
             *cli_judge(server, db, monkeypatch)]
-    assert main([*args, "--dry-run"]) == 0
+    assert main([*args, "--dry-run", "--no-probe"]) == 0  # no call at all, not even a timing probe
     estimate = capsys.readouterr().out
     assert "judge calls" in estimate and server.count(None) == 0
     assert main(args) == 0, capsys.readouterr()

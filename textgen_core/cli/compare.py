@@ -172,6 +172,9 @@ def _print_pairwise(summary: pd.DataFrame) -> None:
 
 def _legend(frame: pd.DataFrame, attrs: dict) -> None:
     alpha = attrs["alpha"]
+    scales = [f"{score} {text}" for score in attrs["scores"] if (text := scale_text(score))]
+    if scales:
+        print("Scales: " + "; ".join(scales) + ".")
     p_used = "p (Holm), Holm-adjusted over the family" if attrs["holm"] else "p, unadjusted"
     print(f"verdict: better / worse when {p_used} < {alpha:g}, in the score's direction; no difference otherwise; "
           "inconclusive when fewer than 2 datums pair up, when the models were scored on different datums "

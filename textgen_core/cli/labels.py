@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     labels = sub.add_parser("labels", help="human labels of a run: import, export, plan how many are needed")
     verbs = labels.add_subparsers(dest="verb", required=True)
     take = verbs.add_parser("import", help="store labels from a file (columns id, model, value; optional "
-                                          "annotator, note)")
+                                          "annotator, note, and probability: each cell's known inclusion "
+                                          "probability, for inverse-probability weights)")
     take.add_argument("run_id", type=int, metavar="RUN")
     take.add_argument("file", metavar="FILE", help=".csv, .jsonl, .json or .parquet")
     take.add_argument("--score", required=True, metavar="NAME", help="the score the labels are on (its scale)")
@@ -127,6 +128,29 @@ def print_calibrated(store, run_id: int, baseline: str, candidates: list[str], s
     print(_means_table(means).to_string(index=False))
     for note in sorted(set(filter(None, means["note"]))):
         print(f"note: {note}")
+
+
+def calibrate_spec(text: str) -> str:
+    """argparse type of `run --calibrate`: SCORE=COLUMN, checked before anything is scored."""
+    score, sep, column = (part.strip() for part in text.partition("="))
+    if not sep or not score or not column:
+        raise argparse.ArgumentTypeError(f"takes SCORE=COLUMN (a human column of the dataset), got {text!r}")
+    return text
+
+
+def print_run_calibration(store, run_id: int, specs: list[str]) -> None:
+    """`run --calibrate SCORE=COLUMN`: each score's bias-corrected mean from a human column of the dataset."""
+    frames = []
+    for spec in specs:
+        score, _, column = (part.strip() for part in calibrate_spec(spec).partition("="))
+        frames.append(calibrated_means(store, run_id, [score], human_column=column))
+    means = pd.concat(frames, ignore_index=True)
+    print("Bias-corrected means (PPI++, the human column as labels) beside the judge-only means:")
+    print(_means_table(means).to_string(index=False))
+    for note in sorted(set(filter(None, means["note"]))):
+        print(f"note: {note}")
+    print("The human column is taken as a uniformly random sample of the cells it covers; "
+          "'textgen-eval agreement RUN --human-column COL --labels' checks the judge against it.")
 
 
 def _print_report(report: AgreementReport) -> None:

@@ -21,6 +21,7 @@ from ..summary import wide_scores
 from .classification import print_reports
 from .main import add_db_argument, open_store
 from .progress_bar import ProgressBar
+from .labels import calibrate_spec, print_run_calibration
 from .tables import UNSCORED_GATE_FAILED, print_summary, unscored_gate
 
 
@@ -47,7 +48,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--fail-if-unscored-above", type=float, default=None, metavar="FRACTION",
                      help=f"exit {UNSCORED_GATE_FAILED} when a model lacks a score (unscored or missing) on more than "
                           "this fraction of the datums of any score; for CI")
-    run.add_argument("--dry-run", action="store_true", help="print the judge call estimate and stop")
+    run.add_argument("--calibrate", action="append", default=[], metavar="SCORE=COLUMN", type=calibrate_spec,
+                     help="also report SCORE's bias-corrected mean (PPI++) from the dataset's human COLUMN, beside "
+                          "the judge-only mean (repeatable)")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the judge call estimate (and its upper bound) and stop; against a local endpoint "
+                          "one real call is timed for a time estimate")
+    run.add_argument("--no-probe", action="store_true", help="with --dry-run: make no call at all, not even the "
+                                                             "timing probe of a local endpoint")
     run.add_argument("--workers", type=int, default=None, help="processes for lexical metrics (default: all cores)")
     run.add_argument("--engine", choices=["local", "ray"], default="local",
                      help="local: this machine, reading big CSV/TSV/Parquet files in chunks; ray: a Ray cluster "
@@ -143,8 +151,8 @@ def _load_file(args: argparse.Namespace, required: set[str]) -> Dataset | None:
     return dataset
 
 
-def _check_judge(metrics: list[str], judge: Any) -> None:
-    judged = [m for m in metrics if get_metric(m).group != "lexical"]
+def _check_judge(metrics: list[str], judge: Any, params: dict | None = None) -> None:
+    judged = [m for m in metrics if not get_metric(m).is_local((params or {}).get(m))]
     if judged and judge is None:
         raise ParameterError(f"{', '.join(judged)} need a judge: give --judge-base-url and --judge-model "
                              "(or TEXTGEN_EVAL_JUDGE_* variables); nothing was stored")
@@ -153,18 +161,13 @@ def _check_judge(metrics: list[str], judge: Any) -> None:
 def _check_before_storing(dataset: Dataset, metrics: list[str], params: dict, models: list[str] | None,
                           judge: Any) -> None:
     """Every reason the run would score nothing, raised before the dataset is stored."""
-    from ..run_rules import check_metrics
-    from ..metrics.registry import resolve_params
-    from ..model import TEXT_FIELDS
+    from ..runs.plan import dataset_fields, plan_run
 
     unknown = [m for m in models or () if m not in dataset.models]
     if unknown:
         raise ParameterError(f"--models: {', '.join(unknown)} not in the dataset (its models: "
                              f"{', '.join(dataset.models)}); nothing was stored")
-    fields = {f for f in TEXT_FIELDS if dataset.has_field(f)} | set(dataset.metadata_columns)
-    problems = check_metrics(metrics, resolve_params(metrics, params), fields, judge)
-    if problems:
-        raise ParameterError("cannot run these metrics on this dataset; nothing was stored:\n  " + "\n  ".join(problems))
+    plan_run(metrics, params, dataset_fields(dataset), judge, note="; nothing was stored")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -201,12 +204,12 @@ def _score(args: argparse.Namespace) -> int:
     judge = _judge_settings(args)
     required = {field for spec in specs for field in spec.needs}
     models = [m.strip() for m in args.models.split(",")] if args.models else None
-    _check_judge(metrics, judge)
+    _check_judge(metrics, judge, params)
     store = open_store(args)  # nothing is opened or created until the store is first used
     if args.engine == "ray" or (not args.dry_run and Path(args.data).is_file()):
         run_id = _stream(args, store, metrics, params, judge, models)
         if run_id is not None:
-            return _report(store, run_id, args.out, args.fail_if_unscored_above)
+            return _report(store, run_id, args.out, args.fail_if_unscored_above, args.calibrate)
     dataset, dataset_id = _load_file(args, required), None
     if dataset is None:  # a stored dataset's name: looked up read-only, so a typo creates no database
         reader = open_store(args, read_only=True)
@@ -229,7 +232,7 @@ def _score(args: argparse.Namespace) -> int:
             print(f"run {started} is kept as interrupted: 'textgen-eval resume {started}' finishes it",
                   file=sys.stderr)
         raise
-    return _report(store, run_id, args.out, args.fail_if_unscored_above)
+    return _report(store, run_id, args.out, args.fail_if_unscored_above, args.calibrate)
 
 
 def _newest_run(store: Store) -> int | None:
@@ -285,7 +288,8 @@ def _resume(args: argparse.Namespace) -> int:
     return _report(store, run_id, None)
 
 
-def _report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None) -> int:
+def _report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None,
+            calibrate: list[str] | None = None) -> int:
     try:
         run = store.get_run(run_id)
     except StoreBusy as exc:  # the run ended; only its summary cannot be read now
@@ -302,6 +306,8 @@ def _report(store: Store, run_id: int, out: str | None, unscored_above: float | 
               f"{run['completion_tokens']} completion tokens{cost}")
     print_summary(store, run_id, _shown_models(store, run_id, run["models"]))
     print_reports(store, run_id)
+    if calibrate:
+        print_run_calibration(store, run_id, calibrate)
     if out:
         path = write_table(wide_scores(store, run_id), out)
         print(f"wrote {path}")
@@ -338,12 +344,34 @@ def _shown_models(store: Store, run_id: int, models: list[str]) -> list[str] | N
     return shown
 
 
+def _probe_time(judge: Any, est: Any) -> None:
+    """For a local endpoint, time one real call and say how long the run may take (there time is the cost)."""
+    from ..judge.endpoint import is_local
+    from ..judge.engine import probe
+
+    if judge.batch or not is_local(judge) or est.first is None:  # a batch takes hours whatever one call takes
+        return
+    seconds, tokens, failure = probe(judge, est.first)
+    if failure is not None:
+        print(f"time: the probe call failed after {seconds:.1f} s ({failure}); no time estimate")
+        return
+    one_slot = est.calls * seconds
+    print(f"time: one probe call took {seconds:.1f} s ({tokens} completion tokens): about "
+          f"{_duration(one_slot)} for {est.calls} calls on a one-slot server, {_duration(one_slot / judge.concurrency)} "
+          f"if it serves --concurrency {judge.concurrency} at once; a reply of --max-tokens {judge.max_tokens} "
+          "takes longer")
+
+
+def _duration(seconds: float) -> str:
+    return duration_text(seconds) if seconds >= 1 else f"{seconds:.1f} s"
+
+
 def _dry_run(args: argparse.Namespace, dataset: Dataset, metrics: list[str], params: dict, judge: Any,
              models: list[str] | None) -> int:
     """Print what the run would do; nothing is written (the judge cache is read when the file exists)."""
     from ..metrics.registry import resolve_params
 
-    judged = [m for m in metrics if get_metric(m).group != "lexical"]
+    judged = [m for m in metrics if not get_metric(m).is_local(params.get(m))]
     rows = [r for r in dataset.rows if not models or r.model in models]
     print(f"{len(rows)} rows, {len(metrics)} metrics ({len(judged)} judged)")
     if not judged:
@@ -362,6 +390,12 @@ def _dry_run(args: argparse.Namespace, dataset: Dataset, metrics: list[str], par
     else:
         print(f"judge calls: {est.calls} to make, {est.cached} cached")
     print(f"estimated tokens: {est.prompt_tokens} prompt + {est.completion_tokens} completion")
+    if est.calls:  # a rambling or looping judge writes up to max_tokens every time
+        bound = est.bound_cost(judge)
+        print(f"at most: {est.completion_bound} completion tokens ({est.calls} calls x --max-tokens "
+              f"{judge.max_tokens}){'' if bound is None else f', cost {bound:.6f}'}")
+        if not args.no_probe:
+            _probe_time(judge, est)
     if est.cost is None:
         print("estimated cost: unknown (set --price-prompt/--price-completion)")
     else:  # direct and Batch API prices side by side

@@ -17,7 +17,8 @@ from ..errors import ParameterError
 from ..store import Store
 from . import agreement_stats as ag
 from .calibration import MIN_LABELS, labels_needed, ppi_mean
-from .labels import human_labels, judge_and_human, judge_values, sampling_note, scale_of
+from .labels import (RANDOM_KINDS, WEIGHTED, human_labels, judge_and_human, judge_values, sampling_note,
+                     scale_of)
 from .stats import rng_for
 
 #: Disagreements listed at most.
@@ -146,10 +147,16 @@ def calibrated_means(store: Store, run_id: int, scores: Sequence[str] | None = N
 
 def _calibrate(population: pd.DataFrame, labelled: pd.DataFrame, score: str, confidence: float) -> dict:
     note = sampling_note(labelled["sampling"].tolist())
-    usable = labelled[labelled["sampling"].isin(("random", "stratified", "import", "dataset"))]
+    usable = labelled[labelled["sampling"].isin(RANDOM_KINDS)]
     stratified = usable["sampling"] == "stratified"
+    weighted = usable["sampling"] == WEIGHTED
     probabilities = None
-    if stratified.any():
+    if weighted.any():  # each label came with its own known inclusion probability
+        if not weighted.all():
+            note = "; ".join(filter(None, [note, "labels without a probability left out beside weighted ones"]))
+        usable = usable[weighted]
+        probabilities = usable["probability"].to_numpy(dtype=float)
+    elif stratified.any():
         if not stratified.all():
             note = "; ".join(filter(None, [note, "random labels left out beside stratified ones"]))
         usable = usable[stratified]

@@ -118,6 +118,8 @@ class Tally:
     completion_tokens: int = 0
     #: Calls built on a stand-in for an uncached reply: skipped in a real run when that reply has no items.
     dependent: int = 0
+    #: The first request to make (a dry run may time one real call of it on a local endpoint).
+    first: Any = None
 
     def count(self, prompt_tokens: int, reply_tokens: int, *, dependent: bool = False) -> None:
         self.calls += 1
@@ -226,8 +228,11 @@ class DryAsker:
             self.tally.cached += self._first(key)
             answer = Answer(value, key)
         else:
-            if self._first(key):
-                self.tally.count(request.prompt_tokens, request.reply_tokens, dependent=self._built_on_stand_in(request))
+            if self._first(key):  # a reply is at most max_tokens long, however much the schema invites
+                self.tally.count(request.prompt_tokens, min(request.reply_tokens, self.client.settings.max_tokens),
+                                 dependent=self._built_on_stand_in(request))
+                if self.tally.first is None and not self._built_on_stand_in(request):
+                    self.tally.first = request
             tag = f"{hash(memo) & 0xFFFFFFFF:08x}"
             self._stand_ins.append(f"[{tag}]")
             answer = Answer(_tagged(request.placeholder, tag), None)

@@ -36,3 +36,11 @@ def async_openai(settings: JudgeSettings, *, http_client: Any = None, timeout: f
         return openai.AsyncAzureOpenAI(azure_endpoint=resource, api_version=settings.api_version,
                                        **options)
     return openai.AsyncOpenAI(base_url=settings.base_url, **options)
+
+
+def is_local(settings: JudgeSettings) -> bool:
+    """True for an endpoint on this machine (llama.cpp, Ollama, vLLM on localhost): there time is the cost."""
+    from urllib.parse import urlparse
+
+    host = (urlparse(settings.endpoint).hostname or "").lower()
+    return host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") or host.endswith(".localhost")

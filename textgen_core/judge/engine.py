@@ -27,7 +27,7 @@ from ..metrics.spec import MetricSpec
 from ..model import Cell, Datum
 from ..progress import Progress, ProgressCallback
 from .asker import CacheLookup, ClientAsker, DryAsker, Gate, Stopped, Tally
-from .client import JudgeClient, Usage
+from .client import JudgeClient, Unscored, Usage
 from .metric import JudgePlan, Outcome, StepFailed, precheck
 from .metrics import BY_NAME
 from .scale import attach as attach_scale, width as group_width
@@ -53,6 +53,14 @@ class Estimate:
     #: Of ``calls``, those built on a reply not made yet (verdicts on extracted statements or opinions):
     #: a run skips them when the extraction finds nothing, so it makes between calls - dependent and calls.
     dependent: int = 0
+    #: Completion tokens if every reply ran to ``max_tokens`` (a rambling or looping judge): the upper bound.
+    completion_bound: int = 0
+    #: The first request a run would make, for :func:`probe` (None when nothing is to be asked).
+    first: Any = None
+
+    def bound_cost(self, settings: JudgeSettings) -> float | None:
+        """The cost if every reply ran to ``max_tokens``; None without prices."""
+        return settings.price(self.prompt_tokens, self.completion_bound)
 
 
 def _spec(name: str) -> MetricSpec:
@@ -190,7 +198,28 @@ async def _estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, An
     finally:
         await client.aclose()
     return Estimate(tally.calls, tally.cached, tally.prompt_tokens, tally.completion_tokens,
-                    settings.price(tally.prompt_tokens, tally.completion_tokens), tally.dependent)
+                    settings.price(tally.prompt_tokens, tally.completion_tokens), tally.dependent,
+                    tally.calls * settings.max_tokens, tally.first)
+
+
+def probe(settings: JudgeSettings, request: Any) -> tuple[float, int, str | None]:
+    """Time one real call of ``request`` (nothing cached or stored): (seconds, completion tokens, failure).
+
+    For a local endpoint time is the cost, and it cannot be guessed from token counts.
+    """
+    client = JudgeClient(settings)
+
+    async def once() -> tuple[float, int, str | None]:
+        started = time.monotonic()
+        try:
+            reply = await client.ask(list(request.messages), request.schema, schema_name=request.step,
+                                     prompt_version=request.version)
+            return time.monotonic() - started, reply.completion_tokens, None
+        except Unscored as exc:
+            return time.monotonic() - started, exc.completion_tokens, exc.reason
+        finally:
+            await client.aclose()
+    return run_sync(once)
 
 
 # -- run --------------------------------------------------------------------------

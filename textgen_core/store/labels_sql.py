@@ -46,7 +46,8 @@ class LabelTablesMixin:
     def write_labels(self, run_id: int, labels: Iterable[Sequence[Any]]) -> int:
         """Upsert labels (tuples in :data:`LABEL_FIELDS` order) in one transaction; a newer label of the same
         (datum, model, score, annotator) replaces the older one. Returns how many were written."""
-        rows = [tuple(row) for row in labels]
+        latest = {(row[0], row[1], row[2], row[3]): tuple(row) for row in labels}  # the last of a cell wins
+        rows = list(latest.values())
         if not rows:
             return 0
         columns = {name: [row[i] for row in rows] for i, name in enumerate(LABEL_FIELDS)}
