@@ -8,6 +8,9 @@ give exactly the polite one's scores.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -134,6 +137,13 @@ def test_rubric_file_end_to_end_on_the_cli(judge: tuple[JudgeServer, CriteriaJud
     assert main(["resume", "1", "--judge-metric", str(rubric), *cli_judge(server, db, monkeypatch)]) == 2
     err = capsys.readouterr().err
     assert "judge metric my_tone was edited" in err and "warm and brief" in err and "criteria:" in err
+    # another program, without the file: the run's stored definitions are used, and nothing is asked again
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-m", "textgen_core", "resume", "2", *cli_judge(server, db, monkeypatch)],
+                          env=env | {"TEXTGEN_EVAL_JUDGE_API_KEY": "sk-custom"}, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert "my_tone" in done.stdout and responder.calls["first"] == asked
 
 
 def test_python_api_takes_a_dict_or_a_dataclass(judge: tuple[JudgeServer, CriteriaJudge], tmp_path: Path) -> None:
