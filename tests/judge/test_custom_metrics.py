@@ -217,3 +217,46 @@ def test_the_fingerprint_holds_the_definition_text() -> None:
     assert any(c.startswith("judge metric fp_probe was edited (criteria:") for c in changes), changes
     with pytest.raises(ParameterError, match="key 'output' must be a table"):
         define({"name": "fp_probe", "criteria": "c", "output": "yes"})
+
+
+def _stored(tmp_path: Path, name: str) -> tuple[Store, int]:
+    from textgen_core.datasets.loader import load_dataset
+
+    store = Store(tmp_path / f"{name}.duckdb")
+    return store, store.save_dataset(load_dataset(frame(), name=name))
+
+
+def test_batch_api_and_spending_caps_treat_a_custom_metric_like_a_built_in(tmp_path: Path) -> None:
+    from judge_server import CHAT
+    from textgen_core.errors import BudgetReached
+    from textgen_core.evaluate import evaluate
+    from textgen_core.judge.criteria import define
+
+    for c in read_toml_text(tmp_path, RUBRIC):
+        define(c)
+    metrics = ["my_tone", "outcome", "dosage"]
+    with JudgeServer(responder=CriteriaJudge()) as server:
+        server.batches.delay = 0.02
+        base = dict(base_url=server.url, model="judge", api_key="sk-b", timeout=5.0, retries=1, batch_poll=0.02)
+        store, dataset_id = _stored(tmp_path, "batched")
+        run_id = evaluate(store, dataset_id, metrics, judge=JudgeSettings(**base, batch=True))
+        check(cells(store, run_id))
+        assert server.count(CHAT) == 0 and len(server.batches.created) == 1  # one round: no extraction step
+        capped, capped_id = _stored(tmp_path, "capped")
+        try:
+            evaluate(capped, capped_id, metrics, judge=JudgeSettings(**base, max_calls=3))
+        except BudgetReached:
+            pass
+        run = capped.list_runs().iloc[0]
+        assert run["status"] == "interrupted" and server.count(CHAT) <= 3
+        assert int(run["judge_calls"]) <= 3
+
+
+def test_the_ray_engine_refuses_a_custom_metric_by_name(tmp_path: Path) -> None:
+    from textgen_core.engines.ray_engine import check_ray_metrics
+    from textgen_core.judge.criteria import define
+
+    define({"name": "ray_probe", "criteria": "Is it short?", "output": {"type": "yes_no"}})
+    settings = JudgeSettings(base_url="http://127.0.0.1:9", model="judge", api_key="sk-test")
+    with pytest.raises(ParameterError, match="ray_probe: custom judge metrics run with --engine local"):
+        check_ray_metrics(["ray_probe"], settings)
