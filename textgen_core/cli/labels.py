@@ -71,7 +71,8 @@ def _plan(args: argparse.Namespace) -> int:
     print(shown.to_string(index=False))
     print(f"labels_needed: labelled cells (a uniformly random sample) for a {args.confidence:.0%} bias-corrected "
           f"interval of ± {args.width:g}, from the spread of human - lambda x judge over the labels so far (at "
-          "least 3 needed); 'judge too wide' when the judge's own term already exceeds it.")
+          "least 3 needed), at the lambda that needs the fewest (lam_planned); 'judge too wide' when no lambda "
+          "reaches it.")
     return 0
 
 
