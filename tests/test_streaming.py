@@ -19,7 +19,7 @@ from textgen_core.model import Cell
 from textgen_core.progress import Progress
 from textgen_core.store import Store
 from textgen_core.streaming import NotStreamable, stream_file
-from textgen_core.streaming.stats import RowStats
+from textgen_core.runs.packed import RowStats
 
 METRICS = ["rouge", "bleu", "gleu", "wer"]
 

@@ -16,10 +16,11 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .errors import BudgetReached, ParameterError, StoreBusy, TextgenError
 from .metrics.registry import get_metric, resolve_params
-from .model import TEXT_FIELDS, Cell, Datum
+from .model import Cell, Datum
 from .process_pool import in_order
 from .progress import Progress, ProgressCallback
-from .run_rules import cell_records, check_metrics, check_same_judge, judge_record, signature
+from .run_rules import cell_records, check_metrics, check_same_judge  # noqa: F401 - check_metrics: the dashboard
+from .runs.plan import dataset_fields, plan_run
 from .runs.status import clock, end_run, kept_for_resume
 from .store import Store
 
@@ -61,12 +62,7 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
     unknown = sorted(set(chosen) - set(dataset.models))
     if unknown:
         raise ParameterError(f"models not in the dataset: {', '.join(unknown)}")
-    fields = {f for f in TEXT_FIELDS if dataset.has_field(f)} | set(dataset.metadata_columns)
-    problems = check_metrics(metrics, resolved, fields, judge)
-    if problems:
-        raise ParameterError("cannot run these metrics on this dataset:\n  " + "\n  ".join(problems))
-    signatures = {m: signature(get_metric(m), resolved[m], judge) for m in metrics}
-    run_id = store.create_run(dataset_id, metrics, resolved, signatures, chosen, judge_record(judge, metrics))
+    run_id = plan_run(metrics, resolved, dataset_fields(dataset), judge).start(store, dataset_id, chosen)
     if on_start is not None:
         on_start(run_id)
     if engine == "ray":
@@ -89,7 +85,7 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
         from .judge.criteria import restore
 
         restore((run["judge"].get("fingerprint") or {}).get("criteria"))
-    if judge is None and any(get_metric(m).group != "lexical" for m in metrics):
+    if judge is None and any(not get_metric(m).is_local(resolved[m]) for m in metrics):
         raise ParameterError(f"run {run_id} has judge metrics: give the judge endpoint to resume it")
     check_same_judge(run_id, run.get("judge"), judge, metrics)
     from .streaming.record import stream_record
@@ -117,8 +113,8 @@ def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str
              *, already: float = 0.0) -> None:
     """Score what is not finished yet; the run's duration is ``already`` (earlier sessions) plus this one."""
     started = clock(already)
-    lexical = {m: resolved[m] for m in metrics if get_metric(m).group == "lexical"}
-    judged = {m: resolved[m] for m in metrics if get_metric(m).group != "lexical"}
+    lexical = {m: resolved[m] for m in metrics if get_metric(m).is_local(resolved[m])}
+    judged = {m: resolved[m] for m in metrics if m not in lexical}
     try:
         written = store.finished_cells(run_id, with_unscored=True)  # lexical cells are final either way
         if lexical and not _all_finished(rows, lexical, written):

@@ -23,7 +23,11 @@ def check_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]
     for name in metrics:
         spec = get_metric(name)
         problems += [f"{name}: {reason}" for reason in spec.missing(fields, params.get(name, {}))]
-        if spec.group != "lexical" and judge is None:
+        if spec.group != "lexical" and spec.is_local(params.get(name, {})):
+            from .metrics.local import LOCAL_WAY_PROBLEMS
+
+            problems += [f"{name}: {reason}" for reason in LOCAL_WAY_PROBLEMS[name](spec.resolve(params.get(name)))]
+        elif not spec.is_local(params.get(name, {})) and judge is None:
             problems.append(f"{name}: needs a judge endpoint (base URL and model)")
     return problems
 
@@ -31,7 +35,7 @@ def check_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]
 def signature(spec: MetricSpec, params: Mapping[str, Any], judge: Any | None) -> str:
     """The reproducibility signature a metric's scores carry (judge settings and prompt versions for judge metrics)."""
     text = spec.signature(params)
-    if spec.group != "lexical" and judge is not None:
+    if not spec.is_local(params) and judge is not None:
         from .judge.metrics import prompt_signature  # judge metrics only: a lexical run never loads the judge
 
         prompts = prompt_signature(spec.name)

@@ -14,7 +14,7 @@ import streamlit as st
 from textgen_core.compare.human_report import calibrated_deltas, calibrated_means
 
 from . import data
-from .label_agreement import _interval, means_table
+from .label_agreement import interval_text, means_table
 from .safe_text import plain
 from .state import COMPARE_CALIBRATE, RESULTS_CALIBRATE
 
@@ -52,9 +52,9 @@ def compare_section(run_id: int, baseline: str, candidates: Sequence[str], score
     deltas = calibrated_deltas(data.store(), run_id, baseline, candidates, labelled)
     st.dataframe(pd.DataFrame({
         "candidate": deltas["candidate"], "score": deltas["score"],
-        "judge delta": [_interval(m, lo, hi) for m, lo, hi in zip(
+        "judge delta": [interval_text(m, lo, hi) for m, lo, hi in zip(
             deltas["judge_delta"], deltas["judge_ci_low"], deltas["judge_ci_high"])],
-        "calibrated delta": [_interval(m, lo, hi) for m, lo, hi in zip(
+        "calibrated delta": [interval_text(m, lo, hi) for m, lo, hi in zip(
             deltas["calibrated_delta"], deltas["ci_low"], deltas["ci_high"])],
         "labelled pairs": deltas["n_labels"], "judged pairs": deltas["n_judged"],
     }), hide_index=True)

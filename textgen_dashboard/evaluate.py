@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from textgen_core.errors import ParameterError
 from textgen_core.evaluate import check_metrics
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.metrics.registry import all_metrics, get_metric
@@ -37,7 +38,7 @@ def render() -> None:
     dataset_id, models = _dataset_picker(datasets)
     fields = data.dataset_fields(dataset_id)
     chosen, params, errors = _metric_picker(fields)
-    judged = [m for m in chosen if get_metric(m).group != "lexical"]
+    judged = [m for m in chosen if not _local(m, params)]
     judge, judge_problem = None, None
     if judged:
         st.subheader("Judge")
@@ -48,6 +49,14 @@ def render() -> None:
     if chosen and not errors:
         problems += check_metrics(chosen, params, fields, judge if judged else None)
     _run_section(dataset_id, models, chosen, params, judge, problems, blocked=bool(errors))
+
+
+def _local(metric: str, params: dict) -> bool:
+    """True when the metric runs here without a judge (lexical, or an endpoint metric's local backend)."""
+    try:
+        return get_metric(metric).is_local(params.get(metric))
+    except ParameterError:  # shown by the parameter form; until fixed the metric counts as judged
+        return False
 
 
 def _dataset_picker(datasets: Any) -> tuple[int, list[str]]:
@@ -159,7 +168,7 @@ def _run_section(dataset_id: int, models: list[str], chosen: list[str], params: 
         st.error(plain(problem))
     ready = bool(chosen and models and not problems and not blocked and not busy)
     if st.button("Run", type="primary", disabled=not ready, key="evaluate.run"):
-        judged = any(get_metric(m).group != "lexical" for m in chosen)
+        judged = any(not _local(m, params) for m in chosen)
         job = start_evaluation(data.jobs(), data.store(), dataset_id, chosen, params, models=models,
                                judge=judge if judged else None, label=f"evaluate {', '.join(chosen)}")
         st.session_state[state.EVAL_JOB] = job.job_id

@@ -48,7 +48,7 @@ def agreement_section(run_id: int, score: str) -> None:
     shown = report.table.copy()
     for name in [c for c in STATISTICS if c in shown]:
         if f"{name}_low" in shown:
-            shown[name] = [_interval(v, lo, hi) for v, lo, hi in zip(
+            shown[name] = [interval_text(v, lo, hi) for v, lo, hi in zip(
                 shown[name], shown[f"{name}_low"], shown[f"{name}_high"])]
         else:
             shown[name] = shown[name].map(lambda v: "–" if pd.isna(v) else f"{v:.3f}")
@@ -67,8 +67,9 @@ def agreement_section(run_id: int, score: str) -> None:
         st.metric("Krippendorff's alpha between people", f"{report.alpha:.3f}",
                   help=f"95% interval [{report.alpha_low:.3f}, {report.alpha_high:.3f}] over {report.alpha_units} "
                        "cells labelled by two or more people")
-        st.caption(f"Krippendorff's alpha {report.alpha:.3f}, 95% interval {_interval(report.alpha, report.alpha_low, report.alpha_high)}, "
-                   f"over {report.alpha_units} cells labelled by two or more people.")
+        shown = interval_text(report.alpha, report.alpha_low, report.alpha_high)
+        st.caption(f"Krippendorff's alpha with its 95% interval: {shown}, over {report.alpha_units} cells "
+                   "labelled by two or more people.")
     calibrated_section(means)
     planner(run_id, score, column)
 
@@ -107,9 +108,9 @@ def means_table(means: pd.DataFrame) -> pd.DataFrame:
     """model, score, judge-only mean [interval], calibrated mean [interval], lambda, labels, judged cells."""
     return pd.DataFrame({
         "model": means["model"], "score": means["score"],
-        "judge only": [_interval(m, lo, hi) for m, lo, hi in zip(
+        "judge only": [interval_text(m, lo, hi) for m, lo, hi in zip(
             means["judge_mean"], means["judge_ci_low"], means["judge_ci_high"])],
-        "calibrated": [_interval(m, lo, hi) for m, lo, hi in zip(means["calibrated"], means["ci_low"],
+        "calibrated": [interval_text(m, lo, hi) for m, lo, hi in zip(means["calibrated"], means["ci_low"],
                                                                   means["ci_high"])],
         "λ": means["lam"].map(lambda v: "–" if pd.isna(v) else f"{v:.2f}"),
         "labels": means["n_labels"], "judged": means["n_judged"],
@@ -124,10 +125,10 @@ def planner(run_id: int, score: str, column: str | None) -> None:
     plan = plan.assign(labels_needed=[_count(v) for v in plan["labels_needed"]])
     st.dataframe(plan, hide_index=True)
     st.caption("labels_needed: random labels for a 95% interval of ± the target, from the spread of people minus "
-               "λ × judge over the labels so far (3 at least).")
+               "λ × judge over the labels so far (3 at least), at the λ that needs the fewest (lam_planned).")
 
 
-def _interval(value: Any, low: Any, high: Any) -> str:
+def interval_text(value: Any, low: Any, high: Any) -> str:
     if pd.isna(value):
         return "–"
     if pd.isna(low) or pd.isna(high):

@@ -85,7 +85,8 @@ def _resume(run_id: int, status: str) -> None:
     st.subheader("Resume")
     run = data.run(run_id)
     judge = None
-    if run.get("judge") or any(m in all_metrics() and all_metrics()[m].group != "lexical" for m in run["metrics"]):
+    if run.get("judge") or any(m in all_metrics() and not all_metrics()[m].is_local(run["params"].get(m))
+                               for m in run["metrics"]):
         st.caption("This run has judge metrics: give the judge endpoint (its key is never stored).")
         judge, problem = judge_form("runs", run["judge"])
         if problem:

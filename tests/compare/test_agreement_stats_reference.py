@@ -65,18 +65,18 @@ def test_rank_correlations_equal_scipy() -> None:
 
 
 def test_kappa_interval_covers_at_its_nominal_rate() -> None:
-    """Judge and human yes/no from a known joint distribution: population kappa 0.5; 300 samples of 150 cells."""
+    """Judge and human yes/no from a known joint distribution: population kappa 0.5; 200 samples of 150 cells."""
     p_yes, agree = 0.5, 0.75  # P(both yes) = P(both no) = 0.375, kappa = (0.75 - 0.5) / 0.5
     truth = (agree - 0.5) / 0.5
     rng = np.random.default_rng(11)
     covered = 0
-    sims = 300
+    sims = 200
     for _ in range(sims):
         judge = rng.random(150) < p_yes
         same = rng.random(150) < agree
         human = np.where(same, judge, ~judge).astype(float)
         low, high = ag.bootstrap_interval(lambda a, b: ag.kappa(a, b, labels=[0.0, 1.0]), judge.astype(float),
-                                          human, resamples=400, rng=rng)
+                                          human, resamples=300, rng=rng)
         covered += low <= truth <= high
     assert 0.91 * sims <= covered <= 0.985 * sims, covered
 
@@ -96,4 +96,18 @@ def test_alpha_interval_covers_at_its_nominal_rate() -> None:
     for _ in range(sims):
         low, high = ag.krippendorff_interval(sample(120), "ordinal", resamples=300, rng=rng)
         covered += low <= population <= high
+    assert 0.90 * sims <= covered <= 0.99 * sims, covered
+
+
+def test_spearman_interval_covers_at_its_nominal_rate() -> None:
+    """Bivariate normal with rho 0.6: Spearman's population value is (6/pi) asin(rho/2); 150 samples of 150."""
+    rng = np.random.default_rng(13)
+    rho = 0.6
+    truth = 6 / math.pi * math.asin(rho / 2)
+    covered, sims = 0, 150
+    for _ in range(sims):
+        x = rng.normal(size=150)
+        y = rho * x + math.sqrt(1 - rho ** 2) * rng.normal(size=150)
+        low, high = ag.bootstrap_interval(ag.spearman, x, y, resamples=250, rng=rng)
+        covered += low <= truth <= high
     assert 0.90 * sims <= covered <= 0.99 * sims, covered

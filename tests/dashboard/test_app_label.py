@@ -69,7 +69,15 @@ def test_forty_labels_through_the_page_are_stored_survive_a_reload_and_export(gr
     assert sorted(stored["value"].tolist()) == [0.0] * 20 + [1.0] * 20
     assert set(stored["sampling"]) == {"stratified"} and stored["probability"].between(0, 1).all()
 
-    reloaded = label_page(run_id, "ana")  # a new session: the page reads the labels back from DuckDB
+    assert at.query_params["annotator"] in ("ana", ["ana"])  # in the tab's address: a reload keeps the name
+    reloaded = page("app.py")
+    reloaded.query_params["annotator"] = "ana"
+    reloaded = reloaded.run().switch_page("views/label.py").run()  # a new session: labels read back from DuckDB
+    reloaded.selectbox(key=LABEL_RUN).set_value(run_id).run()
+    reloaded.selectbox(key=LABEL_SCORE).set_value("qa_grade").run()
+    reloaded.radio(key=LABEL_STRATEGY).set_value("stratified").run()
+    reloaded.number_input(key=LABEL_COUNT).set_value(40).run()
+    assert reloaded.text_input(key=LABEL_ANNOTATOR).value == "ana"
     assert progress_text(reloaded).startswith("40 of 40 cells labelled by ana")
     second = label_page(run_id, "ben")  # another annotator on the same cells starts from zero
     assert progress_text(second).startswith("0 of 40 cells labelled by ben")
@@ -124,3 +132,16 @@ def test_results_and_compare_show_calibrated_beside_judge_only(graded) -> None:
     deltas = next(e.value for e in at.dataframe if "calibrated delta" in e.value.columns)
     assert deltas["score"].tolist() == ["qa_grade"] and deltas["labelled pairs"].tolist() == [N]
     assert "Bias-corrected differences" in " ".join(t.label for t in at.toggle)
+
+
+def test_a_disagreement_opens_in_explore(graded) -> None:
+    from textgen_dashboard.state import EXPLORE_DATUM, LABEL_OPEN
+
+    run_id = graded
+    at = label_page(run_id, "ana")
+    at.button(key=label_button(0.0)).click().run()
+    at.session_state[LABEL_OPEN] = "d3"  # what selecting a row of the disagreements table leaves behind
+    at.run()
+    no_exception(at)
+    assert at.session_state[EXPLORE_DATUM] == "d3"
+    assert any("Datum d3" in h.value for h in at.header)

@@ -151,8 +151,8 @@ def _load_file(args: argparse.Namespace, required: set[str]) -> Dataset | None:
     return dataset
 
 
-def _check_judge(metrics: list[str], judge: Any) -> None:
-    judged = [m for m in metrics if get_metric(m).group != "lexical"]
+def _check_judge(metrics: list[str], judge: Any, params: dict | None = None) -> None:
+    judged = [m for m in metrics if not get_metric(m).is_local((params or {}).get(m))]
     if judged and judge is None:
         raise ParameterError(f"{', '.join(judged)} need a judge: give --judge-base-url and --judge-model "
                              "(or TEXTGEN_EVAL_JUDGE_* variables); nothing was stored")
@@ -161,18 +161,13 @@ def _check_judge(metrics: list[str], judge: Any) -> None:
 def _check_before_storing(dataset: Dataset, metrics: list[str], params: dict, models: list[str] | None,
                           judge: Any) -> None:
     """Every reason the run would score nothing, raised before the dataset is stored."""
-    from ..run_rules import check_metrics
-    from ..metrics.registry import resolve_params
-    from ..model import TEXT_FIELDS
+    from ..runs.plan import dataset_fields, plan_run
 
     unknown = [m for m in models or () if m not in dataset.models]
     if unknown:
         raise ParameterError(f"--models: {', '.join(unknown)} not in the dataset (its models: "
                              f"{', '.join(dataset.models)}); nothing was stored")
-    fields = {f for f in TEXT_FIELDS if dataset.has_field(f)} | set(dataset.metadata_columns)
-    problems = check_metrics(metrics, resolve_params(metrics, params), fields, judge)
-    if problems:
-        raise ParameterError("cannot run these metrics on this dataset; nothing was stored:\n  " + "\n  ".join(problems))
+    plan_run(metrics, params, dataset_fields(dataset), judge, note="; nothing was stored")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -209,7 +204,7 @@ def _score(args: argparse.Namespace) -> int:
     judge = _judge_settings(args)
     required = {field for spec in specs for field in spec.needs}
     models = [m.strip() for m in args.models.split(",")] if args.models else None
-    _check_judge(metrics, judge)
+    _check_judge(metrics, judge, params)
     store = open_store(args)  # nothing is opened or created until the store is first used
     if args.engine == "ray" or (not args.dry_run and Path(args.data).is_file()):
         run_id = _stream(args, store, metrics, params, judge, models)
@@ -376,7 +371,7 @@ def _dry_run(args: argparse.Namespace, dataset: Dataset, metrics: list[str], par
     """Print what the run would do; nothing is written (the judge cache is read when the file exists)."""
     from ..metrics.registry import resolve_params
 
-    judged = [m for m in metrics if get_metric(m).group != "lexical"]
+    judged = [m for m in metrics if not get_metric(m).is_local(params.get(m))]
     rows = [r for r in dataset.rows if not models or r.model in models]
     print(f"{len(rows)} rows, {len(metrics)} metrics ({len(judged)} judged)")
     if not judged:

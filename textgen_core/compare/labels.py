@@ -25,7 +25,9 @@ from .stats import rng_for
 
 STRATEGIES = ("random", "stratified", "disagreement")
 #: Sampling kinds whose inclusion probabilities are known (or uniform), so the plain or weighted PPI++ applies.
-RANDOM_KINDS = ("random", "stratified", "import", "dataset")
+RANDOM_KINDS = ("random", "stratified", "import", "dataset", "weighted")
+#: Sampling of imported labels that each carry their inclusion probability (a ``probability`` column).
+WEIGHTED = "weighted"
 #: The annotator name of a human column of the dataset: 'column:NAME'.
 COLUMN_ANNOTATOR = "column:{}"
 
@@ -98,7 +100,8 @@ def sampling_note(sampling: Sequence[str]) -> str:
 
 
 def select_cells(store: Store, run_id: int, score: str, strategy: str, n: int, *, seed: int = 0,
-                 models: Sequence[str] | None = None, annotator: str | None = None) -> pd.DataFrame:
+                 models: Sequence[str] | None = None, annotator: str | None = None,
+                 viewer: str | None = None) -> pd.DataFrame:
     """datum_id, model, judge, probability: up to ``n`` judge-scored cells to label, in labelling order.
 
     Cells this ``annotator`` already labelled are skipped (their probability
@@ -107,7 +110,9 @@ def select_cells(store: Store, run_id: int, score: str, strategy: str, n: int, *
     share from each judge value (or each fifth of the range for a continuous
     score), each with its stratum's probability; ``disagreement``: cells where
     people already split or disagree with the judge first, then those whose judge
-    value is nearest the middle of the range (no known probability).
+    value is nearest the middle of the range (no known probability); the
+    ``viewer``'s own labels do not reorder it, so a queue holds still while
+    someone works through it.
     """
     if strategy not in STRATEGIES:
         raise ParameterError(f"selection must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
@@ -125,7 +130,7 @@ def select_cells(store: Store, run_id: int, score: str, strategy: str, n: int, *
     elif strategy == "stratified":
         chosen = _stratified(cells, score, n)
     else:
-        chosen = _unsure_first(store, run_id, score, cells).head(n).assign(probability=float("nan"))
+        chosen = _unsure_first(store, run_id, score, cells, viewer).head(n).assign(probability=float("nan"))
     if annotator is not None:
         done = store.labels(run_id, score=score, annotator=annotator)
         seen = set(zip(done["datum_id"], done["model"]))
@@ -151,11 +156,12 @@ def _stratified(cells: pd.DataFrame, score: str, n: int) -> pd.DataFrame:
     return out.sort_values(["_order", "_key"], kind="stable")  # interleave the strata: any prefix is balanced
 
 
-def _unsure_first(store: Store, run_id: int, score: str, cells: pd.DataFrame) -> pd.DataFrame:
+def _unsure_first(store: Store, run_id: int, score: str, cells: pd.DataFrame, viewer: str | None) -> pd.DataFrame:
     low, high, _ = scale_of(score)
     middle = (low + high) / 2 if high is not None else float(cells["judge"].median()) if len(cells) else 0.0
     width = (high - low) if high is not None and high > low else 1.0
     labels = store.labels(run_id, score=score)
+    labels = labels[labels["annotator"] != viewer] if viewer is not None else labels
     split = set()
     if not labels.empty:
         merged = labels.merge(cells[["datum_id", "model", "judge"]], on=["datum_id", "model"])
@@ -170,8 +176,12 @@ def _unsure_first(store: Store, run_id: int, score: str, cells: pd.DataFrame) ->
 
 def import_labels(store: Store, run_id: int, path: str | Path, score: str, *, annotator: str | None = None,
                   sampling: str = "import") -> int:
-    """Read a labels file (columns ``id``, ``model``, ``value``, optional ``annotator`` and ``note``) and store it.
+    """Read a labels file (columns ``id``, ``model``, ``value``, optional ``annotator``, ``note`` and
+    ``probability``) and store it.
 
+    A ``probability`` column gives each labelled cell's inclusion probability
+    (0 < p <= 1, known from how the cells were drawn): the labels are then
+    ``weighted`` and the calibrated mean uses inverse-probability weights.
     Every row is checked first (its datum and model exist in the run, its value
     is a number on the score's scale), so a bad row stores nothing and is named
     by file, row and column.
@@ -214,7 +224,14 @@ def import_labels(store: Store, run_id: int, path: str | Path, score: str, *, an
             raise InputError(f"datum {datum_id!r} of model {model!r} is labelled twice by {who!r} (also row "
                              f"{earlier}); keep one label per annotator and cell", file=name, row=int(number),
                              column="id")
-        rows.append((datum_id, model, score, who, value, note or None, sampling, None))
+        probability = None
+        if "probability" in frame.columns:
+            probability = _number(record["probability"])
+            if probability is None or not 0.0 < probability <= 1.0:
+                raise InputError(f"{record['probability']!r} is not an inclusion probability (0 < p <= 1)",
+                                 file=name, row=int(number), column="probability")
+        rows.append((datum_id, model, score, who, value, note or None,
+                     WEIGHTED if probability is not None else sampling, probability))
     return store.write_labels(run_id, rows)
 
 

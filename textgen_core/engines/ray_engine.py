@@ -73,6 +73,11 @@ def check_ray_metrics(metrics: Sequence[str], judge: Any | None = None) -> None:
     """Refuse, with the reason, what the Ray engine does not score (pass@k; judge batch mode and caps)."""
     if any(get_metric(m).group != "lexical" for m in metrics):
         check_judge_on_ray(judge)
+    from ..judge.criteria import definition
+
+    custom = [m for m in metrics if definition(m) is not None]
+    if custom:  # a worker process does not hold the definitions defined in this one
+        raise ParameterError(f"{', '.join(custom)}: custom judge metrics run with --engine local")
     whole = [m for m in metrics if get_metric(m).whole_dataset(resolve_params([m], None)[m])]
     if whole:
         raise ParameterError(f"{', '.join(whole)} group rows across the whole dataset; run them with --engine local")
@@ -146,7 +151,7 @@ def run_ray(store: Store, source: str, metrics: Sequence[str], params: Mapping[s
             address: str | None = None, progress: ProgressCallback | None = None,
             cancel: threading.Event | None = None, block_rows: int = BLOCK_ROWS) -> int:
     """Read ``source`` with Ray Data, score it on the cluster, store dataset and run; returns the run id."""
-    from ..run_rules import check_metrics, judge_record, signature
+    from ..runs.plan import mapped_fields, plan_run
 
     names = list(dict.fromkeys(get_metric(m).name for m in metrics))
     if not names:
@@ -165,16 +170,10 @@ def run_ray(store: Store, source: str, metrics: Sequence[str], params: Mapping[s
                          "parallel blocks have no file row number to stand in for it", file=source)
     check_mapping(header, chosen)
     check_required(header, chosen, needed_fields({f: m for m in names for f in get_metric(m).needs}))
-    used = set(chosen.columns_used())
-    fields = {f for f in ("query", "prediction", "references", "contexts") if getattr(chosen, f)}
-    fields |= {"prediction"} if chosen.format == "wide" else set()
-    problems = check_metrics(names, resolved, fields | {c for c in columns if c not in used}, judge)
-    if problems:
-        raise ParameterError("cannot run these metrics on this dataset:\n  " + "\n  ".join(problems))
+    plan = plan_run(names, resolved, mapped_fields(chosen, columns), judge)
     dataset_name, earlier = store.free_dataset_names(name or PurePosixPath(files[0]).stem)
     dataset_id = store.start_dataset(dataset_name, source, chosen.to_dict())
-    signatures = {m: signature(get_metric(m), resolved[m], judge) for m in names}
-    run_id = store.create_run(dataset_id, names, resolved, signatures, list(models or []), judge_record(judge, names))
+    run_id = plan.start(store, dataset_id, list(models or []))
     try:
         store.record_block_run(run_id, source, {**chosen.to_dict(), _CONTENT: content_of(filesystem, files)},
                                block_rows)
@@ -388,6 +387,6 @@ def _input_error(exc: BaseException) -> InputError | None:
 def _corpus(store: Store, run_id: int, dataset_id: int, metrics: Mapping[str, Mapping[str, Any]]
             ) -> list[tuple[str, str, float | None, dict]]:
     """Corpus aggregates from the stored cells, in row order (resumed blocks included)."""
-    from ..streaming.score import corpus_aggregates, stored_stats
+    from ..runs.corpus import corpus_aggregates, stored_stats
 
     return corpus_aggregates(metrics, stored_stats(store, run_id, dataset_id, metrics))

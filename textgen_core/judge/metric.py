@@ -173,7 +173,8 @@ DEPARTS = "Departs from the seed system:"
 
 def declare(name: str, label: str, description: str, needs: tuple[str, ...], plan: JudgePlan, notes: str, *,
             direction: str = "higher", value_range: tuple[float, float | None] = (0.0, 1.0),
-            group: str = "llm", params: tuple[Param, ...] = (), departures: tuple[str, ...] = ()) -> MetricSpec:
+            group: str = "llm", params: tuple[Param, ...] = (), departures: tuple[str, ...] = (),
+            local_when: Any = None, libraries: tuple[str, ...] = ()) -> MetricSpec:
     """A judge metric's one declaration; the notes state the empty-prediction rule, then every departure
     from the seed system (valor-lite), each with its reason."""
     if plan.empty == "n/a":
@@ -186,7 +187,8 @@ def declare(name: str, label: str, description: str, needs: tuple[str, ...], pla
     text = " ".join(t for t in (notes, empty, _FAILURE, f"{DEPARTS} {listed}" if departures else "") if t)
     return MetricSpec(name=name, label=label, group=group, description=description, needs=needs,
                       outputs=fixed_outputs(name), params=params, direction=direction,  # type: ignore[arg-type]
-                      value_range=value_range, notes=text, plan=replace(plan, departures=tuple(departures)))
+                      value_range=value_range, notes=text, plan=replace(plan, departures=tuple(departures)),
+                      local_when=local_when, libraries=libraries)
 
 
 #: Inputs a judge metric may need besides the prediction, in the order a missing one is reported.

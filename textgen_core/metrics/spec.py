@@ -141,6 +141,15 @@ class MetricSpec:
     notes: str = ""
     #: Judge-driven metrics attach their plan here (see textgen_core.judge).
     plan: Any = None
+    #: For an endpoint metric that can also run on this machine (semantic_similarity's local embedding model):
+    #: True under the parameters that choose the local way; ``score`` then scores its rows like a lexical metric.
+    local_when: Callable[[Mapping[str, Any]], bool] | None = None
+
+    def is_local(self, params: Mapping[str, Any] | None = None) -> bool:
+        """True when this metric is computed here, without a judge endpoint, under ``params`` (raw or resolved)."""
+        if self.group == "lexical":
+            return True
+        return self.local_when is not None and self.local_when(self.resolve(params))
 
     def param(self, name: str) -> Param:
         for p in self.params:

@@ -1,8 +1,13 @@
-"""The one write path of score cells, lexical and judge alike.
+"""The one write path of score cells, lexical and judge alike, on every engine.
 
-Every cell reaches the ``scores`` table through :func:`insert_cells`, inside the
-caller's transaction: :meth:`Store.write_cells` (lexical and endpoint scores) and
-the judge's batches (cells with their verdicts, exchanges and usage) both use it.
+Every cell reaches the ``scores`` table as an Arrow table in one layout
+(:data:`SCORE_SCHEMA`) through :func:`write_scores`, the one statement that
+writes it, inside the caller's transaction: :meth:`Store.write_cells` (lexical
+and endpoint scores) and the judge's batches (cells with their verdicts,
+exchanges and usage) through :func:`insert_cells`, a streamed run's chunks, and
+the Ray engine's blocks (their nested cells flattened by :func:`block_scores`).
+A new run's cells are appended; cells that may already be stored (a resumed
+run, a re-scored judge cell) replace theirs.
 """
 
 from __future__ import annotations
@@ -40,4 +45,24 @@ def cell_table(run_id: int, cells: Sequence[Sequence[Any]]) -> pa.Table:
 def insert_cells(cur: duckdb.DuckDBPyConnection, run_id: int, cells: Sequence[Sequence[Any]]) -> None:
     """Upsert cells of one run inside the caller's transaction (a re-scored cell replaces its row)."""
     if cells:
-        insert_arrow(cur, "scores", cell_table(run_id, cells), replace=True)
+        write_scores(cur, cell_table(run_id, cells), replace=True)
+
+
+def write_scores(cur: duckdb.DuckDBPyConnection, table: pa.Table, *, replace: bool) -> None:
+    """Write cells in the :data:`SCORE_SCHEMA` layout: appended, or replacing stored ones (``replace``)."""
+    insert_arrow(cur, "scores", table.select(SCORE_SCHEMA.names).cast(SCORE_SCHEMA), replace=replace)
+
+
+def block_scores(run_id: int, block: pa.Table) -> pa.Table:
+    """A Ray block's cells (``cells``: a list of metric, score, value, details, reason structs per row, beside
+    ``datum_id`` and ``model``) in the :data:`SCORE_SCHEMA` layout."""
+    import pyarrow.compute as pc
+
+    lists = block.column("cells").combine_chunks()
+    rows = pc.list_parent_indices(lists)
+    cells = pc.list_flatten(lists)
+    return pa.Table.from_arrays(
+        [pa.array([run_id] * len(cells), pa.int32()), pc.take(block.column("datum_id"), rows),
+         pc.take(block.column("model"), rows)] + [cells.field(name) for name in
+                                                  ("metric", "score", "value", "details", "reason")],
+        schema=SCORE_SCHEMA)

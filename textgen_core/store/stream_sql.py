@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from ..errors import StoreError
 from ..model import Datum
-from .dataset_sql import insert_arrow
+from .score_writes import block_scores, write_scores
 
 DATA_SCHEMA = pa.schema([
     ("dataset_id", pa.int32()), ("row_index", pa.int32()), ("datum_id", pa.string()),
@@ -106,7 +106,7 @@ class StreamTablesMixin:
         with self.transaction() as cur:  # type: ignore[attr-defined]
             self._insert_data(cur, dataset_id, first_index, rows, "INSERT")
             if cells is not None:
-                insert_arrow(cur, "scores", cells)
+                write_scores(cur, cells, replace=False)  # a new run's cells: appended
             if finished:
                 self._mark_finished(cur, run_id, finished)
 
@@ -213,12 +213,9 @@ class StreamTablesMixin:
         ``resumed``: rows a stopped run already stored are kept as they are."""
         with self.transaction() as cur:  # type: ignore[attr-defined]
             self._block_tables(cur)
-            block_cells = table.select(["datum_id", "model", "cells"])  # read by name in the SQL below
             if dataset_id is not None:
                 self._insert_data(cur, dataset_id, first_index, table, "INSERT OR IGNORE" if resumed else "INSERT")
-            cur.execute(
-                "INSERT OR REPLACE INTO scores SELECT ?, datum_id, model, c.metric, c.score, c.value, c.details, "
-                "c.reason FROM (SELECT datum_id, model, unnest(cells) AS c FROM block_cells)", [run_id])
+            write_scores(cur, block_scores(run_id, table), replace=True)
             self._mark_finished(cur, run_id, finished)
 
     def data_arrow(self, dataset_id: int, models: Sequence[str] | None = None) -> pa.Table:

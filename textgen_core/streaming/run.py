@@ -28,7 +28,6 @@ from ..datasets.loader import (check_filled, check_mapping, check_required, dupl
 from ..datasets.mapping import ColumnMapping, guess_mapping
 from ..errors import InputError, ParameterError, StoreBusy, StoreError, TextgenError
 from ..metrics.registry import get_metric, resolve_params
-from ..model import TEXT_FIELDS
 from ..progress import Progress, ProgressCallback
 from ..store import Store
 from ..store.stream_sql import DuplicateRow
@@ -36,8 +35,8 @@ from .read import ChunkReader, NotStreamable
 from ..process_pool import in_order
 from ..runs.status import clock, end_run, forget_dataset, kept_for_resume
 from .record import check_still, file_state, new_record, stream_record
-from .score import ChunkResult, corpus_aggregates, stored_stats, work_chunk
-from .stats import RowStats
+from ..runs.corpus import CorpusPart, corpus_aggregates, join_parts, stored_stats
+from .score import ChunkResult, work_chunk
 
 #: Rows per chunk: large enough that per-chunk costs vanish, small enough that a few chunks in flight stay small.
 CHUNK_ROWS = 5000
@@ -66,7 +65,7 @@ class StreamedRun:
 def streamable_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]] | None) -> bool:
     """True when every metric is lexical and scores rows independently (pass@k by problem is not)."""
     resolved = resolve_params([get_metric(m).name for m in metrics], params)
-    return all(get_metric(m).group == "lexical" and not get_metric(m).whole_dataset(p) for m, p in resolved.items())
+    return all(get_metric(m).is_local(p) and not get_metric(m).whole_dataset(p) for m, p in resolved.items())
 
 
 def _field_needs(required: Sequence[str], metrics: Sequence[str]) -> dict[str, str]:
@@ -96,7 +95,7 @@ class _Loader:
         self.filled: set[str] = set()
         self.metadata_columns: tuple[str, ...] = ()
         self.null_rows: dict[str, list[int]] = {}  # references column -> rows reading NaN/None/null
-        self.stats: dict[tuple[str, str], RowStats] = {}
+        self.stats: dict[tuple[str, str], CorpusPart] = {}
         self.scored = self.unscored = 0
         self.cached = 0  # rows of chunks a stopped run stored (and scored)
         self.stored_before = 0  # data rows of those chunks
@@ -125,8 +124,7 @@ class _Loader:
             return
         self._chunks.append(str(result.chunk))
         self._data.append(result.data)
-        for key, packed in result.stats.items():
-            self.stats.setdefault(key, RowStats()).extend(packed)
+        join_parts(self.stats, result.stats)
         if result.cells is not None:
             self.scored += result.scored
             self.unscored += result.unscored
@@ -134,13 +132,12 @@ class _Loader:
         if len(self.row_numbers) - self._stored >= ROWS_PER_WRITE:
             self.flush()
 
-    def all_stats(self, metrics: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], RowStats]:
+    def all_stats(self, metrics: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], CorpusPart]:
         """Corpus statistics of every row: read back for the chunks a stopped run stored, then this session's."""
         if not self.stored_before or self.run_id is None:
             return self.stats
         stats = stored_stats(self.store, self.run_id, self.dataset_id, metrics, below=self.stored_before)
-        for key, packed in self.stats.items():
-            stats.setdefault(key, RowStats()).extend(packed)
+        join_parts(stats, self.stats)
         return stats
 
     def flush(self) -> None:
@@ -182,12 +179,11 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
                  file_name: str | None, required: Sequence[str], models: Sequence[str] | None,
                  progress: ProgressCallback | None, cancel: threading.Event | None, workers: int | None,
                  chunk_rows: int, on_start: Callable[[int], None] | None) -> StreamedRun:
-    from ..run_rules import check_metrics, signature
+    from ..runs.plan import mapped_fields, plan_run
 
     if metrics and not streamable_metrics(metrics, params):
         raise NotStreamable("judge metrics and pass@k are scored on the whole dataset")
     names = [get_metric(m).name for m in dict.fromkeys(metrics)]
-    resolved = resolve_params(names, params)
     start = file_state(Path(path)) if Path(path).is_file() else {}
     reader = ChunkReader(path, file_name or str(path))
     header = RawTable(columns=reader.columns, rows=[], row_numbers=[], label=reader.label)
@@ -196,30 +192,26 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
         needs = _field_needs(required, names)
         check_mapping(header, chosen)
         check_required(header, chosen, needs)
-        used = set(chosen.columns_used())
-        fields = {f for f in TEXT_FIELDS if _mapped(chosen, f)} | {c for c in reader.columns if c not in used}
-        problems = check_metrics(names, resolved, fields, None)
-        if problems:
-            raise ParameterError("cannot run these metrics on this dataset:\n  " + "\n  ".join(problems))
+        plan = plan_run(names, params, mapped_fields(chosen, reader.columns)) if names else None
+        resolved = plan.params if plan else {}
     except BaseException:
         reader.close()
         raise
     dataset_name, earlier = store.free_dataset_names(name or Path(path).stem)
     dataset_id = store.start_dataset(dataset_name, str(path), chosen.to_dict())
-    plan = _Plan(reader, header, chosen, resolved, models, needs, dataset_id, dataset_name, None, earlier, start)
+    fill = _Plan(reader, header, chosen, resolved, models, needs, dataset_id, dataset_name, None, earlier, start)
     try:
-        if names:
-            signatures = {m: signature(get_metric(m), resolved[m], None) for m in names}
-            plan.run_id = store.create_run(dataset_id, names, resolved, signatures, list(models or []), None)
+        if plan is not None:
+            fill.run_id = plan.start(store, dataset_id, list(models or []))
             new_record(Path(path), reader.label, chosen.to_dict(), models, required, earlier, chunk_rows
-                       ).save(store, plan.run_id)
+                       ).save(store, fill.run_id)
             if on_start is not None:
-                on_start(plan.run_id)
+                on_start(fill.run_id)
     except BaseException:
         reader.close()
         forget_dataset(store, dataset_id)
         raise
-    return _fill(store, plan, progress, cancel, workers, chunk_rows)
+    return _fill(store, fill, progress, cancel, workers, chunk_rows)
 
 
 def resume_stream(store: Store, run_id: int, *, progress: ProgressCallback | None = None,
@@ -325,12 +317,6 @@ class _Cancelled(TextgenError):
 
     def __init__(self) -> None:
         super().__init__("cancelled while reading the file: nothing was stored")
-
-
-def _mapped(mapping: ColumnMapping, field: str) -> bool:
-    if field == "prediction" and mapping.format == "wide":
-        return bool(mapping.wide_predictions)
-    return bool(getattr(mapping, field))
 
 
 def _load_and_score(reader: ChunkReader, loader: _Loader, run_id: int | None,

@@ -11,9 +11,8 @@ sent back as rows.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -21,10 +20,8 @@ from ..datasets.formats import RawTable
 from ..errors import InputError
 from ..metrics.registry import get_metric
 from ..model import TEXT_FIELDS, Cell, Datum
-from .stats import RowStats
+from ..runs.corpus import CorpusPart, add_row
 
-if TYPE_CHECKING:
-    from ..store import Store
 
 @dataclass
 class ChunkResult:
@@ -38,7 +35,7 @@ class ChunkResult:
     cells: pa.Table | None = None
     scored: int = 0  # rows scored (those of the chosen models)
     unscored: int = 0
-    stats: dict[tuple[str, str], RowStats] = field(default_factory=dict)
+    stats: dict[tuple[str, str], CorpusPart] = field(default_factory=dict)
     models: list[str] = field(default_factory=list)
     filled: set[str] = field(default_factory=set)
     metadata_columns: tuple[str, ...] = ()
@@ -96,46 +93,6 @@ def work_chunk(chunk: tuple[int, RawTable], mapping: Mapping[str, Any], run_id: 
     scored = score_chunk(wanted, metrics)
     result.cells, result.unscored = cells_table(run_id, wanted, metrics, scored)
     for metric in metrics:
-        if get_metric(metric).corpus is None:
-            continue
         for row, cells in zip(wanted, scored[metric]):
-            stats = result.stats.get((metric, row.model))
-            if stats is None:
-                stats = result.stats[(metric, row.model)] = RowStats()
-            stats.add(cells)
+            add_row(result.stats, metric, row.model, cells, metrics[metric])
     return result
-
-
-def corpus_aggregates(metrics: Mapping[str, Mapping[str, Any]],
-                      stats: Mapping[tuple[str, str], RowStats]) -> list[tuple[str, str, float | None, dict]]:
-    """(model, score, value, details) of every corpus aggregate, from the packed statistics.
-
-    Corpus scorers of chunked metrics read only the cells (the rows are for pass@k,
-    which is scored over the whole dataset and never streamed).
-    """
-    aggregates = []
-    for (metric, model), packed in stats.items():
-        values = get_metric(metric).corpus([], packed, metrics[metric])  # type: ignore[misc, arg-type]
-        aggregates.extend((model, score, value, {"metric": metric}) for score, value in values.items())
-    return aggregates
-
-
-def stored_stats(store: Store, run_id: int, dataset_id: int, metrics: Mapping[str, Mapping[str, Any]],
-                 below: int | None = None) -> dict[tuple[str, str], RowStats]:
-    """The statistics :func:`corpus_aggregates` needs, from the stored cells in row order (those of rows before
-    row index ``below`` when given): for runs stored in several sessions."""
-    stats: dict[tuple[str, str], RowStats] = {}
-    for metric in metrics:
-        if get_metric(metric).corpus is None:
-            continue
-        row: dict[str, Cell] = {}
-        current: tuple[int, str] | None = None
-        for row_index, model, score, value, details in store.corpus_cells(run_id, dataset_id, metric, below=below):
-            if current is not None and current[0] != row_index:
-                stats.setdefault((metric, current[1]), RowStats()).add(row)
-                row = {}
-            current = (row_index, model)
-            row[score] = Cell(value, json.loads(details) if details else None)
-        if current is not None:
-            stats.setdefault((metric, current[1]), RowStats()).add(row)
-    return stats

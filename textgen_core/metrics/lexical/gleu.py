@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 from ...errors import ParameterError
 from ...model import Cell, Datum
 from ..spec import Param
+from ..corpus import CorpusSum, SummedCorpus
 from .base import LexicalSpec, RowFn, Scorer, row_inputs, tokenizer_label, tokenizer_param
 from .ngrams import pair_overlaps, word_text
 from .tokenize import TextCache
@@ -58,20 +59,21 @@ def row_scorer(params: Mapping[str, Any]) -> RowFn:
     return score_row
 
 
-def corpus(rows: Sequence[Datum], cells: Sequence[Mapping[str, Cell]], params: Mapping[str, Any]) -> dict[str, float]:
+def corpus_stats(cells: Mapping[str, Cell], params: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(matches, total) of a row with statistics; None for a row without (no references)."""
+    cell = cells.get("gleu")
+    if cell is None or not cell.details or "total" not in cell.details:
+        return None
+    return cell.details["matches"], cell.details["total"]
+
+
+def corpus_value(total: CorpusSum, params: Mapping[str, Any]) -> dict[str, float]:
     """nltk corpus_gleu: summed matches over summed totals of the scored rows."""
-    matches = total = 0
-    seen = False
-    for row_cells in cells:
-        cell = row_cells.get("gleu")
-        if cell is None or not cell.details or "total" not in cell.details:
-            continue
-        seen = True
-        matches += cell.details["matches"]
-        total += cell.details["total"]
-    if not seen:
-        return {}
-    return {"gleu": matches / total if total else 0.0}
+    matches, count = total.total
+    return {"gleu": matches / count if count else 0.0}
+
+
+corpus = SummedCorpus(corpus_stats, corpus_value)
 
 
 def _check(params: Mapping[str, Any]) -> None:

@@ -11,6 +11,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
+from ..corpus import CorpusSum, SummedCorpus
 from .base import LexicalSpec, RowFn, Scorer, row_inputs
 from .tokenize import TextCache
 
@@ -53,16 +54,21 @@ def row_scorer(params: Mapping[str, Any]) -> RowFn:
     return score_row
 
 
-def corpus(rows: Sequence[Datum], cells: Sequence[Mapping[str, Cell]], params: Mapping[str, Any]) -> dict[str, float]:
+def corpus_stats(cells: Mapping[str, Cell], params: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(errors, reference words) of a scored row with its chosen reference; None for an unscored row."""
+    cell = cells.get("wer")
+    if cell is None or cell.value is None or not cell.details:
+        return None
+    return cell.details["errors"], cell.details["reference_words"]
+
+
+def corpus_value(total: CorpusSum, params: Mapping[str, Any]) -> dict[str, float]:
     """jiwer's corpus WER: total errors over total reference words, with each row's chosen reference."""
-    errors = words = 0
-    for row_cells in cells:
-        cell = row_cells.get("wer")
-        if cell is None or cell.value is None or not cell.details:
-            continue
-        errors += cell.details["errors"]
-        words += cell.details["reference_words"]
-    return {"wer": float(errors) / float(words)} if words else {}
+    errors, words = total.total
+    return {"wer": errors / words} if words else {}
+
+
+corpus = SummedCorpus(corpus_stats, corpus_value)
 
 
 SPEC = LexicalSpec(
