@@ -39,6 +39,8 @@ def score(data: Data, metrics: Sequence[Any], params: Mapping[str, Mapping[str, 
     An unscored cell is NaN in the wide table; ``long=True`` returns one row per cell
     with its ``reason`` and details instead. The run id is in ``frame.attrs["run_id"]``
     (the run lives in ``store``, a Store or a database path, when one is given, else in memory only).
+    With the classification metric, ``frame.attrs["classification"]`` holds each model's report (per-label
+    scores, averages, confusion matrix, ROC and precision-recall curves, detailed curves).
     Rows given as dicts may lack keys (the value is then missing, as in JSON Lines), except a key the column
     mapping reads that other rows have: that is an error naming the row, never a silently unscored row.
     """
@@ -52,6 +54,10 @@ def score(data: Data, metrics: Sequence[Any], params: Mapping[str, Mapping[str, 
     run_id = evaluate(db, dataset_id, [spec.name for spec in specs], params, judge=judge, workers=workers)
     frame = long_scores(db, run_id) if long else wide_scores(db, run_id)
     frame.attrs["run_id"] = run_id
+    if "classification" in (spec.name for spec in specs):  # the report a terminal run prints, as data
+        from .compare.classification import classification_reports
+
+        frame.attrs["classification"] = classification_reports(db, run_id)
     return frame
 
 

@@ -125,7 +125,7 @@ def planner(run_id: int, score: str, column: str | None) -> None:
     plan = plan.assign(labels_needed=[_count(v) for v in plan["labels_needed"]])
     st.dataframe(plan, hide_index=True)
     st.caption("labels_needed: random labels for a 95% interval of ± the target, from the spread of people minus "
-               "λ × judge over the labels so far (3 at least).")
+               "λ × judge over the labels so far (3 at least), at the λ that needs the fewest (lam_planned).")
 
 
 def interval_text(value: Any, low: Any, high: Any) -> str:

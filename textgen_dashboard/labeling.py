@@ -83,7 +83,8 @@ def label_cells(run_id: int, score: str, strategy: str, count: int, annotator: s
     if saved:
         st.success(saved)
     st.progress(done / max(len(queue), 1), text=f"{done} of {len(queue)} cells labelled by {plain(annotator)} "
-                                                 f"({len(mine)} labels of {plain(score)} in all)")
+                                                 f"({len(mine)} label{'' if len(mine) == 1 else 's'} of {plain(score)} "
+                                                 "by this name in all)")
     if queue.empty:
         st.info("No scored cell of this score to label.")
         return
@@ -93,7 +94,7 @@ def label_cells(run_id: int, score: str, strategy: str, count: int, annotator: s
     key = (str(cell["datum_id"]), str(cell["model"]))
     st.caption(f"Cell {position + 1} of {len(queue)}: datum {plain(key[0])}, model {plain(key[1])}"
                + (f" · your label: {given[key]:g}" if key in given else ""))
-    show_cell(run_id, key[0], key[1], score)
+    row = show_cell(run_id, key[0], key[1])
     low, high, values = scale_of(score, queue["judge"].tolist())
     note = st.text_input("Note (optional)", key=LABEL_NOTE)
     probability = None if pd.isna(cell["probability"]) else float(cell["probability"])
@@ -117,6 +118,8 @@ def label_cells(run_id: int, score: str, strategy: str, count: int, annotator: s
     if explore.button("Open in Explore", key="label.explore", use_container_width=True):
         st.session_state[LABEL_OPEN] = key[0]
         st.rerun()
+    if row is not None:
+        show_details(run_id, row, score)
 
 
 def _first_open(queue: pd.DataFrame, given: Mapping[tuple[str, str], float]) -> int:
@@ -148,31 +151,36 @@ def _move(position: int, total: int) -> None:
     st.session_state[LABEL_POSITION] = max(0, min(position, total - 1))
 
 
-def show_cell(run_id: int, datum_id: str, model: str, score: str) -> None:
-    """The cell as the judge saw it: query and prediction in view, the rest one click away."""
-    view = data.datum(run_id, datum_id)
-    row = next((r for r in view["rows"] if r.model == model), None)
+def show_cell(run_id: int, datum_id: str, model: str) -> Any:
+    """The query and the prediction, in view above the value buttons; the row (None when it is gone)."""
+    row = next((r for r in data.datum(run_id, datum_id)["rows"] if r.model == model), None)
     if row is None:
         st.warning("This datum is no longer in the run's dataset.")
-        return
+        return None
     with st.container(border=True):
         st.caption("Query")
         st.text(row.query or "(no query)")
         st.caption(f"Prediction of {plain(model)}")
         st.text(row.prediction or "(empty prediction)")
+    return row
+
+
+def show_details(run_id: int, row: Any, score: str) -> None:
+    """References, contexts and the judge's value with its reasons, one click away below the buttons."""
     with st.expander(f"References ({len(row.references)})"):
         for text in row.references:
             st.text(text)
     with st.expander(f"Contexts ({len(row.contexts)})"):
         for text in row.contexts:
             st.text(text)
+    view = data.datum(run_id, row.datum_id)
     scores = view["scores"]
-    mine = scores[(scores["model"] == model) & (scores["score"] == score)]
+    mine = scores[(scores["model"] == row.model) & (scores["score"] == score)]
     judged = "" if mine.empty or pd.isna(mine["value"].iloc[0]) else f"{mine['value'].iloc[0]:g}"
     with st.expander(f"The judge's value and reasons ({judged or 'unscored'})"):
         verdicts = view["verdicts"]
         metric = mine["metric"].iloc[0] if not mine.empty else score
-        reasons = verdicts[(verdicts["model"] == model) & (verdicts["metric"] == metric)]
+        reasons = verdicts[(verdicts["model"] == row.model) & (verdicts["metric"] == metric)]
         if reasons.empty:
             st.caption("No reasons stored for this cell.")
         else:

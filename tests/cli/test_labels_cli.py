@@ -241,3 +241,30 @@ def test_calibrated_numbers_equal_ppi_on_the_stored_cells(judged) -> None:
     assert deltas["calibrated_delta"] == pytest.approx(expected.estimate, abs=1e-12)
     assert deltas["ci_high"] == pytest.approx(expected.ci_high, abs=1e-12)
     assert "left out" in deltas["note"]
+
+
+def test_imported_inclusion_probabilities_give_weighted_estimates(judged, tmp_path: Path, capsys) -> None:
+    from textgen_core.compare.calibration import ppi_mean
+
+    db, run_id, truth = judged
+    store = Store(db)
+    judge = store.score_values(run_id, scores=["qa_grade"])
+    large = judge[judge["model"] == "large"].reset_index(drop=True)
+    # cells the judge calls right are drawn with probability 0.5, the others with 0.9 (a design known in advance)
+    pi = np.where(large["value"] == 1.0, 0.5, 0.9)
+    drawn = np.random.default_rng(3).random(len(large)) < pi
+    rows = [{"id": d, "model": "large", "value": truth[(d, "large")], "annotator": "ana", "probability": p}
+            for d, p in zip(large["datum_id"][drawn], pi[drawn])]
+    assert main(["--db", str(db), "labels", "import", str(run_id), str(write_labels(tmp_path / "w.csv", rows)),
+                 "--score", "qa_grade"]) == 0
+    stored = store.labels(run_id)
+    assert set(stored["sampling"]) == {"weighted"} and stored["probability"].tolist() == pytest.approx(
+        [r["probability"] for r in rows])
+    means = calibrated_means(store, run_id, ["qa_grade"]).set_index("model")
+    expected = ppi_mean(np.array([r["value"] for r in rows]), large["value"][drawn].to_numpy(),
+                        large["value"].to_numpy(), probabilities=pi[drawn])
+    assert means.loc["large", "calibrated"] == pytest.approx(expected.estimate, abs=1e-12)
+    assert means.loc["large", "method"] == "PPI++ with inverse-probability weights"
+    bad = write_labels(tmp_path / "p.csv", [{**rows[0], "probability": 0}])
+    assert main(["--db", str(db), "labels", "import", str(run_id), str(bad), "--score", "qa_grade"]) == 2
+    assert "row 1, column 'probability'" in capsys.readouterr().err

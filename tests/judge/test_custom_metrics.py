@@ -8,6 +8,9 @@ give exactly the polite one's scores.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -134,6 +137,13 @@ def test_rubric_file_end_to_end_on_the_cli(judge: tuple[JudgeServer, CriteriaJud
     assert main(["resume", "1", "--judge-metric", str(rubric), *cli_judge(server, db, monkeypatch)]) == 2
     err = capsys.readouterr().err
     assert "judge metric my_tone was edited" in err and "warm and brief" in err and "criteria:" in err
+    # another program, without the file: the run's stored definitions are used, and nothing is asked again
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-m", "textgen_core", "resume", "2", *cli_judge(server, db, monkeypatch)],
+                          env=env | {"TEXTGEN_EVAL_JUDGE_API_KEY": "sk-custom"}, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert "my_tone" in done.stdout and responder.calls["first"] == asked
 
 
 def test_python_api_takes_a_dict_or_a_dataclass(judge: tuple[JudgeServer, CriteriaJudge], tmp_path: Path) -> None:
@@ -217,3 +227,46 @@ def test_the_fingerprint_holds_the_definition_text() -> None:
     assert any(c.startswith("judge metric fp_probe was edited (criteria:") for c in changes), changes
     with pytest.raises(ParameterError, match="key 'output' must be a table"):
         define({"name": "fp_probe", "criteria": "c", "output": "yes"})
+
+
+def _stored(tmp_path: Path, name: str) -> tuple[Store, int]:
+    from textgen_core.datasets.loader import load_dataset
+
+    store = Store(tmp_path / f"{name}.duckdb")
+    return store, store.save_dataset(load_dataset(frame(), name=name))
+
+
+def test_batch_api_and_spending_caps_treat_a_custom_metric_like_a_built_in(tmp_path: Path) -> None:
+    from judge_server import CHAT
+    from textgen_core.errors import BudgetReached
+    from textgen_core.evaluate import evaluate
+    from textgen_core.judge.criteria import define
+
+    for c in read_toml_text(tmp_path, RUBRIC):
+        define(c)
+    metrics = ["my_tone", "outcome", "dosage"]
+    with JudgeServer(responder=CriteriaJudge()) as server:
+        server.batches.delay = 0.02
+        base = dict(base_url=server.url, model="judge", api_key="sk-b", timeout=5.0, retries=1, batch_poll=0.02)
+        store, dataset_id = _stored(tmp_path, "batched")
+        run_id = evaluate(store, dataset_id, metrics, judge=JudgeSettings(**base, batch=True))
+        check(cells(store, run_id))
+        assert server.count(CHAT) == 0 and len(server.batches.created) == 1  # one round: no extraction step
+        capped, capped_id = _stored(tmp_path, "capped")
+        try:
+            evaluate(capped, capped_id, metrics, judge=JudgeSettings(**base, max_calls=3))
+        except BudgetReached:
+            pass
+        run = capped.list_runs().iloc[0]
+        assert run["status"] == "interrupted" and server.count(CHAT) <= 3
+        assert int(run["judge_calls"]) <= 3
+
+
+def test_the_ray_engine_refuses_a_custom_metric_by_name(tmp_path: Path) -> None:
+    from textgen_core.engines.ray_engine import check_ray_metrics
+    from textgen_core.judge.criteria import define
+
+    define({"name": "ray_probe", "criteria": "Is it short?", "output": {"type": "yes_no"}})
+    settings = JudgeSettings(base_url="http://127.0.0.1:9", model="judge", api_key="sk-test")
+    with pytest.raises(ParameterError, match="ray_probe: custom judge metrics run with --engine local"):
+        check_ray_metrics(["ray_probe"], settings)

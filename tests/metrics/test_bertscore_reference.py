@@ -94,3 +94,29 @@ def test_missing_packages_name_what_to_install():
     assert "no_such_module_xyz" in reason and "pip install torch==2.13.0" in reason
     assert get_metric("bertscore").unavailable() is None
     assert "bert-score:" in get_metric("bertscore").signature(get_metric("bertscore").resolve())
+
+
+BLOCKED = """
+import sys
+sys.modules["bert_score"] = None  # as if the models extra were not installed
+from textgen_core.cli.main import main
+raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+def test_without_the_models_extra_bertscore_is_listed_as_unavailable_naming_what_to_install(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    page = subprocess.run([sys.executable, "-c", BLOCKED, "metrics", "bertscore"], capture_output=True, text=True,
+                          timeout=120, cwd=root)
+    assert page.returncode == 0, page.stderr
+    assert "unavailable here: needs the Python packages bert_score: pip install torch==2.13.0" in page.stdout
+    data = tmp_path / "t.csv"
+    pd.DataFrame({"prediction": ["a b"], "reference": ["a c"]}).to_csv(data, index=False)
+    run = subprocess.run([sys.executable, "-c", BLOCKED, "--db", str(tmp_path / "t.duckdb"), "run", str(data),
+                          "--metrics", "bertscore,rouge"], capture_output=True, text=True, timeout=120, cwd=root)
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    assert "needs the Python packages bert_score" in run.stdout + run.stderr

@@ -163,9 +163,19 @@ def test_cli_run_prints_per_label_scores_averages_and_the_confusion_matrix(tmp_p
     assert "gold \\ predicted" in out.stdout
     listing = subprocess.run([sys.executable, "-m", "textgen_core", "metrics"], capture_output=True, text=True,
                              timeout=60, cwd=ROOT)
-    assert "classification" in listing.stdout
+    assert all(name in listing.stdout for name in ("classification", "bertscore", "lsa", "semantic_similarity"))
     compared = subprocess.run([sys.executable, "-m", "textgen_core", "--db", str(db), "compare", "1", "--baseline",
                                "weak", "--resamples", "200"], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert compared.returncode == 0, compared.stderr
     assert "McNemar p" in compared.stdout and "macro-F1" in compared.stdout
 def test_public_api(): import textgen_core; assert textgen_core.classification_reports and textgen_core.compare_classification
+
+
+def test_the_python_api_returns_the_report_the_cli_prints(tmp_path):
+    frame = _frame(20)
+    wide = api.score(frame, ["classification"])
+    reports = wide.attrs["classification"]
+    assert set(reports) == {"good", "weak"}
+    assert reports["good"]["confusion"]["labels"] and reports["good"]["averages"]["accuracy"] == pytest.approx(
+        wide[wide["model"] == "good"]["label_correct"].mean())
+    assert "classification" not in api.score(frame, ["exact_match"]).attrs

@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     labels = sub.add_parser("labels", help="human labels of a run: import, export, plan how many are needed")
     verbs = labels.add_subparsers(dest="verb", required=True)
     take = verbs.add_parser("import", help="store labels from a file (columns id, model, value; optional "
-                                          "annotator, note)")
+                                          "annotator, note, and probability: each cell's known inclusion "
+                                          "probability, for inverse-probability weights)")
     take.add_argument("run_id", type=int, metavar="RUN")
     take.add_argument("file", metavar="FILE", help=".csv, .jsonl, .json or .parquet")
     take.add_argument("--score", required=True, metavar="NAME", help="the score the labels are on (its scale)")
@@ -70,7 +71,8 @@ def _plan(args: argparse.Namespace) -> int:
     print(shown.to_string(index=False))
     print(f"labels_needed: labelled cells (a uniformly random sample) for a {args.confidence:.0%} bias-corrected "
           f"interval of ± {args.width:g}, from the spread of human - lambda x judge over the labels so far (at "
-          "least 3 needed); 'judge too wide' when the judge's own term already exceeds it.")
+          "least 3 needed), at the lambda that needs the fewest (lam_planned); 'judge too wide' when no lambda "
+          "reaches it.")
     return 0
 
 

@@ -17,7 +17,8 @@ from ..errors import ParameterError
 from ..store import Store
 from . import agreement_stats as ag
 from .calibration import MIN_LABELS, labels_needed, ppi_mean
-from .labels import human_labels, judge_and_human, judge_values, sampling_note, scale_of
+from .labels import (RANDOM_KINDS, WEIGHTED, human_labels, judge_and_human, judge_values, sampling_note,
+                     scale_of)
 from .stats import rng_for
 
 #: Disagreements listed at most.
@@ -146,10 +147,16 @@ def calibrated_means(store: Store, run_id: int, scores: Sequence[str] | None = N
 
 def _calibrate(population: pd.DataFrame, labelled: pd.DataFrame, score: str, confidence: float) -> dict:
     note = sampling_note(labelled["sampling"].tolist())
-    usable = labelled[labelled["sampling"].isin(("random", "stratified", "import", "dataset"))]
+    usable = labelled[labelled["sampling"].isin(RANDOM_KINDS)]
     stratified = usable["sampling"] == "stratified"
+    weighted = usable["sampling"] == WEIGHTED
     probabilities = None
-    if stratified.any():
+    if weighted.any():  # each label came with its own known inclusion probability
+        if not weighted.all():
+            note = "; ".join(filter(None, [note, "labels without a probability left out beside weighted ones"]))
+        usable = usable[weighted]
+        probabilities = usable["probability"].to_numpy(dtype=float)
+    elif stratified.any():
         if not stratified.all():
             note = "; ".join(filter(None, [note, "random labels left out beside stratified ones"]))
         usable = usable[stratified]
@@ -221,7 +228,8 @@ def labels_plan(store: Store, run_id: int, score: str, half_width: float, *, hum
     """Per model: labels so far and labels needed for a calibrated interval of ± ``half_width``.
 
     From the observed spread of human - lam * judge over the labels so far (at
-    least 3 needed to estimate it) and the judge's spread over all its cells.
+    least 3 needed to estimate it) and the judge's spread over all its cells,
+    at the lambda in [0, 1] that needs the fewest labels (``lam_planned``).
     """
     if not (math.isfinite(half_width) and half_width > 0):
         raise ParameterError(f"the target half-width must be a positive number, got {half_width!r}")
@@ -233,12 +241,15 @@ def labels_plan(store: Store, run_id: int, score: str, half_width: float, *, hum
         judge_all = population["judge"].to_numpy(dtype=float)
         result = ppi_mean(mine["human"].to_numpy(dtype=float), mine["judge"].to_numpy(dtype=float), judge_all,
                           confidence=confidence)
-        needed = float("nan")
-        if len(mine) >= 3:
-            residual = mine["human"].to_numpy(dtype=float) - result.lam * mine["judge"].to_numpy(dtype=float)
-            needed = labels_needed(float(np.std(residual, ddof=1)), half_width,
-                                   judge_sd=float(np.std(judge_all, ddof=1)) if judge_all.size > 1 else 0.0,
-                                   lam=result.lam, n_judged=judge_all.size, confidence=confidence)
+        needed, best = float("nan"), float("nan")
+        if len(mine) >= 3:  # the lambda that needs the fewest labels: a judge whose own term is too wide gets less
+            human, judge = mine["human"].to_numpy(dtype=float), mine["judge"].to_numpy(dtype=float)
+            judge_sd = float(np.std(judge_all, ddof=1)) if judge_all.size > 1 else 0.0
+            needed, best = min((labels_needed(float(np.std(human - lam * judge, ddof=1)), half_width,
+                                              judge_sd=judge_sd, lam=float(lam), n_judged=judge_all.size,
+                                              confidence=confidence), float(lam))
+                               for lam in np.linspace(0.0, 1.0, 101))
         rows.append({"model": model, "score": score, "n_labels": len(mine), "n_judged": judge_all.size,
-                     "half_width_now": (result.ci_high - result.ci_low) / 2, "labels_needed": needed})
+                     "half_width_now": (result.ci_high - result.ci_low) / 2, "labels_needed": needed,
+                     "lam_planned": best})
     return pd.DataFrame(rows)

@@ -25,7 +25,9 @@ from .stats import rng_for
 
 STRATEGIES = ("random", "stratified", "disagreement")
 #: Sampling kinds whose inclusion probabilities are known (or uniform), so the plain or weighted PPI++ applies.
-RANDOM_KINDS = ("random", "stratified", "import", "dataset")
+RANDOM_KINDS = ("random", "stratified", "import", "dataset", "weighted")
+#: Sampling of imported labels that each carry their inclusion probability (a ``probability`` column).
+WEIGHTED = "weighted"
 #: The annotator name of a human column of the dataset: 'column:NAME'.
 COLUMN_ANNOTATOR = "column:{}"
 
@@ -174,8 +176,12 @@ def _unsure_first(store: Store, run_id: int, score: str, cells: pd.DataFrame, vi
 
 def import_labels(store: Store, run_id: int, path: str | Path, score: str, *, annotator: str | None = None,
                   sampling: str = "import") -> int:
-    """Read a labels file (columns ``id``, ``model``, ``value``, optional ``annotator`` and ``note``) and store it.
+    """Read a labels file (columns ``id``, ``model``, ``value``, optional ``annotator``, ``note`` and
+    ``probability``) and store it.
 
+    A ``probability`` column gives each labelled cell's inclusion probability
+    (0 < p <= 1, known from how the cells were drawn): the labels are then
+    ``weighted`` and the calibrated mean uses inverse-probability weights.
     Every row is checked first (its datum and model exist in the run, its value
     is a number on the score's scale), so a bad row stores nothing and is named
     by file, row and column.
@@ -218,7 +224,14 @@ def import_labels(store: Store, run_id: int, path: str | Path, score: str, *, an
             raise InputError(f"datum {datum_id!r} of model {model!r} is labelled twice by {who!r} (also row "
                              f"{earlier}); keep one label per annotator and cell", file=name, row=int(number),
                              column="id")
-        rows.append((datum_id, model, score, who, value, note or None, sampling, None))
+        probability = None
+        if "probability" in frame.columns:
+            probability = _number(record["probability"])
+            if probability is None or not 0.0 < probability <= 1.0:
+                raise InputError(f"{record['probability']!r} is not an inclusion probability (0 < p <= 1)",
+                                 file=name, row=int(number), column="probability")
+        rows.append((datum_id, model, score, who, value, note or None,
+                     WEIGHTED if probability is not None else sampling, probability))
     return store.write_labels(run_id, rows)
 
 

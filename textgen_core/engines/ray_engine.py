@@ -73,6 +73,11 @@ def check_ray_metrics(metrics: Sequence[str], judge: Any | None = None) -> None:
     """Refuse, with the reason, what the Ray engine does not score (pass@k; judge batch mode and caps)."""
     if any(get_metric(m).group != "lexical" for m in metrics):
         check_judge_on_ray(judge)
+    from ..judge.criteria import definition
+
+    custom = [m for m in metrics if definition(m) is not None]
+    if custom:  # a worker process does not hold the definitions defined in this one
+        raise ParameterError(f"{', '.join(custom)}: custom judge metrics run with --engine local")
     whole = [m for m in metrics if get_metric(m).whole_dataset(resolve_params([m], None)[m])]
     if whole:
         raise ParameterError(f"{', '.join(whole)} group rows across the whole dataset; run them with --engine local")

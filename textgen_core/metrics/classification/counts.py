@@ -60,11 +60,10 @@ def build(datum_ids: Sequence[str], outputs: Sequence[LabelOutput]) -> Pairs:
         gold[number] = index.setdefault(output.gold, len(index))
         names, values = pairs(output)
         every_row_scored &= output.scores is not None
-        for name, value in zip(names, values):
-            rows.append(number)
-            labels.append(index.setdefault(name, len(index)))
-            scores.append(value)
-            winners.append(name == output.winner)
+        rows.extend([number] * len(names))
+        labels.extend([index.setdefault(name, len(index)) for name in names])
+        scores.extend(values)
+        winners.extend([name == output.winner for name in names])
     row = np.asarray(rows, dtype=np.int64)
     label = np.asarray(labels, dtype=np.int64)
     complete = every_row_scored and len(label) == len(outputs) * len(index)
@@ -122,7 +121,7 @@ def roc_curve(p: Pairs, label: int) -> tuple[np.ndarray, np.ndarray] | None:
     scores = p.score[mine]
     truth = (p.gold[p.row[mine]] == label)
     positives_ = int(np.count_nonzero(p.gold == label))
-    negatives = len(np.unique(p.row[mine])) - positives_
+    negatives = int(np.count_nonzero(np.bincount(p.row[mine], minlength=len(p.gold)))) - positives_
     if positives_ == 0 or negatives <= 0:
         return None
     order = np.argsort(-scores, kind="stable")

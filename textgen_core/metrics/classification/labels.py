@@ -144,7 +144,7 @@ def from_details(details: Mapping[str, Any]) -> LabelOutput:
     scores = details.get("scores")
     confidence = details.get("score")
     return LabelOutput(str(details["gold"]), str(details["label"]),
-                       {str(k): float(v) for k, v in scores.items()} if scores is not None else None,
+                       dict(scores) if scores is not None else None,  # numbers: written by read_row
                        float(confidence) if confidence is not None else None)
 
 

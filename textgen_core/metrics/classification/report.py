@@ -19,7 +19,7 @@ AVERAGES = ("accuracy", "precision_macro", "recall_macro", "f1_macro", "precisio
             "f1_micro", "precision_weighted", "recall_weighted", "f1_weighted", "roc_auc_mean")
 
 
-def averages(p: Pairs, params: Mapping[str, Any]) -> dict[str, float]:
+def averages(p: Pairs, params: Mapping[str, Any], auc: np.ndarray | None = None) -> dict[str, float]:
     """Accuracy and the macro, micro and support-weighted precision, recall and F1 (and mean ROC AUC).
 
     The averages run over the labels that occur as a gold label or as a counted prediction (scikit-learn's
@@ -41,7 +41,7 @@ def averages(p: Pairs, params: Mapping[str, Any]) -> dict[str, float]:
     if support.sum() > 0:
         for name, values in (("precision", precision), ("recall", recall), ("f1", f1)):
             out[f"{name}_weighted"] = float(np.sum(values * support) / support.sum())
-    auc = roc_auc(p)
+    auc = roc_auc(p) if auc is None else auc
     if np.isfinite(auc).any():
         out["roc_auc_mean"] = float(np.nanmean(auc))
     return out
@@ -114,7 +114,7 @@ def report(datum_ids: Sequence[str], outputs: Sequence[LabelOutput], params: Map
         "threshold": threshold,
         "hardmax": hardmax,
         "per_label": per_label,
-        "averages": averages(p, params),
+        "averages": averages(p, params, auc),
         "confusion": {"labels": p.labels, "matrix": matrix.tolist(), "unmatched": unmatched.tolist()},
         "roc": roc,
         "roc_note": None if p.complete else "ROC AUC needs every row to score every label (a JSON object of "

