@@ -56,7 +56,7 @@ def confusion_figure(report: Mapping[str, Any]) -> go.Figure:
     figure = go.Figure(go.Heatmap(z=matrix, x=labels + [NONE], y=labels, colorscale="Blues", texttemplate="%{z}",
                                   hovertemplate="gold %{y}, predicted %{x}: %{z} rows<extra></extra>"))
     figure.update_layout(title="Confusion matrix (click a cell for its datums)", xaxis_title="predicted",
-                         yaxis_title="gold", yaxis_autorange="reversed", height=120 + 40 * len(labels))
+                         yaxis_title="gold", yaxis_autorange="reversed", height=220 + 60 * min(len(labels), 20))
     return figure
 
 

@@ -170,9 +170,12 @@ def shared_limiter(settings: Any) -> Any:
 
 # -- the work of one block (runs on a Ray worker) -----------------------------------------
 class _Collected:
-    """The judge's store on a worker: nothing cached before, every write kept for the driver."""
+    """The judge's store on a worker: the driver's cache of this judge (read only), every write kept for the
+    driver. A worker cannot open the database file the driver holds; the cache travels to it instead, so a
+    reply paid for once is not paid again on Ray either."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: Mapping[str, dict[str, Any]] | None = None) -> None:
+        self.cache = dict(cache or {})
         self.entries: list[Any] = []
         self.cells: list[Any] = []
         self.usage = [0, 0, 0]  # calls, prompt and completion tokens (the driver prices them)
@@ -181,26 +184,26 @@ class _Collected:
     def session(self) -> Any:
         return nullcontext(self)
 
-    def judge_cache_get(self, cache_key: str) -> None:
-        return None
+    def judge_cache_get(self, cache_key: str) -> dict[str, Any] | None:
+        return self.cache.get(cache_key)
 
     def judge_cache_entries(self, cache_keys: Sequence[str]) -> dict[str, Any]:
-        return {}
+        return {k: self.cache[k] for k in cache_keys if k in self.cache}
 
     def judge_cache_values(self, cache_keys: Sequence[str]) -> dict[str, Any]:
-        return {}
+        return {k: self.cache[k]["parsed"] for k in cache_keys if k in self.cache}
 
     def judge_cache_has(self, cache_keys: Sequence[str]) -> set[str]:
-        return set()
+        return {k for k in cache_keys if k in self.cache}
 
     def judge_cache_maybe(self, cache_keys: Sequence[str]) -> list[str]:
-        return []
+        return [k for k in cache_keys if k in self.cache]
 
     def judge_cache_surely_missing(self, cache_key: str) -> bool:
-        return True
+        return cache_key not in self.cache
 
     def judge_cache_holds(self, base_url: str, models: Sequence[str]) -> bool:
-        return False
+        return bool(self.cache)
 
     def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:
         return set()  # the driver knows which cells it stored unscored before
@@ -229,7 +232,7 @@ def stored_rows(batch: pa.Table) -> list[Datum]:
 
 
 def judge_block(batch: pa.Table, *, run_id: int, metrics: Mapping[str, Mapping[str, Any]], settings: Any,
-                models: Sequence[str], limiter: Any, owner: str) -> pa.Table:
+                models: Sequence[str], limiter: Any, owner: str, cache: Any = None) -> pa.Table:
     """Score one block's cells (those not listed in its ``done`` column); results pickled for the driver."""
     from ..judge.engine import run_judge_metrics
     from ..judge.ratelimit import use_limiter
@@ -237,7 +240,9 @@ def judge_block(batch: pa.Table, *, run_id: int, metrics: Mapping[str, Mapping[s
     use_limiter(settings.endpoint, settings.model, RemoteLimiter(limiter, owner))
     rows = stored_rows(batch)
     skip = {(r.datum_id, r.model, m) for r, done in zip(rows, batch.column("done").to_pylist()) for m in done or ()}
-    store = _Collected()  # a JudgeStore by shape
+    import ray
+
+    store = _Collected(ray.get(cache[0]) if cache else None)  # a JudgeStore by shape, with the driver's cache
     reasons = run_judge_metrics(store, run_id, rows, metrics, settings, skip=skip, models=models)
     return pa.table({"result": [pickle.dumps((store.entries, store.cells, store.usage, reasons))]}, schema=_RESULT)
 
@@ -289,10 +294,15 @@ def score_judge_on_ray(store: Store, run_id: int, dataset_id: int, metrics: Mapp
                                                               for d in b.column("done").to_pylist())
     limiter = shared_limiter(settings)
     owner = f"{run_id}:{uuid.uuid4().hex}"
+    # The cache of this judge goes to the object store once; each task reads it from there (a list keeps
+    # Ray from resolving the reference before the task asks for it).
+    cached = store.judge_cache_rows(settings.endpoint, list(dict.fromkeys(
+        [settings.model, settings.embedding_model or settings.model])))
+    cache = [ray.put(cached)] if cached else None
     results = ray.data.from_arrow(blocks).map_batches(
         judge_block, batch_size=None, batch_format="pyarrow", num_cpus=0.5, fn_kwargs={
             "run_id": run_id, "metrics": dict(metrics), "settings": settings, "models": list(models),
-            "limiter": limiter, "owner": owner})
+            "limiter": limiter, "owner": owner, "cache": cache})
     refused: dict[str, None] = {}
     done = failed = 0
     batches = results.iter_batches(batch_size=None, batch_format="pyarrow")

@@ -188,6 +188,14 @@ class JudgeCacheMixin:
             [keys]).fetchall()
         return {key: json.loads(parsed) if parsed is not None else None for key, parsed in rows}
 
+    def judge_cache_rows(self, base_url: str, models: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Every cached reply of this endpoint for ``models``: {cache_key: CacheRow fields} (for Ray workers,
+        which cannot open the file the driver holds)."""
+        rows = self._cur().execute(
+            f"SELECT {_CACHE_COLUMNS} FROM judge_cache WHERE base_url = ? AND list_contains(?::VARCHAR[], model)",
+            [base_url, list(models)]).fetchall()
+        return {row[0]: _cache_row(row) for row in rows}
+
     def judge_cache_holds(self, base_url: str, models: Sequence[str]) -> bool:
         """True when the cache has any reply from this endpoint for one of ``models``."""
         row = self._cur().execute(
