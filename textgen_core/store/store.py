@@ -97,11 +97,6 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
         with self.session():
             pass
 
-    @property
-    def connections_opened(self) -> int:
-        """How many times this process opened the file (for tests and benchmarks)."""
-        return self._file.opened
-
     def _cur(self) -> duckdb.DuckDBPyConnection:
         cur = getattr(self._local, "cur", None)
         if cur is None:
