@@ -62,7 +62,8 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
     unknown = sorted(set(chosen) - set(dataset.models))
     if unknown:
         raise ParameterError(f"models not in the dataset: {', '.join(unknown)}")
-    run_id = plan_run(metrics, resolved, dataset_fields(dataset), judge).start(store, dataset_id, chosen)
+    run_id = plan_run(metrics, resolved, dataset_fields(dataset), judge).start(
+        store, dataset_id, chosen, "ray" if engine == "ray" else "stored")
     if on_start is not None:
         on_start(run_id)
     if engine == "ray":
@@ -88,13 +89,12 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
     if judge is None and any(not get_metric(m).is_local(resolved[m]) for m in metrics):
         raise ParameterError(f"run {run_id} has judge metrics: give the judge endpoint to resume it")
     check_same_judge(run_id, run.get("judge"), judge, metrics)
-    from .streaming.record import stream_record
-
-    if stream_record(store, run_id) is not None:  # streamed from a file: read again, stored chunks not scored
+    kind = run.get("kind") or _kind_of_older_run(store, run_id)
+    if kind == "streamed":  # from a file in chunks: read again, stored chunks not scored
         from .streaming.run import resume_stream
 
         return resume_stream(store, run_id, progress=progress, cancel=cancel, workers=workers)
-    if store.block_run(run_id) is not None:  # scored by the Ray engine: Ray resumes it, skipping finished work
+    if kind == "ray":  # scored by the Ray engine: Ray resumes it, skipping finished work
         from .engines.ray_engine import resume_ray
 
         return resume_ray(store, run_id, judge=judge, progress=progress, cancel=cancel)
@@ -105,6 +105,15 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
              already=run.get("duration_s") or 0.0)
     return run_id
 
+
+
+def _kind_of_older_run(store: Store, run_id: int) -> str:
+    """The kind of a run recorded before runs kept theirs: told by its chunk or block record."""
+    from .streaming.record import stream_record
+
+    if stream_record(store, run_id) is not None:
+        return "streamed"
+    return "ray" if store.block_run(run_id) is not None else "stored"
 
 
 def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str],

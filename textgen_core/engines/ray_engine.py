@@ -173,7 +173,7 @@ def run_ray(store: Store, source: str, metrics: Sequence[str], params: Mapping[s
     plan = plan_run(names, resolved, mapped_fields(chosen, columns), judge)
     dataset_name, earlier = store.free_dataset_names(name or PurePosixPath(files[0]).stem)
     dataset_id = store.start_dataset(dataset_name, source, chosen.to_dict())
-    run_id = plan.start(store, dataset_id, list(models or []))
+    run_id = plan.start(store, dataset_id, list(models or []), "ray")
     try:
         store.record_block_run(run_id, source, {**chosen.to_dict(), _CONTENT: content_of(filesystem, files)},
                                block_rows)

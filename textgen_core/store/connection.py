@@ -65,8 +65,6 @@ class FileConnection:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._users = 0
         self._ready = False  # setup ran once for this file in this process
-        #: Connections opened so far (tests and benchmarks read it).
-        self.opened = 0
 
 
     def acquire(self, timeout: float, on_wait: WaitHook | None = None) -> duckdb.DuckDBPyConnection:
@@ -120,7 +118,6 @@ class FileConnection:
                     told = True
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 1.6, _MAX_POLL)
-        self.opened += 1
         if not self._ready:
             try:
                 self._setup(con)

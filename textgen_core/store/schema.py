@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+#: Numbered migrations: ``MIGRATIONS[i]`` takes a file at schema version ``i + 1`` to ``i + 2`` (every statement
+#: safe to run again). A new file gets DDL, then every migration; an older file gets those it lacks, on the
+#: first read-write open in a process; ``meta.schema_version`` says where a file is.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # 1 -> 2: which program scores the run (store/runner.py)
+    ("ALTER TABLE runs ADD COLUMN IF NOT EXISTS runner VARCHAR",),
+    # 2 -> 3: what the run is (a stored dataset, a file streamed in chunks, Ray blocks): resume dispatches on it
+    ("ALTER TABLE runs ADD COLUMN IF NOT EXISTS kind VARCHAR",),
+)
+SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
 DDL: tuple[str, ...] = (
     "CREATE SEQUENCE IF NOT EXISTS dataset_ids START 1",
@@ -109,6 +118,4 @@ DDL: tuple[str, ...] = (
         latency_s DOUBLE,
         created_at TIMESTAMP DEFAULT current_timestamp,
         PRIMARY KEY (run_id, datum_id, model, metric, step, call_index))""",
-    # added after the first release: which program scores the run (store/runner.py)
-    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS runner VARCHAR",
 )

@@ -35,8 +35,8 @@ from .review_sql import ReviewReadsMixin
 from .score_reads import ScoreReadsMixin
 from .score_writes import CellRecord, insert_cells
 from .runner import live_runner, this_runner
-from .stream_sql import StreamTablesMixin
-from .schema import DDL, SCHEMA_VERSION
+from .stream_sql import BLOCK_DDL, StreamTablesMixin
+from .schema import DDL, MIGRATIONS, SCHEMA_VERSION
 
 _AGG_SCHEMA = pa.schema([
     ("run_id", pa.int32()), ("model", pa.string()), ("score", pa.string()),
@@ -44,7 +44,7 @@ _AGG_SCHEMA = pa.schema([
 ])
 _RUN_COLUMNS = ("run_id", "dataset_id", "dataset", "created_at", "finished_at", "status", "metrics", "params",
                 "signatures", "models", "judge", "error", "duration_s", "judge_calls", "prompt_tokens",
-                "completion_tokens", "cost")
+                "completion_tokens", "cost", "kind")
 
 
 class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, PairReadsMixin,
@@ -97,11 +97,6 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
         with self.session():
             pass
 
-    @property
-    def connections_opened(self) -> int:
-        """How many times this process opened the file (for tests and benchmarks)."""
-        return self._file.opened
-
     def _cur(self) -> duckdb.DuckDBPyConnection:
         cur = getattr(self._local, "cur", None)
         if cur is None:
@@ -151,14 +146,16 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
 
     # -- runs ----------------------------------------------------------------
     def create_run(self, dataset_id: int, metrics: Sequence[str], params: Mapping[str, Any],
-                   signatures: Mapping[str, str], models: Sequence[str], judge: Mapping[str, Any] | None = None) -> int:
-        """Register a run as 'running'. ``judge`` must hold public settings only, never a key."""
+                   signatures: Mapping[str, str], models: Sequence[str], judge: Mapping[str, Any] | None = None,
+                   kind: str | None = None) -> int:
+        """Register a run as 'running'. ``judge`` must hold public settings only, never a key. ``kind`` says what
+        the run is, for resuming it: 'stored' (a stored dataset), 'streamed' (a file in chunks), 'ray' (Ray)."""
         with self.transaction() as cur:
             run_id = cur.execute(
-                "INSERT INTO runs (dataset_id, status, metrics, params, signatures, models, judge, runner) "
-                "VALUES (?, 'running', ?, ?, ?, ?, ?, ?) RETURNING run_id",
+                "INSERT INTO runs (dataset_id, status, metrics, params, signatures, models, judge, runner, kind) "
+                "VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?) RETURNING run_id",
                 [dataset_id, list(metrics), _json(params), _json(signatures), list(models), _json(judge),
-                 this_runner()],
+                 this_runner(), kind],
             ).fetchone()[0]
         return int(run_id)
 
@@ -200,12 +197,14 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
             )
 
     def get_run(self, run_id: int) -> dict[str, Any]:
-        row = self._one(
-            "SELECT r.run_id, r.dataset_id, d.name, r.created_at, r.finished_at, r.status, r.metrics, r.params, "
-            "r.signatures, r.models, r.judge, r.error, r.duration_s, r.judge_calls, r.prompt_tokens, "
-            "r.completion_tokens, r.cost FROM runs r LEFT JOIN datasets d USING (dataset_id) WHERE r.run_id = ?",
-            [run_id],
-        )
+        sql = ("SELECT r.run_id, r.dataset_id, d.name, r.created_at, r.finished_at, r.status, r.metrics, r.params, "
+               "r.signatures, r.models, r.judge, r.error, r.duration_s, r.judge_calls, r.prompt_tokens, "
+               "r.completion_tokens, r.cost, {kind} FROM runs r LEFT JOIN datasets d USING (dataset_id) "
+               "WHERE r.run_id = ?")
+        try:
+            row = self._one(sql.format(kind="r.kind"), [run_id])
+        except duckdb.BinderException:  # a file of schema 2 or older, opened read-only (so not migrated)
+            row = self._one(sql.format(kind="NULL"), [run_id])
         if row is None:
             raise StoreError(f"no run with id {run_id}")
         run = dict(zip(_RUN_COLUMNS, row))
@@ -354,9 +353,14 @@ def _create_schema(con: duckdb.DuckDBPyConnection) -> None:
     if config and str(config[0]).lower() == "read_only":
         return
     con.execute("BEGIN TRANSACTION")
-    for statement in DDL + BATCH_DDL + LABELS_DDL + CRITERIA_DDL:
+    for statement in DDL + BATCH_DDL + LABELS_DDL + CRITERIA_DDL + BLOCK_DDL:
         con.execute(statement)
-    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+    found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    version = int(found[0]) if found and str(found[0]).isdigit() else 1
+    for statements in MIGRATIONS[max(0, version - 1):]:
+        for statement in statements:
+            con.execute(statement)
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(max(version, SCHEMA_VERSION))])
     con.execute("COMMIT")
 
 

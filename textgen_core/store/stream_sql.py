@@ -168,25 +168,18 @@ class StreamTablesMixin:
             cur.execute("UPDATE runs SET models = ? WHERE run_id = ?", [list(models), run_id])
 
     # -- runs scored in chunks or blocks (streamed runs, the Ray engine) --------
-    def _block_tables(self, cur: Any) -> None:
-        for statement in BLOCK_DDL:
-            cur.execute(statement)
-
     def _delete_block_rows(self, cur: Any, run_id: int) -> None:
         """Forget where a deleted run read its data and which of its chunks were stored."""
-        self._block_tables(cur)
         for table in ("block_runs", "run_blocks"):
             cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])  # table names are constants
 
     def _mark_finished(self, cur: Any, run_id: int | None, keys: Sequence[str]) -> None:
-        self._block_tables(cur)
         for key in keys:
             cur.execute("INSERT OR REPLACE INTO run_blocks VALUES (?, ?)", [run_id, key])
 
     def record_block_run(self, run_id: int, source: str, mapping: Mapping[str, Any] | None, block_rows: int) -> None:
         """Remember where (and in blocks or chunks of how many rows) a run reads its data, to resume it."""
         with self.transaction() as cur:  # type: ignore[attr-defined]
-            self._block_tables(cur)
             cur.execute("INSERT OR REPLACE INTO block_runs VALUES (?, ?, ?, ?)",
                         [run_id, source, None if mapping is None else json.dumps(dict(mapping), default=str),
                          block_rows])
@@ -212,7 +205,6 @@ class StreamTablesMixin:
         (``cells``: a list of (metric, score, value, details, reason) per row) and the blocks it finishes.
         ``resumed``: rows a stopped run already stored are kept as they are."""
         with self.transaction() as cur:  # type: ignore[attr-defined]
-            self._block_tables(cur)
             if dataset_id is not None:
                 self._insert_data(cur, dataset_id, first_index, table, "INSERT OR IGNORE" if resumed else "INSERT")
             write_scores(cur, block_scores(run_id, table), replace=True)

@@ -202,7 +202,7 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
     fill = _Plan(reader, header, chosen, resolved, models, needs, dataset_id, dataset_name, None, earlier, start)
     try:
         if plan is not None:
-            fill.run_id = plan.start(store, dataset_id, list(models or []))
+            fill.run_id = plan.start(store, dataset_id, list(models or []), "streamed")
             new_record(Path(path), reader.label, chosen.to_dict(), models, required, earlier, chunk_rows
                        ).save(store, fill.run_id)
             if on_start is not None:

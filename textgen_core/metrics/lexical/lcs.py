@@ -35,11 +35,6 @@ def match_masks(tokens: Sequence[str]) -> dict[str, int]:
     return masks
 
 
-def _lows(n: int) -> list[int]:
-    """[2**j - 1 for j in 0..n]."""
-    return _LOW[: n + 1] if n < len(_LOW) else [(1 << j) - 1 for j in range(n + 1)]
-
-
 def lcs_length(rows: Sequence[int], width: int) -> int:
     """LCS length from ``rows``: for each token of one sequence, the mask of its positions in the other.
 

@@ -87,11 +87,6 @@ def plan(types: Sequence[str]) -> tuple[int, list[tuple[str, int, int]]]:
     return max((n for _, kind, n in steps if kind == _NGRAM), default=0), steps
 
 
-def score_pair(target: _Text, prediction: _Text, types: Sequence[str]) -> dict[str, tuple[float, float, float]]:
-    """(precision, recall, f-measure) of each ROUGE type for one target and one prediction."""
-    return _score_pair(target, prediction, *plan(types))
-
-
 def _score_pair(
     target: _Text, prediction: _Text, top: int, steps: list[tuple[str, int, int]]
 ) -> dict[str, tuple[float, float, float]]:
