@@ -65,16 +65,29 @@ class JudgeClient:
     """
 
     def __init__(self, settings: JudgeSettings, store: "JudgeStore | None" = None, *,
-                 on_change: Callable[[Usage], None] | None = None, retry_policy: RetryPolicy | None = None) -> None:
+                 on_change: Callable[[Usage], None] | None = None, retry_policy: RetryPolicy | None = None,
+                 batcher: Any = None, cap: Any = None, share: "JudgeClient | None" = None) -> None:
         self.settings = settings
         self.store = store
         self.policy = retry_policy or RetryPolicy()
-        self._meter = Meter(settings.endpoint, on_change)
-        self._transport = Transport(settings, self.policy, self._meter)
-        self._modes = Modes(settings.response_mode)
-        self._cache: ReplyCache = StoreCache(store) if store is not None else MemoryCache()
+        if share is not None:  # one run's client: the usage, learned response mode and cache of ``share``
+            self._meter, self._modes, self._cache = share._meter, share._modes, share._cache
+        else:
+            self._meter = Meter(settings.endpoint, on_change)
+            self._modes = Modes(settings.response_mode)
+            self._cache = StoreCache(store) if store is not None else MemoryCache()
+        #: Direct, batch (``batcher``) and capped (``cap``) are chosen here, once: nothing is plugged in later.
+        self._transport = Transport(settings, self.policy, self._meter, batcher=batcher, spending=cap)
+        if batcher is not None:  # a probe of the response mode would cost a batch round of its own: start
+            self._modes.confirm(self._modes.now()[0])  # from it as confirmed; a rejecting line still moves down
         self._lock = threading.Lock()
         self._active = 0  # client calls under way; the cache is flushed when this drops to 0
+
+    def for_run(self, *, batcher: Any = None, cap: Any = None) -> "JudgeClient":
+        """A client for one run, sharing this one's usage, learned response mode and cache, whose transport
+        is built for the run's batch mode (a :class:`~.batch.Batcher`) and spending cap (a
+        :class:`~.budget.SpendingCap`)."""
+        return JudgeClient(self.settings, self.store, retry_policy=self.policy, batcher=batcher, cap=cap, share=self)
 
     def __repr__(self) -> str:
         return f"JudgeClient(base_url={self.settings.base_url!r}, model={self.settings.model!r}, usage={self.usage})"

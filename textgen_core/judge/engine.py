@@ -245,14 +245,11 @@ def run_judge_metrics(store: JudgeStore, run_id: int, rows: Sequence[Datum], met
         return []
     written = store.judge_unscored_cells(run_id)
     client = client or JudgeClient(settings, store)
-    scale = attach_scale(client, store, run_id)  # batch mode, spending cap (judge/scale.py)
-    try:
-        store.judge_cache_maybe([])  # load the cache's key index once: a miss then asks the database nothing
-        run_sync(lambda: _run(store, run_id, groups, client, progress, scale.stop_event(cancel), written))
-    finally:
-        scale.detach()
+    scale = attach_scale(client, store, run_id)  # this run's client: batch mode, spending cap (judge/scale.py)
+    store.judge_cache_maybe([])  # load the cache's key index once: a miss then asks the database nothing
+    run_sync(lambda: _run(store, run_id, groups, scale.client, progress, cancel or threading.Event(), written))
     scale.check()
-    return client.fatal_reasons()
+    return scale.client.fatal_reasons()
 
 
 #: Seconds a cancelled run waits for requests already sent (bounded by the judge timeout).

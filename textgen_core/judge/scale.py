@@ -1,20 +1,21 @@
 """What a run adds to its judge client at real-endpoint scale: batch mode and a spending cap.
 
-:func:`attach` is called by the engine for each run. In batch mode it hands the
-client's chat requests to a :class:`~.batch.Batcher` that logs its batches in
-the store under the run, and lets every datum group of the run ask at once (a
-round holds as many requests as can be asked before a reply is needed). With
-``max_calls`` or ``max_cost`` set it installs a :class:`~.budget.SpendingCap`
-counting from what the run has already spent; once it is reached every new
-request is refused, the run ends when the admitted ones are in, and
-:meth:`RunScale.check` raises
-:class:`~.budget.BudgetReached`.
+:func:`attach` is called by the engine for each run and builds the run's client
+(:meth:`JudgeClient.for_run`): the caller's usage, learned response mode and
+cache, with a transport chosen at construction -- direct, batch, capped. In batch
+mode chat requests go to a :class:`~.batch.Batcher` that logs its batches in the
+store under the run, and every datum group of the run asks at once (a round
+holds as many requests as can be asked before a reply is needed). With
+``max_calls`` or ``max_cost`` set a :class:`~.budget.SpendingCap` counts from
+what the run has already spent; once it is reached every new request is
+refused, while requests already admitted (a round waiting to go out, replies on
+the wire) finish within the cap; the cells that needed a refused request are
+left for the resume, and :meth:`RunScale.check` raises
+:class:`~.budget.BudgetReached`. Nothing is plugged into a client after it is built.
 """
-
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,27 +32,11 @@ BATCH_GROUPS = 10_000
 
 @dataclass
 class RunScale:
+    """One run's client (built with its batch mode and cap) and what the run checks at its end."""
+
     client: JudgeClient
     batcher: Batcher | None = None
     cap: SpendingCap | None = None
-
-    def stop_event(self, cancel: threading.Event | None) -> threading.Event:
-        """What the run watches to stop: the caller's cancel.
-
-        A reached cap does not stop the run at once: requests already admitted
-        (a batch round waiting to go out, replies on the wire) are within the
-        cap and finish, every later request is refused at once, and the cells
-        that needed one are left for the resume.
-        """
-        return cancel or threading.Event()
-
-    def detach(self) -> None:
-        """Take batch mode and the cap off the client (it may serve other runs)."""
-        transport = self.client._transport
-        if transport.batcher is self.batcher:
-            transport.batcher = None
-        if transport.spending is self.cap:
-            transport.spending = None
 
     def check(self) -> None:
         """Raise :class:`BudgetReached` when the cap stopped the run, or the batch endpoint's refusal for good."""
@@ -73,22 +58,17 @@ def width(settings: Any, groups: int) -> int:
 
 
 def attach(client: JudgeClient, store: Any, run_id: int) -> RunScale:
-    """Install the batch mode and spending cap of ``client.settings`` on the client for one run."""
+    """The client of one run: ``client``'s usage, response mode and cache, with a transport built for the
+    batch mode and spending cap of ``client.settings`` (``client`` itself is left as it is)."""
     settings = client.settings
-    scale = RunScale(client)
-    transport = client._transport
+    batcher = None
     if settings.batch:
-        scale.batcher = transport.batcher = Batcher(settings, store, run_id)
-        # A probe of the response mode would cost a batch round of its own: start from json_schema as
-        # confirmed; a batch line that rejects it still moves the client down to json_object.
-        client._modes.confirm(client._modes.now()[0])
+        batcher = Batcher(settings, store, run_id)
     else:  # a resume without --batch still takes over the run's pending batches (they are billed anyway)
         adopting = Batcher(settings, store, run_id, adopt_only=True)
         if adopting.logged_ids():
             log.warning("judge: run %d has batches that may still hold replies; their requests wait for them, "
                         "the rest go direct", run_id)
-            scale.batcher = transport.batcher = adopting
-            client._modes.confirm(client._modes.now()[0])  # as in batch mode: the batch's requests, unprobed
-    scale.cap = SpendingCap.for_run(settings, lambda: client.usage, store.get_run(run_id))
-    transport.spending = scale.cap
-    return scale
+            batcher = adopting
+    cap = SpendingCap.for_run(settings, lambda: client.usage, store.get_run(run_id))
+    return RunScale(client.for_run(batcher=batcher, cap=cap), batcher, cap)

@@ -123,7 +123,8 @@ def _http_client(concurrency: int) -> Any:
 class Transport:
     """Sends requests under a per-loop semaphore with classified retries, a shared pause and fail-fast."""
 
-    def __init__(self, settings: JudgeSettings, policy: RetryPolicy, meter: Meter) -> None:
+    def __init__(self, settings: JudgeSettings, policy: RetryPolicy, meter: Meter, *, batcher: Any = None,
+                 spending: Any = None) -> None:
         self.settings = settings
         self.policy = policy
         self.meter = meter
@@ -135,9 +136,9 @@ class Transport:
         self.limiter = limiter_for(settings.endpoint, settings.model, settings.concurrency, settings.rpm, settings.tpm)
         self._unreachable = 0  # requests in a row that failed for good on connection errors
         #: Batch mode (:class:`~textgen_core.judge.batch.Batcher`): chat requests go into batch rounds instead.
-        self.batcher: Any = None
+        self.batcher: Any = batcher
         #: A spending cap (:class:`~textgen_core.judge.budget.SpendingCap`) that admits every billed request.
-        self.spending: Any = None
+        self.spending: Any = spending
 
     def fatal_reasons(self) -> list[str]:
         """Why requests stopped for good (bad key, unknown model, quota...); empty while all is well."""
