@@ -31,7 +31,6 @@ from __future__ import annotations
 import base64
 import json
 import random
-import re
 import socket
 import struct
 import threading
@@ -45,6 +44,7 @@ from judge_scripting import (  # noqa: F401 - the tests import these from judge_
     default_embed, default_logprob, example_for, last_user_text, prompt_text, request_schema, schema_reply,
 )
 from judge_server_batch import BatchService, chat_payload, is_batch_path  # the Batch API (H2, #13)
+from judge_server_extra import SlotGate, client_gone, completions_payload  # one-slot servers, /completions
 from judge_server_limits import RateLimit, Route, azure_route  # noqa: F401 - rate limits, Azure paths (H2, #13)
 
 
@@ -73,8 +73,7 @@ class JudgeServer:
         #: Requests served at once, like a llama.cpp server's slots (None: no limit); the rest queue,
         #: and a request whose client gave up still takes its turn.
         self.slots: int | None = None
-        self._slot_lock = threading.Lock()
-        self._slot_sem: threading.Semaphore | None = None
+        self._slot_gate = SlotGate()
         #: Files and batches (see judge_server_batch.py).
         self.batches = BatchService(self)
         #: When set, every request must carry ``?api-version=`` with this value (Azure OpenAI).
@@ -169,14 +168,7 @@ class JudgeServer:
 
     def _slot(self) -> Any:
         """A context holding one of ``slots`` (a no-op without slots)."""
-        import contextlib
-
-        if self.slots is None:
-            return contextlib.nullcontext()
-        with self._slot_lock:
-            if self._slot_sem is None:
-                self._slot_sem = threading.Semaphore(self.slots)
-        return self._slot_sem
+        return self._slot_gate.hold(self.slots)
 
     def _sleep(self, seconds: float) -> None:
         if seconds > 0:
@@ -237,16 +229,6 @@ class _Handler(BaseHTTPRequestHandler):
                headers: Mapping[str, str] | None = None, kind: str = "invalid_request_error") -> int:
         self._send_json(status, {"error": {"message": message, "type": kind, "param": None, "code": code}}, headers)
         return status
-
-    def _client_gone(self) -> bool:
-        """True when the client closed the connection (it gave up waiting)."""
-        import select
-
-        try:
-            readable, _, _ = select.select([self.connection], [], [], 0)
-            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
-        except OSError:
-            return True
 
     def _drop(self) -> int:
         self.close_connection = True
@@ -313,7 +295,7 @@ class _Handler(BaseHTTPRequestHandler):
                 record.fault = "429"
                 return self._error(429, verdict.message, "rate_limit_exceeded", kind="requests")
         with state._slot():
-            if state.slots is not None and self._client_gone():  # cancelled in the queue, as llama.cpp does
+            if state.slots is not None and client_gone(self.connection):  # cancelled in the queue, as llama.cpp does
                 record.fault = "cancelled"
                 return 0
             latency = state.latency(body) if callable(state.latency) else state.latency
@@ -433,32 +415,7 @@ class _Handler(BaseHTTPRequestHandler):
             done = self._serve_fault(state, scripted, record)
             if done is not None:
                 return done
-        prompt = body.get("prompt", "")
-        if isinstance(prompt, list):
-            prompt = prompt[0] if prompt and isinstance(prompt[0], str) else ""
-        max_tokens = int(body.get("max_tokens") if body.get("max_tokens") is not None else 16)
-        tokens = re.findall(r"\s*\S+", prompt) or [prompt]
-        logprobs: list[float | None] = [None] + [state.logprob(t) for t in tokens[1:]]
-        generated = [" end"] * max_tokens
-        text = "".join(generated)
-        choice: dict[str, Any] = {"index": 0, "finish_reason": "length", "text": text}
-        if body.get("echo"):
-            choice["text"] = prompt + text
-        if body.get("logprobs") is not None:
-            shown = (tokens if body.get("echo") else []) + generated
-            values = (logprobs if body.get("echo") else []) + [-0.5] * len(generated)
-            offsets, position = [], 0
-            for token in shown:
-                offsets.append(position)
-                position += len(token)
-            choice["logprobs"] = {"tokens": shown, "token_logprobs": values, "text_offset": offsets,
-                                  "top_logprobs": None}
-        payload = {
-            "id": f"cmpl-{len(state.requests)}", "object": "text_completion", "created": int(time.time()),
-            "model": body.get("model", ""), "choices": [choice],
-            "usage": {"prompt_tokens": len(tokens), "completion_tokens": max_tokens,
-                      "total_tokens": len(tokens) + max_tokens},
-        }
+        payload = completions_payload(body, state.logprob, f"cmpl-{len(state.requests)}")
         self._send_json(200, payload)
         return 200
 

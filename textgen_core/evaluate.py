@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .errors import BudgetReached, ParameterError, StoreBusy, TextgenError
@@ -21,7 +20,7 @@ from .process_pool import in_order
 from .progress import Progress, ProgressCallback
 from .run_rules import cell_records, check_metrics, check_same_judge  # noqa: F401 - check_metrics: the dashboard
 from .runs.plan import dataset_fields, plan_run
-from .runs.status import clock, end_run, kept_for_resume
+from .runs.status import clock, end_run, kept_for_resume, stop_run
 from .store import Store
 
 
@@ -137,21 +136,21 @@ def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str
                 raise TextgenError(f"the judge endpoint refused: {'; '.join(refused)}. The cells are kept as "
                                    "unscored; fix the judge settings and resume the run.")
     except StoreBusy as exc:  # another program held the file too long: what is stored is kept for a resume
-        end_run(store, run_id, "interrupted", started)
+        stop_run(store, run_id, started)
         raise kept_for_resume(exc, run_id) from None
     except KeyboardInterrupt:
-        end_run(store, run_id, "interrupted", started)
+        stop_run(store, run_id, started)
         raise
     except BudgetReached as exc:  # the spending cap stopped the run cleanly: what finished is kept
-        store.set_run_status(run_id, "interrupted", error=str(exc), duration_s=time.monotonic() - started)
+        end_run(store, run_id, "interrupted", started, error=str(exc))
         return
     except Exception as exc:  # recorded on the run, then reported to the caller
-        store.set_run_status(run_id, "failed", error=str(exc), duration_s=time.monotonic() - started)
+        end_run(store, run_id, "failed", started, error=str(exc))
         if isinstance(exc, TextgenError):
             raise
         raise TextgenError(f"run {run_id} failed: {type(exc).__name__}: {exc}") from exc
     status = "cancelled" if cancel is not None and cancel.is_set() else "finished"
-    store.set_run_status(run_id, status, duration_s=time.monotonic() - started)
+    end_run(store, run_id, status, started)
     if progress:
         progress(Progress("done", len(rows), len(rows)))
 

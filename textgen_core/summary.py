@@ -9,6 +9,7 @@ import pandas as pd
 
 from .compare.intervals import BOOTSTRAP_MAX, TOO_FEW, interval_from_moments, mean_interval
 from .compare.stats import rng_for
+from .judge.criteria import restore_run
 from .metrics.registry import get_metric
 from .store import Store
 
@@ -16,6 +17,7 @@ from .store import Store
 def score_order(store: Store, run_id: int) -> list[str]:
     """The run's score names in the order its metrics were chosen and declare their outputs."""
     run = store.get_run(run_id)
+    restore_run(run)  # custom judge metrics declare their outputs and direction as the run stored them
     order: list[str] = []
     for metric in run["metrics"]:
         try:

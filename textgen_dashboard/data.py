@@ -133,7 +133,9 @@ def _run(path: str, run_id: int, version: int) -> dict[str, Any]:
 
 def run(run_id: int) -> dict[str, Any]:
     """One run's record (status, metrics, params, signatures, public judge settings, usage)."""
-    return _run(db_path(), run_id, jobs().version)
+    record = _run(db_path(), run_id, jobs().version)
+    restore_run(record)  # its custom judge metrics show their own direction and scale
+    return record
 
 
 def run_status(run_id: int) -> str:

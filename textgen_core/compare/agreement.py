@@ -11,6 +11,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import ParameterError
+from ..judge.criteria import restore_run
 from ..store import Store
 from .comparison import score_direction
 
@@ -75,6 +76,7 @@ def judge_human_agreement(store: Store, run_id: int, human_column: str, *, kind:
         if value is not None and not math.isfinite(value):
             raise ParameterError(f"{name} must be a finite number, got {value!r}")
     run = store.get_run(run_id)
+    restore_run(run)
     human, skipped = _human_values(store, run["dataset_id"], human_column, kind, positive_label)
     values = store.score_values(run_id, scores=scores)
     names = list(scores) if scores is not None else list(dict.fromkeys(values["score"]))

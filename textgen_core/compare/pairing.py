@@ -8,6 +8,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import ParameterError
+from ..judge.criteria import restore_run
 from ..store import Store
 from ..store.pair_reads import ScoreArrays
 from .run_cache import RUNS
@@ -131,6 +132,7 @@ class Pairs:
 def load_run_scores(store: Store, run_id: int, scores: Sequence[str] | None = None) -> RunScores:
     """What a run has scored (optionally only some scores); values are read when a score is paired."""
     run = store.get_run(run_id)
+    restore_run(run)  # a custom judge metric's direction is the one the run stored
     every = RUNS.lookup(store.path, run, ("scored",))
     if every is None:
         every = tuple(store.scored_pairs(run_id))

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-import time
 from pathlib import PurePosixPath
 from typing import Any, Callable, Mapping, Sequence
 
@@ -34,6 +33,7 @@ from ..metrics.registry import get_metric, resolve_params
 from ..model import Datum
 from ..progress import Progress, ProgressCallback
 from ..store import Store
+from ..runs.status import clock, end_run, stop_run
 from ..store.stream_sql import DuplicateRow
 from ..streaming.run import reuse_earlier
 from .ray_judge import JUDGE_BLOCK_ROWS, check_judge_on_ray, score_judge_on_ray, stored_rows
@@ -242,7 +242,7 @@ def _score(store: Store, run_id: int, dataset_id: int, source: str | None, metri
            address: str | None, block_rows: int, *, new_data: bool, models: Sequence[str] | None,
            judge: Any | None) -> None:
     # Each block is stored in its own operation: the file stays free for the dashboard between blocks.
-    started = time.monotonic() - (store.get_run(run_id).get("duration_s") or 0.0)
+    started = clock(store.get_run(run_id).get("duration_s") or 0.0)
     connect(address)
     ray = _ray()
     metadata_columns: list[str] = []
@@ -297,10 +297,10 @@ def _score(store: Store, run_id: int, dataset_id: int, source: str | None, metri
                 # the row count is known only at the end; ``cached``: rows of blocks finished before a resume
                 progress(Progress("ray", done, done, unscored, cached=skipped))
             if cancel is not None and cancel.is_set():
-                store.set_run_status(run_id, "cancelled", duration_s=time.monotonic() - started)
+                end_run(store, run_id, "cancelled", started)
                 return
     except KeyboardInterrupt:
-        store.set_run_status(run_id, "interrupted", duration_s=time.monotonic() - started)
+        stop_run(store, run_id, started)
         raise
     except TextgenError:
         raise
@@ -308,7 +308,7 @@ def _score(store: Store, run_id: int, dataset_id: int, source: str | None, metri
         cause = _input_error(exc)
         if cause is not None:
             raise cause from None
-        store.set_run_status(run_id, "failed", error=str(exc)[:2000], duration_s=time.monotonic() - started)
+        end_run(store, run_id, "failed", started, error=str(exc)[:2000])
         raise TextgenError(f"run {run_id} failed on Ray ({type(exc).__name__}); fix the cause and resume it: "
                            f"textgen-eval resume {run_id}") from exc
     if new_data:
@@ -320,7 +320,7 @@ def _score(store: Store, run_id: int, dataset_id: int, source: str | None, metri
     if judged and not _judge_phase(store, run_id, dataset_id, judged, judge, chosen, progress, cancel, started,
                                    min(block_rows, JUDGE_BLOCK_ROWS)):
         return
-    store.set_run_status(run_id, "finished", duration_s=time.monotonic() - started)
+    end_run(store, run_id, "finished", started)
     if progress:
         progress(Progress("done", done, done, unscored, cached=skipped))
 
@@ -330,7 +330,7 @@ def _judge_phase(store: Store, run_id: int, dataset_id: int, judged: Mapping[str
                  started: float, block_rows: int) -> bool:
     """The judge cells of the stored rows, on the cluster; False when the run was cancelled."""
     def status(value: str, error: str | None = None) -> None:
-        store.set_run_status(run_id, value, error=error, duration_s=time.monotonic() - started)
+        end_run(store, run_id, value, started, error=error)
 
     try:
         complete = score_judge_on_ray(store, run_id, dataset_id, judged, judge, models=models, progress=progress,

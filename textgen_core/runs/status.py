@@ -19,10 +19,17 @@ def clock(already: float = 0.0) -> float:
     return time.monotonic() - already
 
 
-def end_run(store: Store, run_id: int, status: str, started: float, *, error: str | None = None) -> bool:
-    """Record ``status`` with the duration since ``started``; False when the file stayed busy."""
+def end_run(store: Store, run_id: int, status: str, started: float, *, error: str | None = None) -> None:
+    """Record how the run ended ('finished', 'failed', 'cancelled', 'interrupted'), with its duration since
+    ``started`` (:func:`clock`); a file that stays busy raises, as the end must be known."""
+    store.set_run_status(run_id, status, error=error, duration_s=time.monotonic() - started)
+
+
+def stop_run(store: Store, run_id: int, started: float, *, error: str | None = None) -> bool:
+    """Record a stop ('interrupted': what is stored is kept for a resume); False when the file stayed busy (the
+    run then stays 'running' under a program that has ended, which a resume claims)."""
     try:
-        store.set_run_status(run_id, status, error=error, duration_s=time.monotonic() - started)
+        end_run(store, run_id, "interrupted", started, error=error)
     except StoreBusy:
         return False
     return True

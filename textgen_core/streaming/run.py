@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,7 @@ from ..store import Store
 from ..store.stream_sql import DuplicateRow
 from .read import ChunkReader, NotStreamable
 from ..process_pool import in_order
-from ..runs.status import clock, end_run, forget_dataset, kept_for_resume
+from ..runs.status import clock, end_run, forget_dataset, kept_for_resume, stop_run
 from .record import check_still, file_state, new_record, stream_record
 from ..runs.corpus import CorpusPart, corpus_aggregates, join_parts, stored_stats
 from .score import ChunkResult, work_chunk
@@ -285,18 +284,18 @@ def _fill(store: Store, plan: _Plan, progress: ProgressCallback | None, cancel: 
         if run_id is not None:
             store.set_run_models(run_id, [m for m in loader.models if not models or m in models])
             store.write_aggregates(run_id, corpus_aggregates(plan.metrics, loader.all_stats(plan.metrics)))
-            store.set_run_status(run_id, "finished", duration_s=time.monotonic() - started)
+            end_run(store, run_id, "finished", started)
     except StoreBusy as exc:  # another program held the file too long: stop, keeping what is stored
         if run_id is None:
             forget_dataset(store, dataset_id)
             raise
-        end_run(store, run_id, "interrupted", started)
+        stop_run(store, run_id, started)
         raise kept_for_resume(exc, run_id) from None
     except KeyboardInterrupt:
         if run_id is None:
             forget_dataset(store, dataset_id)
         else:  # the stored chunks stay, for 'textgen-eval resume'
-            end_run(store, run_id, "interrupted", started)
+            stop_run(store, run_id, started)
         raise
     except BaseException:
         forget_dataset(store, dataset_id)  # with its run: nothing half-written stays behind

@@ -71,3 +71,9 @@ def restore(texts: Mapping[str, Any] | None) -> None:
     for name, raw in (texts or {}).items():
         if defined(name) is None:
             define(raw, f"run's stored definition of {name}")
+
+
+def restore_run(run: Mapping[str, Any]) -> None:
+    """Define a stored run's custom judge metrics, so that readers of the run (resume, summary, compare,
+    agreement, the dashboard) see their declared direction and scale, not the registry's fallback."""
+    restore(((run.get("judge") or {}).get("fingerprint") or {}).get("criteria"))
