@@ -23,6 +23,7 @@ from textgen_core.datasets import ColumnMapping, dataset_summary, load_dataset, 
 from textgen_core.errors import InputError
 from textgen_core.evaluate import available_fields
 from textgen_core.export import write_table
+from textgen_core.judge.criteria import restore_run
 from textgen_core.compare.labels import export_labels
 from textgen_core.summary import long_scores, wide_scores
 from textgen_core.store import Store

@@ -116,10 +116,8 @@ def print_calibrated(store, run_id: int, baseline: str, candidates: list[str], s
     print("\nBias-corrected paired differences (PPI++ over datums labelled for both models) beside the judge's:")
     print(pd.DataFrame({
         "candidate": deltas["candidate"], "score": deltas["score"],
-        "judge delta": [f"{_num(m)} [{_num(lo)}, {_num(hi)}]" for m, lo, hi in zip(
-            deltas["judge_delta"], deltas["judge_ci_low"], deltas["judge_ci_high"])],
-        "calibrated delta": [f"{_num(m)} [{_num(lo)}, {_num(hi)}]" for m, lo, hi in zip(
-            deltas["calibrated_delta"], deltas["ci_low"], deltas["ci_high"])],
+        "judge delta": _intervals(deltas, "judge_delta", "judge_ci_low", "judge_ci_high"),
+        "calibrated delta": _intervals(deltas, "calibrated_delta", "ci_low", "ci_high"),
         "lambda": deltas["lam"].map(_num), "labelled pairs": deltas["n_labels"], "judged pairs": deltas["n_judged"],
     }).to_string(index=False))
     for note in sorted(set(filter(None, deltas["note"]))):
@@ -185,13 +183,16 @@ def _print_report(report: AgreementReport) -> None:
         print(f"note: {note}")
 
 
+def _intervals(frame: pd.DataFrame, value: str, low: str, high: str) -> list[str]:
+    """'value [low, high]' for each row of ``frame``."""
+    return [f"{_num(m)} [{_num(lo)}, {_num(hi)}]" for m, lo, hi in zip(frame[value], frame[low], frame[high])]
+
+
 def _means_table(means: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "model": means["model"], "score": means["score"],
-        "judge": [f"{_num(m)} [{_num(lo)}, {_num(hi)}]" for m, lo, hi in zip(
-            means["judge_mean"], means["judge_ci_low"], means["judge_ci_high"])],
-        "calibrated": [f"{_num(m)} [{_num(lo)}, {_num(hi)}]" for m, lo, hi in zip(
-            means["calibrated"], means["ci_low"], means["ci_high"])],
+        "judge": _intervals(means, "judge_mean", "judge_ci_low", "judge_ci_high"),
+        "calibrated": _intervals(means, "calibrated", "ci_low", "ci_high"),
         "lambda": means["lam"].map(_num), "labels": means["n_labels"], "judged": means["n_judged"],
     })
 

@@ -97,7 +97,7 @@ class SharedLimiter:
         self.peak = max(self.peak, self.limiter.in_use)
         self._next += 1
         self._leases[self._next] = (permit, owner, time.monotonic() + self.lease_s)
-        return Lease(permit.tokens, permit.paced_s, self._next)
+        return Lease(permit.tokens, permit.paced_s, permit.at, lease=self._next)
 
     async def release(self, lease: int, status: int | None, headers: dict[str, str] | None,
                       retry_after: float | None, timed_out: bool = False, slow: bool = False) -> None:

@@ -62,7 +62,7 @@ class Hold:
         ``billed``: the endpoint may bill it; without a reported usage its estimate stays spent
         (``cut_off``: at a reply of ``max_tokens``, since it timed out).
         """
-        self.cap._release(self, reply, billed, cut_off)
+        self.cap.settle(self, reply, billed, cut_off)
 
 
 class SpendingCap:
@@ -134,7 +134,8 @@ class SpendingCap:
         self.reached.set()
         raise CapReached(reason)
 
-    def _release(self, hold: Hold, reply: Any, billed: bool, cut_off: bool) -> None:
+    def settle(self, hold: Hold, reply: Any, billed: bool, cut_off: bool) -> None:
+        """Book a finished request of ``hold``: its reported usage, else its estimate stays spent."""
         usage = reply.get("usage") if isinstance(reply, Mapping) else None
         completion = usage.get("completion_tokens") if isinstance(usage, Mapping) else None
         reported = isinstance(completion, int) and not isinstance(completion, bool)

@@ -9,19 +9,16 @@ used the earlier text refuses to resume, naming what changed.
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Mapping
 
 from ...errors import ParameterError
 from ...metrics.spec import MetricSpec
 from .definition import Criterion, Output, criterion, read_toml
+from .known import defined, definition, definitions, remember
 from .metric import request, spec, system_prompt, version
 
 __all__ = ["Criterion", "Output", "criterion", "read_toml", "define", "defined", "definition", "definitions",
-           "restore", "request", "system_prompt", "version"]
-
-_LOCK = threading.Lock()
-_DEFINED: dict[str, tuple[Criterion, MetricSpec]] = {}
+           "restore", "restore_run", "request", "system_prompt", "version"]
 
 
 def _builtin(name: str) -> bool:
@@ -37,27 +34,8 @@ def define(raw: "Mapping[str, Any] | Criterion", where: str = "") -> MetricSpec:
         raise ParameterError(f"judge metric definition{f' in {where}' if where else ''}: key 'name' {c.name!r} "
                              "is a built-in metric; choose another name")
     made = spec(c)
-    with _LOCK:
-        _DEFINED[c.name] = (c, made)
+    remember(c, made)
     return made
-
-
-def defined(name: str) -> MetricSpec | None:
-    """The declaration of a defined custom metric, or None."""
-    with _LOCK:
-        found = _DEFINED.get(name)
-    return found[1] if found else None
-
-
-def definition(name: str) -> Criterion | None:
-    with _LOCK:
-        found = _DEFINED.get(name)
-    return found[0] if found else None
-
-
-def definitions() -> dict[str, Criterion]:
-    with _LOCK:
-        return {name: c for name, (c, _) in _DEFINED.items()}
 
 
 def define_file(path: str) -> list[str]:

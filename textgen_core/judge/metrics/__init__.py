@@ -13,7 +13,7 @@ import json
 from typing import Any, Iterator, Mapping
 
 from ...metrics.spec import MetricSpec
-from .. import criteria
+from ..criteria.known import defined, definition, definitions  # not the package's define: no import circle
 from ..settings import JudgeSettings
 from . import (answer_correctness, answer_relevance, bias, coherence, context_precision, context_recall,
                context_relevance, faithfulness, hallucination, pairwise_preference, perplexity, qa_grade,
@@ -31,14 +31,14 @@ class _JudgeMetrics(Mapping[str, MetricSpec]):
     """The built-in judge metrics, then the custom ones defined in this process (see :mod:`..criteria`)."""
 
     def __getitem__(self, name: str) -> MetricSpec:
-        found = BUILT_IN.get(name) or criteria.defined(name)
+        found = BUILT_IN.get(name) or defined(name)
         if found is None:
             raise KeyError(name)
         return found
 
     def __iter__(self) -> Iterator[str]:
         yield from BUILT_IN
-        yield from (n for n in criteria.definitions() if n not in BUILT_IN)
+        yield from (n for n in definitions() if n not in BUILT_IN)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -62,7 +62,7 @@ def prompt_hashes(metrics: list[str] | None = None) -> dict[str, str]:
 def fingerprint(settings: JudgeSettings, metrics: list[str]) -> dict[str, Any]:
     """The judge a run is scored by: the settings that decide verdicts and a hash of every prompt it uses."""
     found = settings.fingerprint() | {"prompts": prompt_hashes([m for m in metrics if m in BY_NAME])}
-    custom = {m: c.as_dict() for m in metrics if m not in BUILT_IN and (c := criteria.definition(m)) is not None}
+    custom = {m: c.as_dict() for m in metrics if m not in BUILT_IN and (c := definition(m)) is not None}
     return found | ({"criteria": custom} if custom else {})
 
 
@@ -71,10 +71,10 @@ def fingerprint_changes(stored: Mapping[str, Any], now: Mapping[str, Any]) -> li
     # A setting a newer version left out of the fingerprint (max_tokens) is no change.
     changes = [f"{name}: {stored.get(name)!r} -> {now.get(name)!r}" for name in sorted(set(now))
                if name not in ("prompts", "criteria") and stored.get(name) != now.get(name)]
-    was, defined = stored.get("criteria") or {}, now.get("criteria") or {}
-    for name in sorted(set(was) | set(defined)):
-        if was.get(name) != defined.get(name):
-            changes.append(f"judge metric {name} was edited ({_edits(was.get(name), defined.get(name))})")
+    was, given = stored.get("criteria") or {}, now.get("criteria") or {}
+    for name in sorted(set(was) | set(given)):
+        if was.get(name) != given.get(name):
+            changes.append(f"judge metric {name} was edited ({_edits(was.get(name), given.get(name))})")
     old, new = stored.get("prompts") or {}, now.get("prompts") or {}
     changes += [f"prompt {v} changed" for v in sorted(set(old) | set(new)) if old.get(v) != new.get(v)]
     return changes
