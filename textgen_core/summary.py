@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
@@ -124,6 +125,16 @@ DEGENERATE_MIN = 3
 ONE_WORD_SHARE = 0.8
 
 
+#: A quoted piece of a reply inside a reason ('...' or "..."): it makes each reason unique, not a kind of its own.
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def reason_kind(reason: str) -> str:
+    """A reason with the reply text it quotes left out, so that cells unscored for one cause group together
+    ("the reply repeated '…' over and over until max_tokens=384"); the cell keeps its full reason."""
+    return _QUOTED.sub("'…'", reason)
+
+
 def unscored_lines(store: Store, run_id: int) -> dict[str, str]:
     """Per score with unscored cells, one line: how many, and why (reasons grouped, most frequent first).
 
@@ -133,6 +144,7 @@ def unscored_lines(store: Store, run_id: int) -> dict[str, str]:
     from .judge.metrics.pairwise_preference import IS_BASELINE
 
     reasons = store.unscored_reasons(run_id)
+    reasons["reason"] = [reason_kind(r) if isinstance(r, str) else r for r in reasons["reason"]]
     lines: dict[str, str] = {}
     for score, part in reasons.groupby("score", sort=False):
         by_design = part[part["reason"] == IS_BASELINE]
