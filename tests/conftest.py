@@ -39,3 +39,12 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "textgen.duckdb"
 pytest_plugins.append("judge_fixtures")  # judge_server, judge_settings, fast_retry
 pytest_plugins.append("app_helpers")  # app_db, sample_run (dashboard AppTests)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> object:
+    """A local Ray cluster of 2 CPUs for one test module (the Ray tests ask for it with usefixtures)."""
+    ray = pytest.importorskip("ray", reason="the Ray engine is the optional extra textgen-eval[ray]")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()

@@ -32,11 +32,7 @@ METRICS = ["rouge", "bleu", "wer", "exact_match"]
 ROWS = 300
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cluster() -> object:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+pytestmark = pytest.mark.usefixtures("ray_cluster")  # a local 2-CPU cluster per module (conftest)
 
 
 @pytest.fixture(scope="module")

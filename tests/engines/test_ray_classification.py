@@ -16,11 +16,7 @@ ray = pytest.importorskip("ray", reason="the Ray engine is the optional extra te
 from textgen_core.engines.ray_engine import run_ray  # noqa: E402
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cluster() -> object:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
+pytestmark = pytest.mark.usefixtures("ray_cluster")  # a local 2-CPU cluster per module (conftest)
 
 
 @pytest.mark.timeout(600)

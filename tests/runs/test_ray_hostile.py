@@ -22,11 +22,7 @@ from textgen_core.engines.ray_engine import run_ray  # noqa: E402
 ROWS = 400
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cluster() -> object:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+pytestmark = pytest.mark.usefixtures("ray_cluster")  # a local 2-CPU cluster per module (conftest)
 
 
 def _write(path: Path, duplicate_at: int | None = None) -> Path:
