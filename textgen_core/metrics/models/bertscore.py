@@ -75,7 +75,8 @@ def _idf(tokenizer: Any, rows: Sequence[Datum], enabled: bool) -> Any:
     seen: dict[str, tuple[str, ...]] = {}
     for row in rows:
         seen.setdefault(row.datum_id, tuple(r for r in row.references if type(r) is str))
-    return get_idf_dict([ref for refs in seen.values() for ref in refs], tokenizer, nthreads=4)
+    # nthreads=0: no process pool forked from a process whose torch threads run (a fork there can deadlock)
+    return get_idf_dict([ref for refs in seen.values() for ref in refs], tokenizer, nthreads=0)
 
 
 def _empty_text(row: Datum) -> str | None:
