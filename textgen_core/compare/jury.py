@@ -19,12 +19,15 @@ two or more points apart).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ..errors import ParameterError
+from ..judge.criteria import restore_run
+from ..store import Store
 from . import agreement_stats as ag
 from .labels import scale_of
 from .stats import rng_for
@@ -34,6 +37,8 @@ SPLIT_SHARE = 0.25
 #: The key columns of a vote (as the votes table stores them).
 VOTE_COLUMNS = ["datum_id", "model", "metric", "score", "judge", "sample", "value", "reason"]
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
+#: Split cells named in a summary line before the rest are counted.
+SPLIT_SHOWN = 5
 
 
 @dataclass
@@ -60,6 +65,42 @@ class PanelAgreement:
     @property
     def n_split(self) -> int:
         return len(self.split)
+
+
+def panel_report(store: Store, run_id: int, *, threshold: float = SPLIT_SHARE, confidence: float = 0.95,
+                 resamples: int = ag.RESAMPLES, seed: int = 0) -> list[PanelAgreement]:
+    """Agreement per score of a run judged by a panel (two or more members); [] for any other run."""
+    votes = store.votes_for_run(run_id)
+    if votes.empty or votes["judge"].nunique() < 2:
+        return []
+    restore_run(store.get_run(run_id))  # a custom metric's scale, as the run stored it
+    return [agreement_of(votes, str(score), threshold=threshold, confidence=confidence, resamples=resamples,
+                         seed=seed) for score in dict.fromkeys(votes["score"])]
+
+
+def panel_lines(reports: list[PanelAgreement], shown: int = SPLIT_SHOWN) -> list[str]:
+    """One line per score: alpha with its interval (or why it has none), the cells it counts, the split cells."""
+    lines = []
+    for r in reports:
+        if r.reason:
+            told = f"alpha undefined: {r.reason}"
+        else:
+            interval = "too few cells for an interval" if math.isnan(r.low) else f"[{r.low:.3f}, {r.high:.3f}]"
+            told = f"alpha {r.alpha:.3f} {interval}"
+        rule = "members not unanimous" if r.threshold == 0 else f"members more than {r.threshold:g} apart"
+        named = [f"{d} ({m})" for d, m in zip(r.split["datum_id"].head(shown), r.split["model"].head(shown))]
+        if r.n_split > shown:
+            named.append(f"{r.n_split - shown} more")
+        split = f"{r.n_split} split ({rule})" + (": " + ", ".join(named) if named else "")
+        lines.append(f"panel agreement, {r.score} ({r.level}, {len(r.members)} members): {told}; "
+                     f"{r.n_units} of {r.n_cells} cells judged by two or more members; {split}")
+    return lines
+
+
+#: What the panel lines mean, printed once under them.
+PANEL_LEGEND = ("Alpha: Krippendorff's alpha among the judge panel's members over the cells (1 = they always "
+                "agree, 0 = no better than chance), with a 95% bootstrap interval over cells; unscored votes are "
+                "missing, not 0. 'textgen-eval summary RUN' prints this again; Explore shows each member's votes.")
 
 
 def member_values(votes: pd.DataFrame, level: str) -> pd.DataFrame:
