@@ -24,8 +24,8 @@ def fill_judge(at, server: JudgeServer, **scale: object):
     at.text_input(key=key("base_url")).set_value(server.url)
     at.text_input(key=key("model")).set_value("judge")
     at.number_input(key=key("concurrency")).set_value(2)
-    at.number_input(key=key("price_prompt")).set_value(2.0)
-    at.number_input(key=key("price_completion")).set_value(8.0)
+    at.number_input(key=key("price_prompt_per_million")).set_value(2.0)
+    at.number_input(key=key("price_completion_per_million")).set_value(8.0)
     for name, value in scale.items():
         widget = at.get_by_key(key(name))
         widget.check() if value is True else widget.set_value(value)

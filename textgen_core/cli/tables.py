@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..compare.jury import PANEL_LEGEND, panel_lines, panel_report
 from ..compare.pairwise import pairwise_summary
 from ..errors import ParameterError
 from ..judge.metrics.pairwise_preference import NAME as PAIRWISE
@@ -52,3 +53,6 @@ def print_summary(store: Store, run_id: int, models: Sequence[str] | None = None
         print(f"why unscored, {score}: {line}")
     for warning in judge_warnings(store, run_id):
         print(f"warning: {warning}")
+    panel = panel_lines(panel_report(store, run_id))
+    if panel:
+        print("\n".join([*panel, PANEL_LEGEND]))
