@@ -13,7 +13,7 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 from judge_server import JudgeServer, prompt_text
-from test_judge_metrics_scripted import ScriptedJudge, step_of
+from scripted_judge import ScriptedJudge, step_of
 
 from textgen_core.catalog import save_or_reuse
 from textgen_core.datasets import load_dataset

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import csv
 import io
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from streamed_files import write_csv
 from textgen_core.catalog import save_or_reuse
 from textgen_core.cli.progress_bar import ProgressBar
 from textgen_core.datasets import load_dataset
 from textgen_core.errors import InputError
 from textgen_core.evaluate import evaluate
-from textgen_core.metrics.lexical.synthetic import synthetic_pairs
 from textgen_core.model import Cell
 from textgen_core.progress import Progress
 from textgen_core.store import Store
@@ -22,20 +21,6 @@ from textgen_core.streaming import NotStreamable, stream_file
 from textgen_core.runs.packed import RowStats
 
 METRICS = ["rouge", "bleu", "gleu", "wer"]
-
-
-def write_csv(path: Path, rows: int, *, bad_row: int | None = None, duplicate_of: tuple[int, int] | None = None) -> Path:
-    pairs = synthetic_pairs(rows, seed=3, min_words=3, max_words=25)
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["id", "model", "prediction", "reference", "topic"])
-        for i, (reference, prediction) in enumerate(pairs, 1):
-            datum = f"d{(i - 1) // 2}"
-            if duplicate_of and i == duplicate_of[1]:
-                datum = f"d{(duplicate_of[0] - 1) // 2}"
-            row = [datum, f"m{(i - 1) % 2}", prediction, reference if i % 17 else "", f"t{i % 3}"]
-            writer.writerow(row[:-1] if i == bad_row else row)
-    return path
 
 
 def _whole_file(tmp_path: Path, path: Path, metrics: list[str]) -> tuple[Store, int]:

@@ -419,7 +419,7 @@ def test_pairwise_preference_on_compare_and_results(app_db):
 
 def test_explore_shows_both_answers_and_both_pairwise_verdicts(app_db):
     from judge_server import JudgeServer
-    from test_compare_pairwise import first_position, rows
+    from pairwise_judges import first_position, rows
 
     from textgen_core.evaluate import evaluate
     from textgen_core.judge.settings import JudgeSettings

@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from judge_server import CHAT, JudgeServer
-from test_judge_engine import suite_rows
-from test_judge_metrics_scripted import ScriptedJudge
+from scripted_judge import ScriptedJudge, suite_rows
 from textgen_core.errors import ParameterError
 from textgen_core.evaluate import evaluate, resume
 from textgen_core.judge.settings import JudgeSettings

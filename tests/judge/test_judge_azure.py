@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from judge_server import CHAT, JudgeServer
-from test_judge_engine import suite_rows
-from test_judge_metrics_scripted import ScriptedJudge
+from scripted_judge import ScriptedJudge, suite_rows
 from textgen_core.cli.judge_args import add_judge_arguments, judge_settings_from_args
 from textgen_core.errors import ParameterError
 from textgen_core.evaluate import evaluate

@@ -18,15 +18,14 @@ from typing import Any
 import pytest
 
 from judge_server import CHAT, JudgeServer
-from test_judge_engine import suite_rows
-from test_judge_metrics_scripted import ScriptedJudge
+from scripted_judge import ScriptedJudge, suite_rows
 from textgen_core.errors import TextgenError
 from textgen_core.evaluate import evaluate
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.model import Dataset
 from textgen_core.store import Store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 METRICS = ["faithfulness", "answer_relevance", "coherence", "bias", "context_precision"]
 ROWS = 5
 

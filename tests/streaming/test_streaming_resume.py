@@ -14,43 +14,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from streamed_files import RESUMED_METRICS as METRICS, same_run, stopped_run, write_csv, write_jsonl
 from textgen_core.datasets import load_dataset
 from textgen_core.errors import InputError
 from textgen_core.evaluate import resume
 from textgen_core.progress import Progress
 from textgen_core.store import Store
 from textgen_core.streaming import stream_file
-from test_streaming import write_csv
-from test_streaming_jsonl import write_jsonl
 
-METRICS = ["rouge", "bleu", "wer"]
 ROWS = 5000  # rows of the file the CLI streams
 #: The CLI with small chunks, each written alone: a stop lands between two writes of a short file.
 RUNNER = ("import sys\nimport textgen_core.streaming.run as run\nrun.CHUNK_ROWS, run.ROWS_PER_WRITE = 200, 1\n"
           "from textgen_core.cli.main import main\nsys.exit(main())")
-
-
-def _same_run(store: Store, run_id: int, other: Store, other_run: int) -> None:
-    """Every cell (value, details, reason) and corpus aggregate equal, to the bit."""
-    pd.testing.assert_frame_equal(store.scores(run_id), other.scores(other_run), check_exact=True)
-    pd.testing.assert_frame_equal(store.aggregates(run_id), other.aggregates(other_run), check_exact=True)
-    first, second = store.get_run(run_id), other.get_run(other_run)
-    assert (first["status"], first["models"]) == (second["status"], second["models"]) == ("finished", ["m0", "m1"])
-
-
-def _stopped(store: Store, path: Path, monkeypatch: pytest.MonkeyPatch, after_rows: int) -> int:
-    """Stream ``path`` in chunks of 40 rows, each write holding two chunks; a stop arrives after ``after_rows``."""
-    monkeypatch.setattr("textgen_core.streaming.run.ROWS_PER_WRITE", 80)
-
-    def stop(progress: Progress) -> None:
-        if progress.done >= after_rows:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        stream_file(store, path, METRICS, chunk_rows=40, workers=1, progress=stop)
-    (run_id,) = store.list_runs()["run_id"]
-    assert store.get_run(run_id)["status"] == "interrupted"
-    return int(run_id)
 
 
 @pytest.mark.timeout(120)
@@ -76,7 +51,7 @@ def test_sigterm_mid_run_then_resume_gives_the_uninterrupted_run(tmp_path: Path)
     assert "run 1 on dataset 'outputs': finished" in again.stdout
     whole = Store(tmp_path / "whole.duckdb")
     whole_run = stream_file(whole, path, METRICS, workers=1).run_id
-    _same_run(Store(db), 1, whole, whole_run)
+    same_run(Store(db), 1, whole, whole_run)
     assert Store(db).load_dataset(1).rows == whole.load_dataset(1).rows
     assert Store(db).list_datasets()["n_rows"].tolist() == [ROWS]
 
@@ -93,13 +68,13 @@ def _some_cells(db: Path) -> bool:
 def test_resume_scores_only_the_chunks_not_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     path = write_csv(tmp_path / "outputs.csv", 400) if kind == "csv" else write_jsonl(tmp_path / "outputs.jsonl", 400)
     store = Store(tmp_path / "s.duckdb")
-    run_id = _stopped(store, path, monkeypatch, after_rows=200)
+    run_id = stopped_run(store, path, monkeypatch, after_rows=200)
     assert len(store.finished_blocks(run_id)) == 4  # two writes of two chunks; the chunk after them is lost
     seen: list[Progress] = []
     assert resume(store, run_id, progress=seen.append, workers=2 if kind == "jsonl" else 1) == run_id
     assert seen[-1] == Progress("done", 400, 400, seen[-1].failed, cached=160)
     whole = Store(tmp_path / "whole.duckdb")
-    _same_run(store, run_id, whole, stream_file(whole, path, METRICS, workers=1).run_id)
+    same_run(store, run_id, whole, stream_file(whole, path, METRICS, workers=1).run_id)
     assert store.load_dataset(1).rows == whole.load_dataset(1).rows
 
 
@@ -108,7 +83,7 @@ def test_a_changed_file_is_refused_and_the_stopped_run_kept(tmp_path: Path, monk
                                                            change: str) -> None:
     path = write_csv(tmp_path / "outputs.csv", 200)
     store = Store(tmp_path / "s.duckdb")
-    run_id = _stopped(store, path, monkeypatch, after_rows=100)
+    run_id = stopped_run(store, path, monkeypatch, after_rows=100)
     cells = store.scores(run_id)
     data = path.read_bytes()
     if change == "append":
@@ -131,7 +106,7 @@ def test_a_bad_row_found_on_resume_leaves_nothing_stored(tmp_path: Path, monkeyp
     with pytest.raises(InputError) as whole:
         load_dataset(path)
     store = Store(tmp_path / "s.duckdb")
-    run_id = _stopped(store, path, monkeypatch, after_rows=100)
+    run_id = stopped_run(store, path, monkeypatch, after_rows=100)
     assert not store.scores(run_id).empty
     with pytest.raises(InputError) as resumed:
         resume(store, run_id, workers=1)

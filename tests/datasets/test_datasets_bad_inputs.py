@@ -9,7 +9,7 @@ import pytest
 from textgen_core.datasets import ColumnMapping, load_dataset, read_table
 from textgen_core.errors import InputError
 
-BAD = Path(__file__).parent / "bad_inputs"
+BAD = Path(__file__).resolve().parents[1] / "bad_inputs"
 
 WIDE = ColumnMapping(id="id", query="question", format="wide",
                      wide_predictions={"gpt": "prediction_gpt", "claude": "prediction_claude"})

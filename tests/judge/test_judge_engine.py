@@ -12,7 +12,7 @@ from typing import Any, Iterator
 import pytest
 
 from judge_server import CHAT, Fault, JudgeServer, default_embed
-from test_judge_metrics_scripted import ScriptedJudge
+from scripted_judge import ScriptedJudge, suite_rows
 from textgen_core.judge.client import JudgeClient
 from textgen_core.judge.engine import estimate, run_judge_metrics
 from textgen_core.judge.metrics import SPECS
@@ -28,20 +28,6 @@ LLM_SUITE = {s.name: {} for s in SPECS if s.group == "llm" and not s.plan.peers}
 #: prediction and of the reference, its claims and its opinions, then one verdict or rating per metric.
 PER_DATUM = 4 + 12
 FULL_SUITE = {s.name: {} for s in SPECS}
-
-
-def suite_rows(n: int, models: tuple[str, ...] = ("m",)) -> list[Datum]:
-    """Distinct datums with one reference and three contexts; predictions hold one opinion."""
-    rows = []
-    for i in range(n):
-        for model in models:
-            rows.append(Datum(
-                f"d{i:03d}", model, query=f"What is known about topic{i}?",
-                prediction=f"Topic{i} has {i} parts. I think topic{i} is always great. Hope this helps {model}.",
-                references=(f"Topic{i} has {i} parts. Topic{i} is old.",),
-                contexts=(f"Topic{i} has {i} parts.", f"Topic{i} is old and famous.", f"Weather {i} is mild."),
-            ))
-    return rows
 
 
 def new_run(store: Store, rows: list[Datum], metrics: dict) -> int:

@@ -10,7 +10,7 @@ from textgen_core.cli.main import main
 from textgen_core.metrics.registry import all_metrics, direction_of, get_metric
 from textgen_core.model import TEXT_FIELDS
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 SPECS = list(all_metrics().values())
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from app_helpers import all_text, no_exception, page, store, wait_for_jobs
 from judge_server import CHAT, JudgeServer
-from test_judge_metrics_scripted import ScriptedJudge
+from scripted_judge import ScriptedJudge
 from textgen_core.datasets import load_dataset
 from textgen_dashboard import data, state
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from dashboard_process import serve_check_and_stop
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("pyproject.toml", "README.md", "textgen_core", "textgen_dashboard")
 
 

@@ -1,6 +1,6 @@
 """Judge metric values through the real client and the loopback server, checked by hand.
 
-The scripted judge (see test_judge_metrics_scripted.py) rules by simple rules, so
+The scripted judge (see scripted_judge.py) rules by simple rules, so
 each expected value below is worked out from the rule in a comment.
 """
 
@@ -15,7 +15,7 @@ from typing import Any, Iterator
 import pytest
 
 from judge_server import Fault, JudgeServer
-from test_judge_metrics_scripted import ScriptedJudge
+from scripted_judge import ScriptedJudge
 from textgen_core.judge.engine import exchange, run_judge_metrics
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.model import Dataset, Datum

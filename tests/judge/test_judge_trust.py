@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from judge_server import JudgeServer
-from test_judge_metrics_scripted import ScriptedJudge, blocks, rule_reply, step_of
+from scripted_judge import ScriptedJudge, blocks, rule_reply, step_of
 from textgen_core.errors import ParameterError
 from textgen_core.evaluate import evaluate, resume
 from textgen_core.judge.settings import JudgeSettings

@@ -2,49 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from streamed_files import write_jsonl
 from textgen_core.catalog import save_or_reuse
 from textgen_core.datasets import load_dataset
 from textgen_core.errors import InputError
 from textgen_core.evaluate import evaluate
-from textgen_core.metrics.lexical.synthetic import synthetic_pairs
 from textgen_core.store import Store
 from textgen_core.streaming import NotStreamable, stream_file
 
 METRICS = ["rouge", "bleu", "wer"]
-
-
-def write_jsonl(path: Path, rows: int, *, bad_line: tuple[int, bytes] | None = None) -> Path:
-    """A JSON Lines file as editors and exporters leave them: a byte-order mark, CRLF line ends, blank lines,
-    ``{}`` lines, nested values, a key that first appears late, missing keys, NaN, U+2028 inside a string.
-    ``bad_line``: (line number, bytes) put in place of that line."""
-    lines: list[bytes] = []
-    for i, (reference, prediction) in enumerate(synthetic_pairs(rows, seed=11, min_words=2, max_words=20)):
-        row: dict = {"id": f"d{i // 2}", "model": f"m{i % 2}", "prediction": prediction,
-                     "references": [reference, reference.upper()] if i % 5 else [reference]}
-        if i % 4 == 0:
-            row["info"] = {"tags": ["a", {"deep": [1, 2.5, None]}], "n": i}
-        if i >= rows // 2:
-            row["late"] = i % 3 == 0
-        if i % 9 == 0:
-            row["prediction"] += "\u2028second line"
-        text = json.dumps(row, ensure_ascii=i % 2 == 0)
-        if i % 13 == 0:
-            text = text[:-1] + ', "score": NaN}'
-        lines.append(text.encode("utf-8"))
-        if i % 7 == 0:
-            lines.append(b"   ")
-        if i % 11 == 0:
-            lines.append(b"{}")
-    if bad_line is not None:
-        lines[bad_line[0] - 1] = bad_line[1]
-    path.write_bytes(b"\xef\xbb\xbf" + b"\r\n".join(lines) + b"\r\n")
-    return path
 
 
 def _described(store: Store) -> list[tuple]:

@@ -1,6 +1,6 @@
 """A scripted judge for the loopback server: it reads our prompts and rules by simple, checkable rules.
 
-Imported by the judge metric and engine tests and by bench/judge.py. Each rule is
+Imported by the judge metric and engine tests and by bench/judge.py and bench/judge_scale.py. Each rule is
 written so a test can compute the expected metric value by hand:
 
 * statements: the sentences of the text (split on '.', '!' and '?'); opinions: sentences that start
@@ -33,10 +33,11 @@ from typing import Any
 from judge_server import Fault
 from textgen_core.judge import extract
 from textgen_core.judge.metrics import BY_NAME
+from textgen_core.model import Datum
 
 #: System prompt -> step name, for every step our metrics ask.
-_SYSTEMS = {r.messages[0]["content"]: r.step for r in extract.SAMPLES}
-_SYSTEMS.update({r.messages[0]["content"]: r.step for spec in BY_NAME.values() for r in spec.plan.steps})
+SYSTEMS = {r.messages[0]["content"]: r.step for r in extract.SAMPLES}
+SYSTEMS.update({r.messages[0]["content"]: r.step for spec in BY_NAME.values() for r in spec.plan.steps})
 _BLOCK = re.compile(r"(?m)^([^\n:]+):\n(~{3,})\n(.*?)\n\2$", re.DOTALL)
 
 
@@ -69,7 +70,7 @@ def passages(b: dict[str, str]) -> list[str]:
 
 
 def step_of(request: dict) -> str:
-    return _SYSTEMS[request["messages"][0]["content"]]
+    return SYSTEMS[request["messages"][0]["content"]]
 
 
 def _verdicts(verdicts: list[str]) -> list[dict]:
@@ -177,17 +178,15 @@ class ScriptedJudge:
         return reply
 
 
-def test_rules_read_our_prompts() -> None:
-    from textgen_core.judge.metrics import answer_correctness
-
-    request = {"messages": list(answer_correctness.request(["Paris is big.", "It rains."], ["Paris is big."]).messages)}
-    reply = rule_reply(request)
-    assert [v["verdict"] for v in reply["answer_statements"]] == ["supported", "unsupported"]
-    assert [v["verdict"] for v in reply["reference_statements"]] == ["conveyed"]
-
-
-def test_rules_read_passages() -> None:
-    from textgen_core.judge.metrics import hallucination
-
-    request = {"messages": list(hallucination.request("Water is not wet.", ["Water is wet.", "Fire is hot."]).messages)}
-    assert [v["verdict"] for v in rule_reply(request)["verdicts"]] == ["contradicted", "not_contradicted"]
+def suite_rows(n: int, models: tuple[str, ...] = ("m",)) -> list[Datum]:
+    """Distinct datums with one reference and three contexts; predictions hold one opinion."""
+    rows = []
+    for i in range(n):
+        for model in models:
+            rows.append(Datum(
+                f"d{i:03d}", model, query=f"What is known about topic{i}?",
+                prediction=f"Topic{i} has {i} parts. I think topic{i} is always great. Hope this helps {model}.",
+                references=(f"Topic{i} has {i} parts. Topic{i} is old.",),
+                contexts=(f"Topic{i} has {i} parts.", f"Topic{i} is old and famous.", f"Weather {i} is mild."),
+            ))
+    return rows

@@ -107,8 +107,7 @@ def test_process_pool_matches_in_process(db_path, monkeypatch):
 
 def test_a_refused_key_fails_the_run_clearly_and_resume_with_the_right_key_fills_it(db_path):
     from judge_server import CHAT, JudgeServer
-    from test_judge_engine import suite_rows
-    from test_judge_metrics_scripted import ScriptedJudge
+    from scripted_judge import ScriptedJudge, suite_rows
 
     from textgen_core.errors import TextgenError
     from textgen_core.judge.settings import JudgeSettings

@@ -4,7 +4,7 @@ Shell blocks: every `textgen-eval` command runs as a real process; the judge
 URL of the examples (http://127.0.0.1:8000/v1) is pointed at the loopback judge
 server the test starts, and the dashboard command gets a free port, is checked
 on 127.0.0.1 and stopped with Ctrl-C (SIGINT) as the README says. The `make`
-commands of the quick start are checked by tests/test_packaging.py. Python
+commands of the quick start are checked by tests/project/test_packaging.py. Python
 blocks run afterwards in the same directory, in one namespace per block.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from dashboard_process import serve_check_and_stop
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 EXAMPLE_JUDGE = "http://127.0.0.1:8000/v1"
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
@@ -64,7 +64,7 @@ def test_readme_commands_and_examples_run_in_order_in_an_empty_directory(tmp_pat
     ran = []
     for argv in commands:
         if argv[0] == "make":
-            continue  # tests/test_packaging.py
+            continue  # tests/project/test_packaging.py
         assert argv[0] == "textgen-eval", f"README command the test does not know how to run: {argv}"
         argv = _cli() + [judge_server.url if arg == EXAMPLE_JUDGE else arg for arg in argv[1:]]
         if "dashboard" in argv:

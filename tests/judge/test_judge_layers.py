@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "textgen_core"
+PACKAGE = Path(__file__).resolve().parents[2] / "textgen_core"
 
 
 def imported(path: Path) -> set[str]:

@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 
 from judge_server import JudgeServer, RateLimit
-from test_judge_metrics_scripted import ScriptedJudge
+from scripted_judge import ScriptedJudge
 from textgen_core.judge.client import JudgeClient
 from textgen_core.judge.engine import run_judge_metrics
 from textgen_core.judge.ratelimit import duration_seconds
