@@ -21,7 +21,8 @@ from . import data, state
 from .criteria import saved_metrics
 from .jobs import start_evaluation
 from .safe_text import plain
-from .widgets import describe_reasons, job_panel, judge_form, link, param_form
+from .judge_scale import judge_form
+from .widgets import describe_reasons, job_panel, link, param_form
 
 GROUPS = {"lexical": "Lexical (computed locally)", "llm": "Judge (an LLM judge model scores each row)",
           "endpoint": "Endpoint-based (embeddings, log-probabilities)"}

@@ -103,6 +103,8 @@ RESULTS_SCORE = "results.score"
 RESULTS_CHART = "results.chart"
 RESULTS_UNSCORED = "results.unscored"
 RESULTS_ROWS = "results.rows"
+#: The judge panel's table of split cells (a selected row opens in Explore).
+RESULTS_PANEL_SPLIT = "results.panel.split"
 #: Datum id picked in the rows table, opened in Explore on the next run of the page.
 RESULTS_OPEN = "results.open"
 #: Classification views of the Results page: model shown, the confusion cell picked (gold, predicted), its datums.

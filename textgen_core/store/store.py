@@ -36,6 +36,7 @@ from .score_reads import ScoreReadsMixin
 from .score_writes import CellRecord, insert_cells
 from .runner import live_runner, this_runner
 from .stream_sql import BLOCK_DDL, StreamTablesMixin
+from .votes_sql import VoteTablesMixin
 from .schema import DDL, MIGRATIONS, SCHEMA_VERSION
 
 _AGG_SCHEMA = pa.schema([
@@ -48,7 +49,7 @@ _RUN_COLUMNS = ("run_id", "dataset_id", "dataset", "created_at", "finished_at", 
 
 
 class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMixin, PairReadsMixin,
-            StreamTablesMixin, LabelTablesMixin, ReviewReadsMixin, CriteriaTablesMixin):
+            StreamTablesMixin, LabelTablesMixin, ReviewReadsMixin, CriteriaTablesMixin, VoteTablesMixin):
     """A DuckDB file holding datasets, runs, scores, verdicts and the judge cache."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False, timeout: float | None = None,
@@ -237,6 +238,7 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
         self._delete_batch_rows(cur, run_id)
         self._delete_block_rows(cur, run_id)
         self._delete_label_rows(cur, run_id)
+        self._delete_vote_rows(cur, run_id)
         cur.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
 
     @staticmethod
