@@ -21,7 +21,7 @@ from pathlib import Path
 
 import textgen_core
 from judge_server import CHAT, JudgeServer
-from test_judge_metrics_scripted import rule_reply, step_of
+from scripted_judge import rule_reply, step_of
 from textgen_core.store import Store
 
 ROOT = Path(textgen_core.__file__).resolve().parents[1]
