@@ -45,9 +45,10 @@ class VoteSink:
     def __init__(self, store: Store, judge: str, sample: int) -> None:
         self.store, self.judge, self.sample = store, judge, sample
 
-    def write_judge_batch(self, entries: Sequence[Any], cells: Sequence[Any]) -> None:
+    def write_judge_batch(self, entries: Sequence[Any], cells: Sequence[Any],
+                          usage: Sequence[tuple[int, tuple[int, int, int, float | None]]] = ()) -> None:
         self.store.write_vote_batch(entries, self.judge, self.sample, cells,
-                                    [vote_label(w.cell[2], w.cell[5]) for w in cells])
+                                    [vote_label(w.cell[2], w.cell[5]) for w in cells], usage)
 
     def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:
         """This member's and sample's unscored votes: judged again, their old items replaced."""
