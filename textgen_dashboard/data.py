@@ -139,11 +139,6 @@ def run(run_id: int) -> dict[str, Any]:
     return record
 
 
-def run_status(run_id: int) -> str:
-    """The stored status of a run, read fresh (it changes while a job works on it)."""
-    return str(store().get_run(run_id)["status"])
-
-
 @st.cache_data(ttl=600, max_entries=4, show_spinner="Reading the file...")
 def upload_table(file_name: str, data: bytes) -> pd.DataFrame:
     """An uploaded file as a DataFrame of text cells (raises InputError naming row and column)."""

@@ -16,7 +16,6 @@ import streamlit as st
 from textgen_core.formatting import plain_table
 
 from . import data
-from .safe_text import plain
 from .state import RESULTS_OPEN, RESULTS_PANEL_SPLIT
 
 #: Split cells the Results table lists at most (the widest first).
