@@ -80,7 +80,9 @@ def _jury(judge: Any | None, samples: int, jury: Any | None, aggregate: str | No
         raise ParameterError("samples and jury need a judge: pass judge=JudgeSettings(...)")
     if isinstance(jury, str):
         raise ParameterError(f"jury must be a list of model names, e.g. [{jury!r}]")
-    return Jury.of(judge, samples=samples, models=list(jury or []), aggregate=aggregate)
+    made = Jury.of(judge, samples=samples, models=list(jury or []), aggregate=aggregate)
+    made.warn_if_repeats()
+    return made
 
 
 def _define(definition: Any) -> Any:

@@ -87,7 +87,6 @@ def _with_jury(judge: Any | None, jury: Any | None, engine: str) -> tuple[Any | 
     if engine != "local":
         raise ParameterError("--samples and judge panels run on the local engine only: drop --engine ray, or "
                              "run one judge once")
-    jury.warn_if_repeats()
     return jury.lead, jury
 
 

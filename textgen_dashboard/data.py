@@ -181,19 +181,24 @@ def export_bytes(run_id: int, table: str, fmt: str) -> bytes:
 
 @st.cache_data(ttl=TTL, max_entries=32, show_spinner="Estimating judge calls...")
 @_one_open
-def _estimate(path: str, dataset_id: int, models: tuple[str, ...], metrics: str, judge: str) -> dict[str, Any]:
-    from textgen_core.judge.engine import estimate
+def _estimate(path: str, dataset_id: int, models: tuple[str, ...], metrics: str, judge: str,
+              jury: str) -> dict[str, Any]:
+    from textgen_core.judge.panel import Jury, restore
     from textgen_core.judge.settings import JudgeSettings
+    from textgen_core.runs.jury import estimate_jury
 
     db = _store(path)
     rows = [r for r in db.load_dataset(dataset_id).rows if r.model in set(models)]
-    found = estimate(rows, json.loads(metrics), JudgeSettings(**json.loads(judge)), db)
+    lead = JudgeSettings(**json.loads(judge))
+    found = estimate_jury(rows, json.loads(metrics), restore(json.loads(jury), lead) or Jury.of(lead), db)
     return dataclasses.asdict(found)
 
 
-def judge_estimate(dataset_id: int, models: tuple[str, ...], metrics: str, judge: str) -> dict[str, Any]:
-    """Judge calls (cached ones apart), tokens and cost of judge metrics (JSON) under public settings (JSON)."""
-    return _estimate(db_path(), dataset_id, models, metrics, judge)
+def judge_estimate(dataset_id: int, models: tuple[str, ...], metrics: str, judge: str,
+                   jury: str = "{}") -> dict[str, Any]:
+    """Judge calls (cached ones apart), tokens and cost of judge metrics (JSON) under public settings (JSON),
+    asked of every panel member and sample of ``jury`` (a Jury's public JSON; '{}': one judge once)."""
+    return _estimate(db_path(), dataset_id, models, metrics, judge, jury)
 
 
 # -- results & explore --

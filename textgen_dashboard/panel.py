@@ -1,7 +1,8 @@
-"""A judge panel on Results and Explore: each member's score beside the panel's, agreement, split cells, votes.
+"""Judge panels and repeated judging in the dashboard: Evaluate's inputs; on Results each member's score beside
+the panel's, the agreement and the split cells; on Explore every vote.
 
 The numbers come from :mod:`textgen_core.compare.jury` through :mod:`.data`;
-this module lays out tables. A run judged by one judge shows nothing here.
+this module lays out widgets and tables. A run judged by one judge once shows nothing here.
 """
 
 from __future__ import annotations
@@ -13,10 +14,15 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 import streamlit as st
 
+from textgen_core.errors import ParameterError
 from textgen_core.formatting import plain_table
+from textgen_core.judge.panel import AGGREGATES, MAX_SAMPLES, Jury
+from textgen_core.judge.settings import JudgeSettings
+from textgen_core.store.votes_sql import vote_tag
 
 from . import data
-from .state import RESULTS_OPEN, RESULTS_PANEL_SPLIT
+from .safe_text import plain
+from .state import EVAL_AGGREGATE, EVAL_PANEL, EVAL_SAMPLES, RESULTS_OPEN, RESULTS_PANEL_SPLIT
 
 #: Split cells the Results table lists at most (the widest first).
 SPLIT_ROWS = 200
@@ -27,6 +33,40 @@ AGREEMENT_CAPTION = (
     "samples (the majority for yes/no and labels); an unscored vote is missing, never 0. paired: cells with values "
     "from two or more members (the units alpha counts). split: cells whose members are not unanimous (yes/no, "
     "labels) or further apart than the threshold (a quarter of the score's range).")
+
+
+#: The aggregate choice that leaves the rule to each metric's output (majority for labels and yes/no, else mean).
+BY_OUTPUT = "by output type"
+
+
+def jury_form(judge: JudgeSettings | None) -> tuple[Jury | None, str | None]:
+    """Samples per request, more panel members on the judge's endpoint, and the cell's rule.
+
+    Returns (the panel, None), (None, None) for one judge asked once, or (None, what is wrong).
+    """
+    samples_col, members_col, rule_col = st.columns([1, 2, 1])
+    samples = samples_col.number_input(
+        "Samples per judge request", min_value=1, max_value=MAX_SAMPLES, value=1, step=1, key=EVAL_SAMPLES,
+        help="Ask every judge request this many times (at the temperature above) to see how stable each verdict "
+             "is; each sample is a paid call, and the cache keeps every one.")
+    members = members_col.text_input(
+        "Panel members (more judge models on the same endpoint)", key=EVAL_PANEL, placeholder="model-b, model-c",
+        help="Comma-separated model names. Each judges every cell like the judge model above; the cell is the "
+             "panel's mean or majority, and Results shows each member and the panel's agreement.")
+    rule = rule_col.selectbox("Panel cell", [BY_OUTPUT, *AGGREGATES], key=EVAL_AGGREGATE,
+                              help="How a cell combines its votes: mean, majority, or by the metric's output "
+                                   "(majority for labels and yes/no, mean for the rest).")
+    names = [name.strip() for name in str(members).split(",") if name.strip()]
+    if judge is None:
+        return None, None
+    try:
+        jury = Jury.of(judge, samples=int(samples), models=names, aggregate=None if rule == BY_OUTPUT else rule)
+    except ParameterError as exc:
+        return None, str(exc)
+    if jury.samples > 1 and judge.temperature == 0:
+        st.warning(f"{jury.samples} samples at temperature 0: a deterministic judge gives every sample the same "
+                   "reply. Raise the temperature to see how stable its verdicts are.")
+    return (None if jury.plain else jury), None
 
 
 def agreement_table(reports: Sequence[Any]) -> pd.DataFrame:
@@ -104,20 +144,32 @@ def _pick(datum_ids: list[str]) -> None:
         st.session_state[RESULTS_OPEN] = datum_ids[selected[0]]
 
 
-def votes_table(votes: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """One datum's votes of one metric: model, score, member, sample, value (blank when unscored), label, reason."""
+def votes_table(votes: pd.DataFrame, verdicts: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """One datum's votes of one metric: model, score, member, sample, value (blank when unscored), label, the
+    judge's reason (its one verdict's; with several verdicts, how many), and why a vote is unscored."""
     mine = votes[votes["metric"] == metric] if not votes.empty else votes
     if mine.empty:
         return pd.DataFrame()
     table = mine.sort_values(["model", "score", "judge", "sample"], kind="stable")
-    columns = ["model", "score", "judge", "sample", "value", *(["label"] if "label" in table else []), "reason"]
-    table = table[columns].rename(columns={"judge": "member"})
+    mine_verdicts = verdicts[verdicts["metric"] == metric] if not verdicts.empty else verdicts
+
+    def said(model: str, judge: str, sample: int) -> str:
+        found = mine_verdicts[(mine_verdicts["model"] == model)
+                              & mine_verdicts["step"].str.endswith(vote_tag(judge, int(sample)))]
+        if len(found) == 1:
+            return str(found["reason"].iloc[0] or "")
+        return f"{len(found)} verdicts (below)" if len(found) else ""
+
+    reasons = [said(m, j, s) for m, j, s in zip(table["model"], table["judge"], table["sample"])]
+    columns = ["model", "score", "judge", "sample", "value", *(["label"] if "label" in table else [])]
+    table = table[columns + ["reason"]].rename(columns={"judge": "member", "reason": "unscored reason"})
+    table.insert(len(columns), "judge's reason", reasons)
     return table.assign(value=table["value"].map(lambda v: "" if pd.isna(v) else f"{v:.4g}")).reset_index(drop=True)
 
 
 def votes_section(view: Mapping[str, pd.DataFrame], metric: str) -> None:
     """Explore: every member's and every sample's vote on this datum, with its reason."""
-    table = votes_table(view.get("votes", pd.DataFrame()), metric)
+    table = votes_table(view.get("votes", pd.DataFrame()), view["verdicts"], metric)
     if table.empty:
         return
     members, samples = table["member"].nunique(), table["sample"].nunique()

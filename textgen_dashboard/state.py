@@ -38,6 +38,10 @@ def upload_field(name: str) -> str:
 EVAL_DATASET = "evaluate.dataset"
 EVAL_MODELS = "evaluate.models"
 EVAL_JOB = "evaluate.job"
+#: Repeated judging and a judge panel: samples per request, more member models (comma-separated), the cell's rule.
+EVAL_SAMPLES = "evaluate.jury.samples"
+EVAL_PANEL = "evaluate.jury.members"
+EVAL_AGGREGATE = "evaluate.jury.aggregate"
 #: Name of a dataset to preselect on the next visit (set by Upload after a save).
 EVAL_PRESELECT = "evaluate.preselect"
 

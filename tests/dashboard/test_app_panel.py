@@ -27,7 +27,7 @@ def panel_run(app_db) -> int:
         scored = [v for v in pair if v is not None]
         cells.append((d, m, "coherence", "coherence", float(np.mean(scored)), None, None))
         votes += [(d, m, "coherence", "coherence", member, 0, None if v is None else float(v),
-                   "reply cut off" if v is None else f"{member} says {v}") for member, v in zip(MEMBERS, pair)]
+                   "reply cut off" if v is None else None) for member, v in zip(MEMBERS, pair)]
     db.write_cells(run_id, cells)
     db.write_votes(run_id, votes)
     data.refresh()
@@ -65,7 +65,7 @@ def test_explore_shows_every_members_vote_and_reason(panel_run) -> None:
     votes = frame_with(at, "member")
     assert list(zip(votes["model"], votes["member"], votes["value"])) == [
         ("a", "judge-x", "2"), ("a", "judge-y", ""), ("b", "judge-x", "3"), ("b", "judge-y", "3")]
-    assert list(votes["reason"])[:2] == ["judge-x says 2", "reply cut off"]
+    assert list(votes["unscored reason"])[:2] == ["", "reply cut off"]
     assert "Votes: 2 members x 1 sample" in all_text(at)
 
 

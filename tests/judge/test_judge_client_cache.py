@@ -317,8 +317,8 @@ def test_cache_writes_are_batched_on_the_writer_thread_and_land_when_idle(judge_
     store = Store(db_path)
     writes: list[tuple[int, str]] = []
     batch = store.write_judge_batch
-    store.write_judge_batch = lambda entries, cells: (  # count commits and where they happen
-        writes.append((len(entries), threading.current_thread().name)) or batch(entries, cells))
+    store.write_judge_batch = lambda entries, cells, usage=(): (  # count commits and where they happen
+        writes.append((len(entries), threading.current_thread().name)) or batch(entries, cells, usage))
     client = make(judge_settings, store)
 
     async def body() -> list[Any]:

@@ -170,6 +170,8 @@ def test_the_spending_cap_counts_every_vote(tmp_path: Path, monkeypatch: pytest.
         assert main([*args, "--max-calls", "4"]) == 1
         capsys.readouterr()
         assert server.count(None) == 4 and Store(db).get_run(1)["status"] == "interrupted"
+        assert Store(db).votes_for_run(1).value.count() == 4  # one scored vote per call the cap let through
+        assert Store(db).scores(1).empty  # no cell has all six votes yet: none is shown as if it had
         assert main(["resume", "1", "--judge-metric", str(rubric), *_flags(server, db, monkeypatch)]) == 0
         assert server.count(None) == 18  # 3 answers x 3 samples x 2 members, none asked twice
         cells = _cells(Store(db), 1)
@@ -201,3 +203,82 @@ def test_aggregate_never_counts_an_unscored_vote() -> None:
     none = votes.assign(value=[None, None, None], reason=["x", "y", "z"])
     value, details, reason = aggregate(none, "mean")
     assert value is None and reason == "no scored vote (a sample 0: x; a sample 1: y; b sample 0: z)"
+
+
+def test_compare_keeps_the_datum_as_the_unit_with_samples(tmp_path: Path) -> None:
+    with JudgeServer(responder=Voter()) as server:
+        tone, _ = read_toml(_files(tmp_path)[0])
+        settings = JudgeSettings(base_url=server.url, model="j", api_key="sk-test", timeout=5.0, retries=1,
+                                 temperature=0.7)
+        frame = pd.DataFrame({"id": ["1", "2", "3"] * 2, "model": ["a"] * 3 + ["b"] * 3,
+                              "prediction": ["Fine. Done."] * 3 + ["A steady reply."] * 3})
+        store = Store(tmp_path / "pairs.duckdb")
+        run_id = score(frame, [tone], judge=settings, samples=3, store=store).attrs["run_id"]
+    from textgen_core.compare.comparison import paired_differences
+
+    pairs = paired_differences(store, run_id, "a", "b", "jury_tone")
+    assert len(pairs) == 3  # three datums, not nine samples
+    assert len(store.votes_for_run(run_id)) == 18
+    diffs = pairs.select_dtypes("number").iloc[:, -1].abs().tolist()
+    assert diffs == [2.0, 2.0, 2.0]  # |4 - mean(1, 2, 3)| per datum
+
+
+def test_ray_refuses_a_panel_and_temperature_zero_warns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    with JudgeServer(responder=Voter()) as server:
+        rubric, data, db = _files(tmp_path)
+        base = ["run", str(data), "--metrics", "jury_tone", "--judge-metric", str(rubric),
+                *_flags(server, db, monkeypatch)]
+        assert main([*base, "--samples", "2", "--engine", "ray"]) == 2
+        err = capsys.readouterr().err
+        assert "local engine only" in err and "Traceback" not in err and not db.exists()
+        assert server.count(None) == 0
+        assert main([*base, "--samples", "2", "--dry-run", "--no-probe"]) == 0
+        captured = capsys.readouterr()
+        assert "temperature 0" in captured.err and "judge calls: 6 to make" in captured.out
+
+
+def test_the_readme_panel_file_reads_as_documented(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    from textgen_core.judge.panel import read_panel
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Repeated judging and judge panels"):]
+    panel = tmp_path / "panel.toml"
+    panel.write_text(re.search(r"```toml\n(.*?)```", section, re.S).group(1))
+    monkeypatch.setenv("OLLAMA_KEY", "local-key")
+    lead = JudgeSettings(base_url="https://api.openai.com/v1", model="gpt-4o-mini", api_key="sk-lead")
+    jury = read_panel(str(panel), lead, models=["o4-mini"])
+    assert jury.names == ["gpt-4o-mini", "llama3.1:8b", "o4-mini"] and jury.samples == 2
+    assert jury.aggregate == "mean" and jury.members[1].endpoint == "http://localhost:11434/v1"
+    assert jury.members[1].api_key == "local-key" and jury.members[2].api_key == "sk-lead"
+    assert "local-key" not in str(jury.public()) and jury.public()["panel"][1]["api_key_env"] == "OLLAMA_KEY"
+    assert read_panel(str(panel), lead, samples=4).samples == 4  # the flag wins
+
+
+def test_a_resume_judges_an_unscored_vote_again_and_drops_its_old_items(tmp_path: Path) -> None:
+    voter = Voter()
+    voter.off_scale.add(("m2", "escalated"))  # m2's vote on datum 3 is off the scale: unscored
+    with JudgeServer(responder=voter) as server:
+        tone, _ = read_toml(_files(tmp_path)[0])
+        settings = JudgeSettings(base_url=server.url, model="m1", api_key="sk-test", timeout=5.0, retries=1)
+        frame = pd.DataFrame({"id": [r[0] for r in ROWS], "model": "m", "prediction": [r[1] for r in ROWS]})
+        store = Store(tmp_path / "again.duckdb")
+        run_id = score(frame, [tone], judge=settings, jury=["m2"], store=store).attrs["run_id"]
+        value, details, _ = _cells(store, run_id)[("3", "jury_tone")]
+        assert value == 1.0 and details["votes"] == 1 and details["unscored_votes"] == 1  # m1's 1 alone, not 0
+        tag = "| judge m2, sample 0"
+        failed = store.exchanges(run_id, "3")
+        assert list(failed[failed.step.str.endswith(tag)].status) == ["unscored"]
+        voter.off_scale.clear()
+        calls = server.count(None)
+        from textgen_core.evaluate import resume
+
+        resume(store, run_id, judge=settings)  # the stored panel; only the unscored vote is asked again
+        assert server.count(None) == calls + 1
+        value, details, _ = _cells(store, run_id)[("3", "jury_tone")]
+        assert value == 3.0 and details["by_judge"] == {"m1": 1.0, "m2": 5.0}
+        assert store.exchanges(run_id, "3").empty  # the old failed exchange is gone with the vote it explained
+        assert list(store.verdicts(run_id, "3").step) == ["custom.jury_tone | judge m1, sample 0",
+                                                          "custom.jury_tone | judge m2, sample 0"]

@@ -110,6 +110,7 @@ def jury_from_args(args: argparse.Namespace, judge: JudgeSettings | None) -> Any
         raise ParameterError("--samples and judge panels need a judge: give --judge-base-url and --judge-model")
     from ..judge.panel import Jury, read_panel
 
-    if path is not None:
-        return read_panel(path, judge, samples=samples, models=models, aggregate=aggregate)
-    return Jury.of(judge, samples=1 if samples is None else samples, models=models, aggregate=aggregate)
+    jury = read_panel(path, judge, samples=samples, models=models, aggregate=aggregate) if path is not None \
+        else Jury.of(judge, samples=1 if samples is None else samples, models=models, aggregate=aggregate)
+    jury.warn_if_repeats()
+    return jury

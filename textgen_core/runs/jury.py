@@ -45,9 +45,10 @@ class VoteSink:
     def __init__(self, store: Store, judge: str, sample: int) -> None:
         self.store, self.judge, self.sample = store, judge, sample
 
-    def write_judge_batch(self, entries: Sequence[Any], cells: Sequence[Any]) -> None:
+    def write_judge_batch(self, entries: Sequence[Any], cells: Sequence[Any],
+                          usage: Sequence[tuple[int, tuple[int, int, int, float | None]]] = ()) -> None:
         self.store.write_vote_batch(entries, self.judge, self.sample, cells,
-                                    [vote_label(w.cell[2], w.cell[5]) for w in cells])
+                                    [vote_label(w.cell[2], w.cell[5]) for w in cells], usage)
 
     def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:
         """This member's and sample's unscored votes: judged again, their old items replaced."""
@@ -118,8 +119,11 @@ def _offset(progress: ProgressCallback, before: int, total: int) -> ProgressCall
 
 def write_aggregates(store: Store, run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
                      jury: Jury) -> int:
-    """Write the cells of ``rows`` x ``metrics`` that have votes, each as its votes' aggregate."""
+    """Write the cells of ``rows`` x ``metrics`` that have a vote of every member and sample (scored or not),
+    each as its votes' aggregate. A cell a stop left with fewer votes is not written: it is not a cell of this
+    panel yet, and a resume judges the votes it lacks."""
     wanted = {(r.datum_id, r.model) for r in rows}
+    expected = len(jury.members) * jury.samples
     votes = store.votes_for_run(run_id)
     votes = votes[votes.metric.isin(list(metrics))]
     if votes.empty:
@@ -128,6 +132,8 @@ def write_aggregates(store: Store, run_id: int, rows: Sequence[Datum], metrics: 
     cells: list[CellRecord] = []
     for (datum_id, model, metric, score), group in votes.groupby(["datum_id", "model", "metric", "score"],
                                                                   sort=False):
+        if len(group) < expected:
+            continue
         rule = jury.aggregate or default_aggregate(metric)
         value, details, reason = aggregate(group, rule)
         cells.append((datum_id, model, metric, score, value, details, reason))
