@@ -302,7 +302,7 @@ def _datum(path: str, run_id: int, datum_id: str, version: int) -> dict[str, Any
         "scores": db.scores(run_id, datum_id=datum_id),
         "verdicts": db.verdicts(run_id, datum_id),
         "exchanges": db.exchanges(run_id, datum_id),
-        "votes": votes[votes["datum_id"] == datum_id] if not (votes := db.votes_for_run(run_id)).empty else votes,
+        "votes": db.votes_for_run(run_id, datum_id=datum_id),
     }
 
 
