@@ -188,3 +188,40 @@ def test_interval_level_interval_covers_at_its_nominal_rate() -> None:
         low, high = jury.interval(sample(120).T, "interval", confidence=0.95, resamples=300, rng=rng)
         covered += low <= population <= high
     assert 0.90 * sims <= covered <= 0.99 * sims, covered
+
+
+def test_a_label_metric_agrees_on_its_labels_not_on_pass() -> None:
+    """'escalated' and 'off-topic' both fail; members who swap them disagree, though their pass values agree."""
+    given = [("resolved", "resolved"), ("escalated", "off-topic"), ("off-topic", "off-topic"),
+             ("escalated", "escalated"), ("resolved", "escalated"), (None, "resolved")]
+    rows = []
+    for u, pair in enumerate(given):
+        for j, label in enumerate(pair):
+            rows.append({"datum_id": f"d{u}", "model": "m", "metric": "outcome", "score": "outcome",
+                         "judge": f"judge-{j}", "sample": 0, "value": None if label is None else
+                         float(label == "resolved"), "reason": "ok", "label": label})
+    votes = pd.DataFrame(rows, columns=jury.VOTE_COLUMNS)
+    report = jury.agreement_of(votes, "outcome", resamples=50)
+    codes = {"escalated": 0.0, "off-topic": 1.0, "resolved": 2.0}
+    matrix = np.array([[codes.get(p[j], np.nan) for p in given] for j in (0, 1)])
+    assert report.level == "nominal"
+    assert report.alpha == pytest.approx(krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal"),
+                                         abs=1e-9)
+    assert list(report.split["datum_id"]) == ["d1", "d4"]
+    assert report.split.loc[0, ["judge-0", "judge-1"]].tolist() == ["escalated", "off-topic"]
+    with pytest.raises(ParameterError, match="nominal"):
+        jury.agreement_of(votes, "outcome", level="interval")
+    same = votes.assign(label="resolved", value=1.0)
+    assert "the label 'resolved'" in jury.agreement_of(same, "outcome").reason
+
+
+def test_each_member_has_its_own_mean_per_model() -> None:
+    """judge-0 on m: samples (3, 4) and 2 -> cells 3.5, 2 -> mean 2.75; an unscored cell is counted, never 0."""
+    votes = votes_from(np.array([[3.0, 2.0], [5.0, np.nan]]), samples=2)
+    votes.loc[(votes["judge"] == "judge-0") & (votes["datum_id"] == "d000") & (votes["sample"] == 1), "value"] = 4.0
+    other = votes_from(np.array([[1.0, 1.0], [5.0, 3.0]])).assign(model="n")
+    report = jury.agreement_of(pd.concat([votes, other]), "coherence", resamples=20)
+    means = report.by_member.set_index(["model", "judge"])
+    assert means.loc[("m", "judge-0"), "mean"] == 2.75 and means.loc[("m", "judge-1"), "mean"] == 5.0
+    assert means.loc[("m", "judge-1"), ["n_scored", "n_unscored"]].tolist() == [1, 1]
+    assert means.loc[("n", "judge-1"), "mean"] == 4.0 and means.loc[("n", "judge-0"), "n_unscored"] == 0

@@ -35,6 +35,20 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--judge-api-key-env", metavar="VAR",
                        help=f"name of the environment variable holding the API key "
                             f"(default: ${ENV_API_KEY}, else ${ENV_OPENAI_API_KEY}); never pass a key itself")
+    panel = parser.add_argument_group("repeated judging and judge panels", "every judge request asked of every "
+                                      "member, N times; each answer is a vote, the cell their mean or majority")
+    panel.add_argument("--samples", type=int, metavar="N",
+                       help="ask each judge request N times (use --temperature above 0); the cell is the votes' "
+                            "mean (ratings, shares) or majority (labels), and keeps their spread (default: 1)")
+    panel.add_argument("--jury-model", action="append", default=None, metavar="NAME",
+                       help="add a judge model to the panel, on the same endpoint and key as --judge-model "
+                            "(repeatable)")
+    panel.add_argument("--jury-panel", metavar="FILE",
+                       help="a TOML panel: [[member]] tables with model, and optionally base_url, api_key_env, "
+                            "price_prompt, price_completion; top-level samples and aggregate")
+    panel.add_argument("--jury-aggregate", choices=["mean", "majority"], default=None,
+                       help="how a cell combines its votes (default: majority for label and yes/no metrics, "
+                            "mean for the rest)")
 
 
 def _help(s: Setting) -> str:
@@ -83,3 +97,20 @@ def judge_settings_from_args(args: argparse.Namespace) -> JudgeSettings | None:
         raise ParameterError("--judge-api-version is for Azure OpenAI: give the resource endpoint with "
                              "--judge-base-url (https://NAME.openai.azure.com)")
     return settings
+
+
+def jury_from_args(args: argparse.Namespace, judge: JudgeSettings | None) -> Any | None:
+    """The panel and samples the flags ask for (a :class:`~textgen_core.judge.panel.Jury`); None when no flag
+    of the group is given (one judge, asked once; a resume then keeps the run's own panel)."""
+    samples, models = getattr(args, "samples", None), getattr(args, "jury_model", None) or []
+    path, aggregate = getattr(args, "jury_panel", None), getattr(args, "jury_aggregate", None)
+    if samples is None and not models and path is None and aggregate is None:
+        return None
+    if judge is None:
+        raise ParameterError("--samples and judge panels need a judge: give --judge-base-url and --judge-model")
+    from ..judge.panel import Jury, read_panel
+
+    jury = read_panel(path, judge, samples=samples, models=models, aggregate=aggregate) if path is not None \
+        else Jury.of(judge, samples=1 if samples is None else samples, models=models, aggregate=aggregate)
+    jury.warn_if_repeats()
+    return jury

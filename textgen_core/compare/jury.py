@@ -3,7 +3,8 @@
 The units are the run's cells (datum x model) and the coders the panel's
 members. A member that judged a cell several times (``--samples``) gives the
 cell one value: the mean of its scored samples, or for a yes/no score the
-majority (a tie gives no value). An unscored vote is a missing value, never 0;
+majority (a tie gives no value). A label metric (its votes carry a ``label``)
+is compared on the labels themselves, nominal, not on their pass value. An unscored vote is a missing value, never 0;
 a cell with fewer than two members' values is not pairable and is left out of
 alpha (Krippendorff 2011). Alpha is undefined, with a reason instead of a
 number, when no cell is pairable or every pairable value is the same.
@@ -34,8 +35,8 @@ from .stats import rng_for
 
 #: A cell is split when its members' range is above this share of the score's span.
 SPLIT_SHARE = 0.25
-#: The key columns of a vote (as the votes table stores them).
-VOTE_COLUMNS = ["datum_id", "model", "metric", "score", "judge", "sample", "value", "reason"]
+#: The columns of a vote (as the votes table stores them; ``label`` may be absent).
+VOTE_COLUMNS = ["datum_id", "model", "metric", "score", "judge", "sample", "value", "reason", "label"]
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 #: Split cells named in a summary line before the rest are counted.
 SPLIT_SHOWN = 5
@@ -59,8 +60,11 @@ class PanelAgreement:
     reason: str = ""
     #: Range above which a numeric cell is split (0: any disagreement).
     threshold: float = 0.0
-    #: datum_id, model, one column per member (its value; NaN = no value), spread: widest spread first.
+    #: datum_id, model, one column per member (its value or label; missing = no value), spread (the members'
+    #: range; for nominal scores, how many different values beyond one): widest spread first.
     split: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: model, judge, mean (of the member's cell values: its samples' mean), n_scored, n_unscored (cells).
+    by_member: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def n_split(self) -> int:
@@ -103,6 +107,18 @@ PANEL_LEGEND = ("Alpha: Krippendorff's alpha among the judge panel's members ove
                 "missing, not 0. 'textgen-eval summary RUN' prints this again; Explore shows each member's votes.")
 
 
+def member_means(votes: pd.DataFrame) -> pd.DataFrame:
+    """Per model and member: the mean of the member's cell values (each the mean of its scored samples) and how
+    many cells it scored and left unscored; an unscored vote is never counted as 0."""
+    grid = member_values(votes, "interval")
+    long = grid.stack(future_stack=True).rename("value").reset_index()
+    long.columns = ["datum_id", "model", "judge", "value"]
+    out = long.groupby(["model", "judge"], sort=True).agg(
+        mean=("value", "mean"), n_scored=("value", "count"), n_cells=("value", "size")).reset_index()
+    out["n_unscored"] = out.pop("n_cells") - out["n_scored"]
+    return out
+
+
 def member_values(votes: pd.DataFrame, level: str) -> pd.DataFrame:
     """(datum_id, model) x member: each member's value of each cell, from its scored samples."""
     scored = votes.dropna(subset=["value"])
@@ -138,6 +154,12 @@ def agreement_of(votes: pd.DataFrame, score: str, *, level: str | None = None, t
     if not threshold >= 0:
         raise ParameterError(f"the split threshold must be zero or more, got {threshold!r}")
     mine = votes[votes["score"] == score]
+    names = _labels(mine)
+    if names is not None:  # a label metric: agreement on the labels themselves, not on pass / fail
+        if level not in (None, "nominal"):
+            raise ParameterError(f"{score} gives labels ({', '.join(names)}): its level is nominal, not {level}")
+        mine = mine.assign(value=mine["label"].map({name: float(i) for i, name in enumerate(names)}))
+        level = "nominal"
     raw = mine["value"].dropna().to_numpy(dtype=float)
     level = level or choose_level(score, raw)
     grid = member_values(mine, level)
@@ -146,13 +168,24 @@ def agreement_of(votes: pd.DataFrame, score: str, *, level: str | None = None, t
     pairable = (~np.isnan(matrix)).sum(axis=1) >= 2
     report = PanelAgreement(score, level, members, n_cells=len(grid), n_units=int(pairable.sum()))
     report.threshold = 0.0 if level == "nominal" else threshold * _span(score, raw)
-    report.split = _split(grid, pairable, report.threshold)
-    report.reason = _undefined(matrix[pairable], len(members))
+    report.split = _split(grid, pairable, report.threshold, level, names)
+    report.by_member = member_means(votes[votes["score"] == score])
+    report.reason = _undefined(matrix[pairable], len(members), names)
     if not report.reason:
         report.alpha = alpha(matrix, level)
         report.low, report.high = interval(matrix, level, confidence=confidence, resamples=resamples,
                                            rng=rng_for(seed, score, "panel"))
     return report
+
+
+def _labels(votes: pd.DataFrame) -> list[str] | None:
+    """The labels a label metric's scored votes gave, sorted; None when the votes are numbers."""
+    if "label" not in votes.columns:
+        return None
+    scored = votes[votes["value"].notna()]
+    if scored.empty or scored["label"].isna().any():
+        return None
+    return sorted({str(label) for label in scored["label"]})
 
 
 def alpha(matrix: np.ndarray, level: str) -> float:
@@ -205,15 +238,16 @@ def _interval_alpha(m: np.ndarray, s1: np.ndarray, s2: np.ndarray, within: np.nd
     return float(1.0 - (n - 1.0) * float(within.sum()) / expected)
 
 
-def _undefined(pairable: np.ndarray, members: int) -> str:
+def _undefined(pairable: np.ndarray, members: int, names: list[str] | None = None) -> str:
     if members < 2:
         return "one judge: agreement needs a panel of two or more members"
     if pairable.size == 0:
         return "no cell has values from two members (nothing to pair)"
     values = pairable[~np.isnan(pairable)]
     if np.ptp(values) == 0:
-        return (f"every member gave every pairable cell the same value ({values[0]:g}): alpha is undefined without "
-                "variation (the members never disagreed)")
+        same = f"the label {names[int(values[0])]!r}" if names else f"the same value ({values[0]:g})"
+        return (f"every member gave every pairable cell {same}: alpha is undefined without variation (the members "
+                "never disagreed)")
     return ""
 
 
@@ -224,13 +258,21 @@ def _span(score: str, raw: np.ndarray) -> float:
     return float(np.ptp(raw)) if raw.size else 0.0
 
 
-def _split(grid: pd.DataFrame, pairable: np.ndarray, threshold: float) -> pd.DataFrame:
+def _split(grid: pd.DataFrame, pairable: np.ndarray, threshold: float, level: str,
+           names: list[str] | None) -> pd.DataFrame:
+    """Split cells: ``spread`` is the members' range, or for nominal scores how many values beyond one."""
     matrix = grid.to_numpy(dtype=float)
     spread = np.full(len(grid), np.nan)
     if pairable.any():
-        spread[pairable] = np.nanmax(matrix[pairable], axis=1) - np.nanmin(matrix[pairable], axis=1)
+        rows = matrix[pairable]
+        if level == "nominal":
+            spread[pairable] = [np.unique(r[~np.isnan(r)]).size - 1 for r in rows]
+        else:
+            spread[pairable] = np.nanmax(rows, axis=1) - np.nanmin(rows, axis=1)
     out = grid.reset_index().assign(spread=spread)
     out.columns.name = None
     out = out[pairable & (spread > threshold)]
+    if names is not None:  # show the labels the members gave
+        out = out.assign(**{m: out[m].map(lambda v: None if pd.isna(v) else names[int(v)]) for m in grid.columns})
     return out.sort_values(["spread", "datum_id", "model"], ascending=[False, True, True],
                            kind="stable").reset_index(drop=True)

@@ -277,7 +277,8 @@ class _Tracker:
         return Usage(*(getattr(now, f.name) - getattr(self.start, f.name) for f in fields(Usage)))
 
     def take_usage(self) -> Usage:
-        """Usage since the last call: it is committed with the next cell, so a crash loses one batch of it."""
+        """Usage since the last call, for the writer: queued as each request ends, so a crash loses only what
+        was on the wire and the writer's last uncommitted batch."""
         now = replace(self.client.usage)
         delta = Usage(*(getattr(now, f.name) - getattr(self.committed, f.name) for f in fields(Usage)))
         self.committed = now
@@ -300,7 +301,11 @@ async def _run(store: JudgeStore, run_id: int, groups: list[list[Job]], client: 
     settings = client.settings
     tracker = _Tracker(sum(len(g) for g in groups), client, progress)
     writer = ResultWriter(store, run_id, written=written)
-    gate = Gate()
+
+    def settled() -> None:  # a request is over: what it billed is queued at once, not with a later cell
+        writer.add_usage(_priced(tracker.take_usage(), settings))
+
+    gate = Gate(settled)
     pending = iter(groups)
 
     async def worker() -> None:
@@ -323,12 +328,8 @@ async def _run(store: JudgeStore, run_id: int, groups: list[list[Job]], client: 
         watcher.cancel()
         for task in workers:
             task.cancel()
+        writer.add_usage(_priced(tracker.take_usage(), settings))  # calls behind cells a stop dropped
         writer.flush()
-        used = tracker.take_usage()  # calls behind cells dropped by a stop: not in any written batch
-        if used.calls or used.prompt_tokens or used.completion_tokens:
-            store.judge_writer.put_usage(run_id, used.calls, used.prompt_tokens, used.completion_tokens,
-                                         settings.price(used.prompt_tokens, used.completion_tokens))
-            store.judge_writer.flush()
         await client.aclose()
         tracker.report(force=True)
         spent = tracker.spent()
@@ -338,6 +339,12 @@ async def _run(store: JudgeStore, run_id: int, groups: list[list[Job]], client: 
         if spent.rate_limited or spent.waited_s >= 1.0:
             log.warning("judge: requests waited %.1f s in all for the endpoint's rate limits; %d refused with 429 "
                         "were waited out and sent again", spent.waited_s, spent.rate_limited)
+
+
+def _priced(used: Usage, settings: JudgeSettings) -> tuple[int, int, int, float | None]:
+    """(calls, prompt tokens, completion tokens, cost or None) of ``used`` at the run's prices."""
+    return (used.calls, used.prompt_tokens, used.completion_tokens,
+            settings.price(used.prompt_tokens, used.completion_tokens))
 
 
 async def _watch(cancel: threading.Event, gate: Gate, workers: list[asyncio.Task], grace: float) -> None:
@@ -358,10 +365,7 @@ async def _score_group(asker: ClientAsker, group: list[Job], writer: ResultWrite
         except Stopped:
             return  # the run is stopping: this cell is left for the resume, not written half-done
         tracker.add(outcome)
-        used = tracker.take_usage()
-        writer.add(job[0], job[1], outcome, usage=(used.calls, used.prompt_tokens, used.completion_tokens,
-                                                   tracker.client.settings.price(used.prompt_tokens,
-                                                                                 used.completion_tokens)))
+        writer.add(job[0], job[1], outcome, usage=_priced(tracker.take_usage(), tracker.client.settings))
 
     try:
         await asyncio.gather(*(one(job) for job in group))

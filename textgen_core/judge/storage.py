@@ -108,6 +108,11 @@ class ResultWriter:
                                      usage))
         self.count += 1
 
+    def add_usage(self, usage: tuple[int, int, int, float | None]) -> None:
+        """Queue what requests just billed (calls, prompt and completion tokens, cost), ahead of their cells."""
+        if usage[0] or usage[1] or usage[2]:
+            self.sink.put_usage(self.run_id, *usage)
+
     def flush(self) -> None:
         """Wait until every queued cell (and every reply queued before it) is committed."""
         self.sink.flush()

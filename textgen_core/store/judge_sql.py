@@ -176,17 +176,22 @@ class JudgeTablesMixin(JudgeCacheMixin):
                            [c[:3] for c in cells] if rewritten is None else rewritten)
         return len(cells)
 
-    def write_judge_batch(self, entries: Sequence[CacheRow], cells: Sequence[CellRows]) -> None:
-        """Reply-cache entries and finished cells (of any runs) in one transaction, entries first.
+    def write_judge_batch(self, entries: Sequence[CacheRow], cells: Sequence[CellRows],
+                          usage: Sequence[tuple[int, tuple[int, int, int, float | None]]] = ()) -> None:
+        """Reply-cache entries, finished cells and billed usage (of any runs) in one transaction, entries first.
 
         The judge's store writer commits its queue with this, so a cell never lands without the
-        cache entries queued before it.
+        cache entries queued before it. ``usage``: (run id, (calls, prompt tokens, completion tokens,
+        cost or None)) of requests that ended, added to their runs' totals like a cell's usage.
         """
-        if not entries and not cells:
+        if not entries and not cells and not usage:
             return
         runs: dict[int, list[CellRows]] = {}
         for write in cells:
             runs.setdefault(write.run_id, []).append(write)
+        spent: dict[int, list[tuple]] = {}
+        for run_id, used in usage:
+            spent.setdefault(run_id, []).append(used)
         cache = cache_table(entries) if entries else None
         with self.transaction() as cur:
             if cache is not None:
@@ -195,7 +200,8 @@ class JudgeTablesMixin(JudgeCacheMixin):
             for run_id, writes in runs.items():
                 _write_results(cur, run_id, [w.cell for w in writes], [v for w in writes for v in w.verdicts],
                                [e for w in writes for e in w.exchanges], [w.cell[:3] for w in writes if w.rewritten])
-                _add_usage(cur, run_id, [w.usage for w in writes])
+            for run_id in dict.fromkeys([*runs, *spent]):
+                _add_usage(cur, run_id, [w.usage for w in runs.get(run_id, ())] + spent.get(run_id, []))
 
     def empty_predictions(self, run_id: int) -> dict[str, int]:
         """Per model of a run, how many of its predictions are empty or whitespace only (for summaries)."""

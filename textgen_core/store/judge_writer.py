@@ -18,6 +18,10 @@ Guarantees:
 * A crash loses at most the batch not yet committed (at most ``max_delay``
   seconds of work). Its cells are scored again on resume; their replies come
   from the cache when their entries landed in an earlier batch.
+* What each request billed (:meth:`StoreWriter.put_usage`) is queued as the request
+  ends, right after its reply: the run's totals (``runs.judge_calls``, tokens,
+  cost) hold every reply the cache holds, whether or not its cell was written,
+  so a resume's spending cap starts from them.
 * Only validated replies are ever queued as cache entries (errors are not).
 * A failed cache write is logged and dropped (it costs money later, not
   correctness); a failed result write is raised by the next
@@ -42,7 +46,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class _Usage:
-    """Usage of a run that no written cell carries (calls behind cells a stop dropped)."""
+    """What requests of a run billed, queued as they end (or usage no written cell carries)."""
 
     run_id: int
     calls: int
@@ -164,19 +168,20 @@ class StoreWriter:
     def _write(self, items: list[tuple[str, Any]]) -> None:
         entries = [i for kind, i in items if kind == "cache"]
         cells = [i for kind, i in items if kind == "cell"]
-        usage = [i for kind, i in items if kind == "usage"]
+        usage = [(u.run_id, (u.calls, u.prompt_tokens, u.completion_tokens, u.cost))
+                 for kind, u in items if kind == "usage"]
         store = self._store()
         if store is None:  # nobody holds the store any more: there is nothing to write to
             return
         try:
-            store.write_judge_batch(entries, cells)
+            store.write_judge_batch(entries, cells, usage)
             self.commits += 1
-            entries = cells = []
+            return
         except Exception:  # noqa: BLE001 - retried apart below, to keep what can be kept
             pass
-        if entries:
+        if entries or usage:
             try:
-                store.write_judge_batch(entries, [])
+                store.write_judge_batch(entries, [], usage)
             except Exception as exc:  # noqa: BLE001 - a cache write must never lose a verdict
                 if not self._warned:
                     self._warned = True
@@ -185,13 +190,6 @@ class StoreWriter:
         if cells:
             try:
                 store.write_judge_batch([], cells)
-            except Exception as exc:  # noqa: BLE001 - raised in the run's thread by flush()/check()
-                with self._cond:
-                    self._error = self._error or exc
-        for used in usage:
-            try:
-                store.add_run_usage(used.run_id, calls=used.calls, prompt_tokens=used.prompt_tokens,
-                                    completion_tokens=used.completion_tokens, cost=used.cost)
             except Exception as exc:  # noqa: BLE001 - raised in the run's thread by flush()/check()
                 with self._cond:
                     self._error = self._error or exc

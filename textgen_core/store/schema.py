@@ -23,6 +23,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         value DOUBLE,
         reason VARCHAR,
         PRIMARY KEY (run_id, datum_id, model, score, judge, sample))""",),
+    # 4 -> 5: a vote's label (label and yes/no metrics), which a majority counts
+    ("ALTER TABLE votes ADD COLUMN IF NOT EXISTS label VARCHAR",),
 )
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 

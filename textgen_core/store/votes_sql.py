@@ -25,10 +25,11 @@ if TYPE_CHECKING:
     from .judge_cache_sql import CacheRow
 
 #: Columns of ``votes`` as :func:`votes_for_run` returns them.
-VOTE_COLUMNS = ("run_id", "datum_id", "model", "metric", "score", "judge", "sample", "value", "reason")
+VOTE_COLUMNS = ("run_id", "datum_id", "model", "metric", "score", "judge", "sample", "value", "reason", "label")
 _SCHEMA = pa.schema([("run_id", pa.int32()), ("datum_id", pa.string()), ("model", pa.string()),
                      ("metric", pa.string()), ("score", pa.string()), ("judge", pa.string()),
-                     ("sample", pa.int32()), ("value", pa.float64()), ("reason", pa.string())])
+                     ("sample", pa.int32()), ("value", pa.float64()), ("reason", pa.string()),
+                     ("label", pa.string())])
 _CELLS = pa.schema([("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string())])
 
 
@@ -44,10 +45,10 @@ def vote_step(step: str, judge: str, sample: int) -> str:
 
 def _insert_votes(cur: duckdb.DuckDBPyConnection, run_id: int, rows: Sequence[Sequence[Any]]) -> None:
     """The one statement that writes votes: rows of (datum_id, model, metric, score, judge, sample, value,
-    reason), upserted (a vote judged again replaces its row)."""
+    reason[, label]), upserted (a vote judged again replaces its row)."""
     if not rows:
         return
-    columns = {name: [row[i] for row in rows] for i, name in enumerate(VOTE_COLUMNS[1:])}
+    columns = {name: [row[i] if i < len(row) else None for row in rows] for i, name in enumerate(VOTE_COLUMNS[1:])}
     columns["sample"] = [int(s) for s in columns["sample"]]
     table = pa.Table.from_pydict({"run_id": [run_id] * len(rows), **columns}, schema=_SCHEMA)
     insert_arrow(cur, "votes", table, replace=True, by_name=True)
@@ -57,8 +58,8 @@ class VoteTablesMixin:
     """Writes and reads of ``votes``; uses the owning Store's ``transaction()``, ``_cur()`` and ``_require_run``."""
 
     def write_votes(self, run_id: int, rows: Iterable[Sequence[Any]]) -> int:
-        """Upsert votes, tuples of (datum_id, model, metric, score, judge, sample, value, reason), in one
-        transaction. Returns how many were written."""
+        """Upsert votes, tuples of (datum_id, model, metric, score, judge, sample, value, reason[, label]), in
+        one transaction (``label``: the label a label or yes/no vote gave). Returns how many were written."""
         rows = [tuple(r) for r in rows]
         if not rows:
             return 0
@@ -68,22 +69,24 @@ class VoteTablesMixin:
         return len(rows)
 
     def write_vote_batch(self, entries: Sequence["CacheRow"], judge: str, sample: int,
-                         cells: Sequence[CellRows]) -> None:
+                         cells: Sequence[CellRows], labels: Sequence[str | None] = ()) -> None:
         """Reply-cache entries and the judge's finished cells of one member and sample, as votes, in one
-        transaction (entries first): each cell becomes a vote, its verdicts and exchanges are stored under
+        transaction (entries first): each cell becomes a vote (``labels``: each one's label, if any), its
+        verdicts and exchanges are stored under
         :func:`vote_step`, its usage is added to its run. A vote judged again first loses its old items."""
         if not entries and not cells:
             return
-        runs: dict[int, list[CellRows]] = {}
-        for write in cells:
-            runs.setdefault(write.run_id, []).append(write)
+        runs: dict[int, list[tuple[CellRows, str | None]]] = {}
+        for i, write in enumerate(cells):
+            runs.setdefault(write.run_id, []).append((write, labels[i] if i < len(labels) else None))
         tag = vote_tag(judge, sample)
         step = VERDICT_FIELDS.index("step")
         with self.transaction() as cur:  # type: ignore[attr-defined]
             if entries:
                 self._judge_keys_added(e.cache_key for e in entries)  # type: ignore[attr-defined]
                 insert_arrow(cur, "judge_cache", cache_table(entries), replace=True, by_name=True)
-            for run_id, writes in runs.items():
+            for run_id, labelled in runs.items():
+                writes = [w for w, _ in labelled]
                 again = [w.cell[:3] for w in writes if w.rewritten]
                 if again:
                     stale = pa.Table.from_pydict({name: [c[i] for c in again] for i, name in
@@ -97,7 +100,8 @@ class VoteTablesMixin:
                             for w in writes for v in w.verdicts]
                 exchanges = [{**e, "step": f"{e.get('step') or ''}{tag}"} for w in writes for e in w.exchanges]
                 _write_results(cur, run_id, [], verdicts, exchanges, [])
-                _insert_votes(cur, run_id, [(*w.cell[:4], judge, sample, w.cell[4], w.cell[6]) for w in writes])
+                _insert_votes(cur, run_id, [(*w.cell[:4], judge, sample, w.cell[4], w.cell[6], label)
+                                            for w, label in labelled])
                 _add_usage(cur, run_id, [w.usage for w in writes])
 
     def votes_for_run(self, run_id: int, score: str | None = None) -> pd.DataFrame:
@@ -105,10 +109,15 @@ class VoteTablesMixin:
 
         A file written before votes existed, opened read-only, has no table yet: no votes.
         """
+        sql = ("SELECT {} FROM votes WHERE run_id = ? AND (? IS NULL OR score = ?) "
+               "ORDER BY datum_id, model, score, judge, sample")
         try:
-            return self._cur().execute(  # type: ignore[attr-defined]
-                f"SELECT {', '.join(VOTE_COLUMNS)} FROM votes WHERE run_id = ? AND (? IS NULL OR score = ?) "
-                "ORDER BY datum_id, model, score, judge, sample", [run_id, score, score]).df()
+            try:
+                return self._cur().execute(sql.format(", ".join(VOTE_COLUMNS)),  # type: ignore[attr-defined]
+                                           [run_id, score, score]).df()
+            except duckdb.BinderException:  # a schema-4 file opened read-only: votes without labels
+                return self._cur().execute(sql.format(", ".join(VOTE_COLUMNS[:-1]) + ", NULL::VARCHAR AS label"),
+                                           [run_id, score, score]).df()  # type: ignore[attr-defined]
         except duckdb.CatalogException:
             return pd.DataFrame({c: pd.Series(dtype="float64" if c == "value" else "object") for c in VOTE_COLUMNS})
 
