@@ -228,6 +228,8 @@ def unstable_cells(store: Store, run_id: int) -> pd.DataFrame:
     spread above 0, or labels not unanimous) out of the scored cells. Empty for a plain run."""
     import json
 
+    if not has_jury(store, run_id):  # a plain run has no votes: its cells are not read
+        return pd.DataFrame(columns=["model", "score", "unstable", "scored"])
     cells = store.scores(run_id)
     rows = []
     for cell in cells.itertuples():
@@ -240,3 +242,18 @@ def unstable_cells(store: Store, run_id: int) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=["model", "score", "flag"])
     grouped = frame.groupby(["model", "score"], sort=True)["flag"]
     return pd.DataFrame({"unstable": grouped.sum().astype(int), "scored": grouped.size()}).reset_index()
+
+
+def has_jury(store: Store, run_id: int) -> bool:
+    """True for a run judged several times or by a panel (it stored its jury)."""
+    return bool((store.get_run(run_id).get("judge") or {}).get("jury"))
+
+
+def jury_view(store: Store, run_id: int) -> tuple[list, pd.DataFrame]:
+    """A panel's agreement per score (:func:`.compare.jury.panel_report`) and the unstable cells per model and
+    score (:func:`unstable_cells`) of a panel or repeated run; ([], empty) for a plain run."""
+    from .compare.jury import panel_report
+
+    if not has_jury(store, run_id):
+        return [], pd.DataFrame(columns=["model", "score", "unstable", "scored"])
+    return panel_report(store, run_id), unstable_cells(store, run_id)

@@ -196,13 +196,17 @@ def test_bad_panels_are_one_clear_error(tmp_path: Path) -> None:
 
 
 def test_aggregate_never_counts_an_unscored_vote() -> None:
-    votes = pd.DataFrame({"judge": ["a", "a", "b"], "sample": [0, 1, 0], "value": [4.0, None, 2.0],
-                          "reason": [None, "reply without a verdict", None], "label": [None, None, None]})
+    votes = [("a", 0, 4.0, None, None), ("a", 1, float("nan"), "reply without a verdict", None),
+             ("b", 0, 2.0, None, None)]
     value, details, reason = aggregate(votes, "mean")
     assert value == 3.0 and details["votes"] == 2 and details["unscored_votes"] == 1 and reason is None
-    none = votes.assign(value=[None, None, None], reason=["x", "y", "z"])
+    assert details["by_judge"] == {"a": 4.0, "b": 2.0}
+    none = [("a", 0, None, "x", None), ("a", 1, None, "y", None), ("b", 0, float("nan"), "z", None)]
     value, details, reason = aggregate(none, "mean")
     assert value is None and reason == "no scored vote (a sample 0: x; a sample 1: y; b sample 0: z)"
+    labels = [("a", 0, 1.0, None, "resolved"), ("b", 0, 0.0, None, "escalated"), ("c", 0, 0.0, None, "off-topic")]
+    value, details, reason = aggregate(labels, "majority")  # three labels once each: a tie, no label preferred
+    assert value is None and reason == "the votes tie: resolved 1, escalated 1, off-topic 1"
 
 
 def test_compare_keeps_the_datum_as_the_unit_with_samples(tmp_path: Path) -> None:

@@ -110,20 +110,21 @@ class VoteTablesMixin:
             for run_id in dict.fromkeys([*runs, *spent]):
                 _add_usage(cur, run_id, [w.usage for w, _ in runs.get(run_id, ())] + spent.get(run_id, []))
 
-    def votes_for_run(self, run_id: int, score: str | None = None) -> pd.DataFrame:
-        """Every vote of a run (optionally of one score), by datum, model, score, judge, sample.
+    def votes_for_run(self, run_id: int, score: str | None = None, datum_id: str | None = None) -> pd.DataFrame:
+        """Every vote of a run (optionally of one score, of one datum), by datum, model, score, judge, sample.
 
         A file written before votes existed, opened read-only, has no table yet: no votes.
         """
-        sql = ("SELECT {} FROM votes WHERE run_id = ? AND (? IS NULL OR score = ?) "
+        sql = ("SELECT {} FROM votes WHERE run_id = ? AND (? IS NULL OR score = ?) AND (? IS NULL OR datum_id = ?) "
                "ORDER BY datum_id, model, score, judge, sample")
+        params = [run_id, score, score, datum_id, datum_id]
         try:
             try:
-                return self._cur().execute(sql.format(", ".join(VOTE_COLUMNS)),  # type: ignore[attr-defined]
-                                           [run_id, score, score]).df()
+                columns = ", ".join(VOTE_COLUMNS)
+                return self._cur().execute(sql.format(columns), params).df()  # type: ignore[attr-defined]
             except duckdb.BinderException:  # a schema-4 file opened read-only: votes without labels
                 return self._cur().execute(sql.format(", ".join(VOTE_COLUMNS[:-1]) + ", NULL::VARCHAR AS label"),
-                                           [run_id, score, score]).df()  # type: ignore[attr-defined]
+                                           params).df()  # type: ignore[attr-defined]
         except duckdb.CatalogException:
             return pd.DataFrame({c: pd.Series(dtype="float64" if c == "value" else "object") for c in VOTE_COLUMNS})
 
