@@ -44,3 +44,4 @@ bench: install-test
 	$(PYTHON) bench/dashboard.py
 	$(PYTHON) bench/compare.py
 	$(PYTHON) bench/panel_agreement.py
+	$(PYTHON) bench/jury.py

@@ -25,8 +25,7 @@ from textgen_core.evaluate import available_fields
 from textgen_core.export import write_table
 from textgen_core.judge.criteria import restore_run
 from textgen_core.compare.labels import export_labels
-from textgen_core.summary import (judge_warnings, jury_view, long_scores, run_summary, unscored_lines,
-                                  wide_scores)
+from textgen_core.summary import judge_warnings, jury_view, long_scores, run_summary, unscored_lines, wide_scores
 from textgen_core.store import Store
 
 from .jobs import JobRegistry
@@ -189,7 +188,8 @@ def _estimate(path: str, dataset_id: int, models: tuple[str, ...], metrics: str,
     from textgen_core.runs.jury import estimate_jury
 
     db = _store(path)
-    rows = [r for r in db.load_dataset(dataset_id).rows if r.model in set(models)]
+    wanted = set(models)  # once: a set per row is quadratic in models
+    rows = [r for r in db.load_dataset(dataset_id).rows if r.model in wanted]
     lead = JudgeSettings(**json.loads(judge))
     found = estimate_jury(rows, json.loads(metrics), restore(json.loads(jury), lead) or Jury.of(lead), db)
     return dataclasses.asdict(found)
@@ -213,13 +213,13 @@ ROW_LIMIT = 500
 
 @st.cache_data(ttl=TTL, show_spinner=False)
 @_one_open
-def _summary(path: str, run_id: int, version: int) -> pd.DataFrame:
-    return run_summary(_store(path), run_id)
+def _summary(path: str, run_id: int, models: tuple[str, ...] | None, version: int) -> pd.DataFrame:
+    return run_summary(_store(path), run_id, models)
 
 
-def summary(run_id: int) -> pd.DataFrame:
-    """Per (model, metric, score): n_scored, n_unscored, mean, median, std, min, max, ci_low, ci_high."""
-    return _summary(db_path(), run_id, jobs().version)
+def summary(run_id: int, models: Any = None) -> pd.DataFrame:
+    """Per (model, metric, score) of ``models`` (None: all): counts, mean, median, std, min, max, interval."""
+    return _summary(db_path(), run_id, _tuple(models), jobs().version)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)

@@ -66,3 +66,8 @@ def test_the_vote_sink_keeps_the_judge_store_write_signature() -> None:
     assert inspect.signature(VoteSink.write_judge_batch).parameters.keys() == wanted.parameters.keys()
     assert inspect.signature(VoteSink.judge_unscored_cells).parameters.keys() == \
         inspect.signature(JudgeStore.judge_unscored_cells).parameters.keys()
+    from textgen_core.judge.batch import BatchLog
+    from textgen_core.runs.jury import _PASSED
+
+    interface = {n for proto in (JudgeStore, BatchLog) for n in vars(proto) if not n.startswith("_")}
+    assert interface == _PASSED | {"write_judge_batch", "judge_unscored_cells"}  # every method served, no more

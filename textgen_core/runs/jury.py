@@ -53,8 +53,17 @@ class VoteSink:
         """This member's and sample's unscored votes: judged again, their old items replaced."""
         return self.store.vote_cells(run_id, self.judge, self.sample, scored=False)
 
-    def __getattr__(self, name: str) -> Any:  # the cache reads, session, run usage, batch log: the store's own
-        return getattr(self.store, name)
+    def __getattr__(self, name: str) -> Any:
+        if name in _PASSED:
+            return getattr(self.store, name)
+        raise AttributeError(f"a vote sink serves the judge store interface only, not {name!r}")
+
+
+#: What a vote sink hands to the store as it is: the reply cache, the run's record and usage, the batch log
+#: (judge/storage.py JudgeStore and judge/batch.py BatchLog, less the two writes it makes votes of).
+_PASSED = frozenset({"session", "judge_cache_get", "judge_cache_entries", "judge_cache_values", "judge_cache_has",
+                     "judge_cache_maybe", "judge_cache_surely_missing", "judge_cache_holds", "add_run_usage",
+                     "get_run", "judge_batch_add", "judge_batch_status", "judge_batches"})
 
 
 def vote_label(metric: str, details: Mapping[str, Any] | None) -> str | None:
