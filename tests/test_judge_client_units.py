@@ -287,8 +287,7 @@ def test_verdicts_and_exchanges(db_path) -> None:
     assert rows["messages"][0] == '[{"content": "q", "role": "user"}]'
     with pytest.raises(ValueError, match="exchange status"):
         store.write_exchanges(7, [{"datum_id": "d", "model": "a", "metric": "m", "step": "s", "status": "meh"}])
-    with store.transaction() as cur:
-        store._delete_judge_rows(cur, 7)
+    store.delete_run(7, force=True)
     assert store.verdicts(7, "d1").empty and store.exchanges(7).empty
     store.close()
 
