@@ -56,16 +56,6 @@ class Criteria(Part):
             return pd.DataFrame(columns=_COLUMNS)
 
     @reads
-    def criterion_versions(self, name: str) -> pd.DataFrame:
-        """Every saved version of one definition, oldest first."""
-        try:
-            return self.cur.execute(
-                "SELECT name, version, title, definition, created_at FROM criteria WHERE name = ? "
-                "ORDER BY version", [name]).df()
-        except duckdb.CatalogException:
-            return pd.DataFrame(columns=_COLUMNS)
-
-    @reads
     def load_criterion(self, name: str, version: int | None = None) -> tuple[int, dict[str, Any]] | None:
         """(version, definition) of a saved definition (its latest version by default), or None."""
         try:

@@ -162,33 +162,6 @@ class JudgeCache(Part):
             "SELECT cache_key FROM judge_cache WHERE cache_key IN (SELECT unnest(?::VARCHAR[]))", [keys]).fetchall()
         return {r[0] for r in rows}
 
-    @writes
-    def judge_cache_put(self, entries: Iterable[CacheRow]) -> int:
-        """Store validated replies (replacing any entry with the same key); returns how many."""
-        entries = list(entries)
-        if not entries:
-            return 0
-        self.keys_added(e.cache_key for e in entries)  # in the transaction, which holds the write lock
-        insert_arrow(self.cur, "judge_cache", cache_table(entries), replace=True, by_name=True)
-        return len(entries)
-
-    @reads
-    def judge_cache_stats(self) -> "pd.DataFrame":
-        """Entries and the tokens they saved, per endpoint and model."""
-        return self.cur.execute(
-            "SELECT base_url, model, count(*) AS entries, sum(prompt_tokens) AS prompt_tokens, "
-            "sum(completion_tokens) AS completion_tokens, min(created_at) AS oldest, max(created_at) AS newest "
-            "FROM judge_cache GROUP BY base_url, model ORDER BY base_url, model").df()
-
-    @writes
-    def clear_judge_cache(self, *, model: str | None = None, prompt_version: str | None = None) -> int:
-        """Delete cached replies, all or those of one model and/or prompt version; returns how many."""
-        where = "(? IS NULL OR model = ?) AND (? IS NULL OR prompt_version = ?)"
-        params = [model, model, prompt_version, prompt_version]
-        count = self.cur.execute(f"SELECT count(*) FROM judge_cache WHERE {where}", params).fetchone()[0]
-        self.cur.execute(f"DELETE FROM judge_cache WHERE {where}", params)
-        return int(count)
-
     @reads
     def judge_cache_values(self, cache_keys: Sequence[str]) -> dict[str, Any]:
         """Parsed replies of many cached exchanges in one query: {cache_key: parsed} for those present."""

@@ -176,16 +176,6 @@ class JudgeTables(Part):
             _add_usage(cur, run_id, [w.usage for w in run_cells])
 
     @reads
-    def empty_predictions(self, run_id: int) -> dict[str, int]:
-        """Per model of a run, how many of its predictions are empty or whitespace only (for summaries)."""
-        rows = self.cur.execute(
-            "SELECT d.model, count(*) FILTER (WHERE d.prediction IS NULL OR regexp_matches(d.prediction, '^\\s*$')) "
-            "FROM data d JOIN runs r ON d.dataset_id = r.dataset_id "
-            "WHERE r.run_id = ? AND list_contains(r.models, d.model) GROUP BY d.model ORDER BY d.model",
-            [run_id]).fetchall()
-        return {model: int(n) for model, n in rows}
-
-    @reads
     def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:
         """(datum_id, model, metric) of the run's unscored cells: the ones a resume scores again."""
         rows = self.cur.execute(

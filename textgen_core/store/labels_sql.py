@@ -59,13 +59,6 @@ class Labels(Part):
         insert_arrow(cur, "labels", table, replace=True, by_name=True)
         return len(rows)
 
-    @writes
-    def delete_label(self, run_id: int, datum_id: str, model: str, score: str, annotator: str) -> None:
-        """Take one label back (an annotator's undo)."""
-        cur = self.cur
-        cur.execute("DELETE FROM labels WHERE run_id = ? AND datum_id = ? AND model = ? AND score = ? "
-                    "AND annotator = ?", [run_id, datum_id, model, score, annotator])
-
     @reads
     def labels(self, run_id: int, *, score: str | None = None, annotator: str | None = None) -> pd.DataFrame:
         """Labels of a run (optionally one score, one annotator), in the order they were given.

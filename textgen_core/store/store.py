@@ -175,7 +175,6 @@ class Store:
     write_exchanges = _Via("judge")
     exchanges = _Via("judge")
     write_judge_batch = _Via("judge")
-    empty_predictions = _Via("judge")
     judge_unscored_cells = _Via("judge")
     verdicts = _Via("judge")
     run_verdicts = _Via("judge")
@@ -185,9 +184,6 @@ class Store:
     judge_cache_get = _Via("cache")
     judge_cache_entries = _Via("cache")
     judge_cache_has = _Via("cache")
-    judge_cache_put = _Via("cache")
-    judge_cache_stats = _Via("cache")
-    clear_judge_cache = _Via("cache")
     judge_cache_values = _Via("cache")
     judge_cache_rows = _Via("cache")
     judge_cache_holds = _Via("cache")
@@ -210,11 +206,9 @@ class Store:
     corpus_cells = _Via("streams")
     # -- labels and saved criteria -------------------------------------------
     write_labels = _Via("annotations")
-    delete_label = _Via("annotations")
     labels = _Via("annotations")
     save_criterion = _Via("definitions")
     criteria = _Via("definitions")
-    criterion_versions = _Via("definitions")
     load_criterion = _Via("definitions")
 
 
