@@ -157,9 +157,14 @@ def writes(method: Method) -> Method:
     return _marked(method, Database.transaction)
 
 
+#: json.dumps(value, ensure_ascii=False, default=str) without building an encoder per call (a fifth of the time
+#: of a million cells' details).
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
 def json_text(value: Any) -> str | None:
     """``value`` as JSON text for a JSON column (None stays NULL)."""
-    return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
+    return None if value is None else _ENCODE(value)
 
 
 def insert_arrow(cur: duckdb.DuckDBPyConnection, target: str, table: pa.Table, *, replace: bool = False,

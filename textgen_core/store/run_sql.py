@@ -16,6 +16,7 @@ import pandas as pd
 from ..errors import StoreError
 from .database import Part, json_text, reads, writes
 from .runner import live_runner, this_runner
+from .score_writes import duplicate_cells
 
 _RUN_COLUMNS = ("run_id", "dataset_id", "dataset", "created_at", "finished_at", "status", "metrics", "params",
                 "signatures", "models", "judge", "error", "duration_s", "judge_calls", "prompt_tokens",
@@ -76,6 +77,11 @@ class Runs(Part):
                        duration_s: float | None = None) -> None:
         finished = status in {"finished", "failed", "cancelled", "interrupted"}
         require_run(self.cur, run_id)
+        if status == "finished":  # a fresh run's cells were appended without an index: checked once, here
+            repeated = duplicate_cells(self.cur, run_id)
+            if repeated:
+                raise StoreError(f"run {run_id} stored {repeated} cell(s) twice for one (datum, model, score); "
+                                 "it is not marked finished. Delete it and run again.")
         self.cur.execute(
             "UPDATE runs SET status = ?, error = ?, duration_s = coalesce(?, duration_s), "
             "finished_at = CASE WHEN ? THEN current_timestamp ELSE NULL END WHERE run_id = ?",

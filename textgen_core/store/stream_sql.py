@@ -210,7 +210,7 @@ class StreamTables(Part):
         cur = self.cur
         if dataset_id is not None:
             self._insert_data(cur, dataset_id, first_index, table, "INSERT OR IGNORE" if resumed else "INSERT")
-        write_scores(cur, block_scores(run_id, table), replace=True)
+        write_scores(cur, block_scores(run_id, table), replace=resumed)  # a fresh run appends
         self._mark_finished(cur, run_id, finished)
 
     @reads
