@@ -45,7 +45,7 @@ for _path in (ROOT, ROOT / "tests"):
 
 from textgen_core.model import Dataset, Datum  # noqa: E402
 
-# -- the judge: our prompts by rule (see tests/test_judge_metrics_scripted.py), valor-lite's by shape -------
+# -- the judge: our prompts by rule (see tests/scripted_judge.py), valor-lite's by shape -------
 
 #: Item lists a valor-lite verdict prompt can end with, in the order to look for them.
 _VALOR_LISTS = ("Claims", "Ground Truth Statements", "Opinions", "Statements", "Context List")
@@ -81,10 +81,10 @@ def valor_reply(prompt: str) -> str:
 
 
 def responder(request: dict) -> Any:
-    from test_judge_metrics_scripted import _SYSTEMS, rule_reply
+    from scripted_judge import SYSTEMS, rule_reply
 
     messages = request.get("messages") or []
-    if messages and messages[0].get("content") in _SYSTEMS:
+    if messages and messages[0].get("content") in SYSTEMS:
         return rule_reply(request)
     return valor_reply(str(messages[-1].get("content", "")))
 

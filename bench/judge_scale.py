@@ -45,7 +45,7 @@ for _path in (ROOT, ROOT / "tests"):
 from judge import datums  # noqa: E402 - bench/judge.py: the same 50 datums shape
 from judge_scripting import Reply, prompt_text  # noqa: E402
 from judge_server import CHAT, JudgeServer, RateLimit  # noqa: E402
-from test_judge_metrics_scripted import rule_reply  # noqa: E402
+from scripted_judge import rule_reply  # noqa: E402
 from textgen_core.evaluate import evaluate  # noqa: E402
 from textgen_core.judge.engine import estimate  # noqa: E402
 from textgen_core.judge.settings import JudgeSettings  # noqa: E402

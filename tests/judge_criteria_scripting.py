@@ -23,7 +23,7 @@ from collections import Counter
 from typing import Any
 
 from judge_scripting import request_schema
-from test_judge_metrics_scripted import ScriptedJudge, blocks, sentences
+from scripted_judge import ScriptedJudge, blocks, sentences
 
 FRAME = "Judge the data below by an analyst's criterion"
 

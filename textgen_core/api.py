@@ -28,7 +28,8 @@ Data = pd.DataFrame | Sequence[Mapping[str, Any]] | str | os.PathLike
 def score(data: Data, metrics: Sequence[Any], params: Mapping[str, Mapping[str, Any]] | None = None, *,
           judge: Any | None = None, mapping: ColumnMapping | Mapping[str, Any] | None = None,
           store: Store | str | os.PathLike | None = None, name: str | None = None, long: bool = False,
-          workers: int | None = None) -> pd.DataFrame:
+          workers: int | None = None, samples: int = 1, jury: Any | None = None,
+          aggregate: str | None = None) -> pd.DataFrame:
     """Score ``data`` with ``metrics``; one row per (datum, model) and one column per score.
 
     ``metrics`` are names, or custom judge metric definitions (a dict with the keys of a rubric file, or a
@@ -36,6 +37,9 @@ def score(data: Data, metrics: Sequence[Any], params: Mapping[str, Mapping[str, 
     ``params`` holds metric parameters (``{"rouge": {"use_stemmer": True}}``); ``judge``
     a :class:`~textgen_core.judge.settings.JudgeSettings` for judge and endpoint
     metrics; ``mapping`` overrides the guessed columns (``{"prediction": "answer"}``).
+    ``samples`` asks each judge request that many times; ``jury`` adds judge models to the panel (names on the
+    judge's endpoint, or a :class:`~textgen_core.judge.panel.Jury` whose members have their own endpoints);
+    each cell is then its votes' mean or majority (``aggregate``), with their spread in its details.
     An unscored cell is NaN in the wide table; ``long=True`` returns one row per cell
     with its ``reason`` and details instead. The run id is in ``frame.attrs["run_id"]``
     (the run lives in ``store``, a Store or a database path, when one is given, else in memory only).
@@ -51,7 +55,8 @@ def score(data: Data, metrics: Sequence[Any], params: Mapping[str, Mapping[str, 
     dataset = load_dataset(_as_source(data, mapping), mapping, name=name, required=required)
     db = Store(store) if isinstance(store, (str, os.PathLike)) else store if store is not None else Store(":memory:")
     dataset_id, _, _ = save_or_reuse(db, dataset, name or dataset.name)
-    run_id = evaluate(db, dataset_id, [spec.name for spec in specs], params, judge=judge, workers=workers)
+    run_id = evaluate(db, dataset_id, [spec.name for spec in specs], params, judge=judge, workers=workers,
+                      jury=_jury(judge, samples, jury, aggregate))
     frame = long_scores(db, run_id) if long else wide_scores(db, run_id)
     frame.attrs["run_id"] = run_id
     if "classification" in (spec.name for spec in specs):  # the report a terminal run prints, as data
@@ -59,6 +64,25 @@ def score(data: Data, metrics: Sequence[Any], params: Mapping[str, Mapping[str, 
 
         frame.attrs["classification"] = classification_reports(db, run_id)
     return frame
+
+
+def _jury(judge: Any | None, samples: int, jury: Any | None, aggregate: str | None) -> Any | None:
+    """The panel and samples of :func:`score` (None: one judge, asked once)."""
+    from .judge.panel import Jury
+
+    if isinstance(jury, Jury):
+        return jury if samples == 1 and aggregate is None else Jury(jury.members, samples if samples != 1 else
+                                                                     jury.samples, aggregate or jury.aggregate,
+                                                                     jury.key_vars)
+    if samples == 1 and not jury and aggregate is None:
+        return None
+    if judge is None:
+        raise ParameterError("samples and jury need a judge: pass judge=JudgeSettings(...)")
+    if isinstance(jury, str):
+        raise ParameterError(f"jury must be a list of model names, e.g. [{jury!r}]")
+    made = Jury.of(judge, samples=samples, models=list(jury or []), aggregate=aggregate)
+    made.warn_if_repeats()
+    return made
 
 
 def _define(definition: Any) -> Any:

@@ -40,12 +40,14 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
              judge: Any | None = None, progress: ProgressCallback | None = None,
              cancel: threading.Event | None = None, workers: int | None = None,
              on_start: Callable[[int], None] | None = None, engine: str = "local",
-             ray_address: str | None = None) -> int:
+             ray_address: str | None = None, jury: Any | None = None) -> int:
     """Score ``metrics`` on a stored dataset; returns the run id. ``judge`` is a JudgeSettings or None.
 
     ``on_start`` hears the run id as soon as the run is registered, before any scoring. ``engine="ray"``
-    scores on the Ray cluster at ``ray_address`` (default: a local one).
+    scores on the Ray cluster at ``ray_address`` (default: a local one). ``jury``: a
+    :class:`~textgen_core.judge.panel.Jury` (repeated judging, a panel); its lead is the judge.
     """
+    judge, jury = _with_jury(judge, jury, engine)
     if not metrics:
         raise ParameterError("choose at least one metric")
     metrics = list(dict.fromkeys(get_metric(m).name for m in metrics))
@@ -61,7 +63,7 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
     unknown = sorted(set(chosen) - set(dataset.models))
     if unknown:
         raise ParameterError(f"models not in the dataset: {', '.join(unknown)}")
-    run_id = plan_run(metrics, resolved, dataset_fields(dataset), judge).start(
+    run_id = plan_run(metrics, resolved, dataset_fields(dataset), judge, jury=jury).start(
         store, dataset_id, chosen, "ray" if engine == "ray" else "stored")
     if on_start is not None:
         on_start(run_id)
@@ -72,14 +74,33 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
                         progress=progress, cancel=cancel)
         return run_id
     rows = [r for r in dataset.rows if r.model in set(chosen)]
-    _execute(store, run_id, rows, metrics, resolved, judge, progress, cancel, workers)
+    _execute(store, run_id, rows, metrics, resolved, judge, progress, cancel, workers, jury=jury)
     return run_id
 
 
+def _with_jury(judge: Any | None, jury: Any | None, engine: str) -> tuple[Any | None, Any | None]:
+    """(judge, jury): the jury's lead is the judge; a plain jury (one member, one sample) is no jury."""
+    if jury is None:
+        return judge, None
+    if jury.plain:
+        return jury.lead, None
+    if engine != "local":
+        raise ParameterError("--samples and judge panels run on the local engine only: drop --engine ray, or "
+                             "run one judge once")
+    return jury.lead, jury
+
+
 def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: ProgressCallback | None = None,
-           cancel: threading.Event | None = None, workers: int | None = None) -> int:
-    """Finish an interrupted run: finished cells are kept, the rest are computed."""
+           cancel: threading.Event | None = None, workers: int | None = None, jury: Any | None = None) -> int:
+    """Finish an interrupted run: finished cells are kept, the rest are computed. A run judged by a panel or
+    several times is resumed with the panel it stored unless ``jury`` gives one (refused if it differs)."""
     run = store.get_run(run_id)
+    stored_jury = (run.get("judge") or {}).get("jury")
+    if jury is None and stored_jury and judge is not None:
+        from .judge.panel import restore as restore_jury
+
+        jury = restore_jury(stored_jury, judge)
+    judge, jury = _with_jury(judge if jury is None else jury.lead, jury, "local")
     metrics, resolved = run["metrics"], run["params"]
     if run.get("judge"):  # custom judge metrics not given again are defined as the run stored them
         from .judge.criteria import restore
@@ -87,8 +108,10 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
         restore((run["judge"].get("fingerprint") or {}).get("criteria"))
     if judge is None and any(not get_metric(m).is_local(resolved[m]) for m in metrics):
         raise ParameterError(f"run {run_id} has judge metrics: give the judge endpoint to resume it")
-    check_same_judge(run_id, run.get("judge"), judge, metrics)
+    check_same_judge(run_id, run.get("judge"), judge, metrics, jury)
     kind = run.get("kind") or _kind_of_older_run(store, run_id)
+    if jury is not None and kind != "stored":
+        raise ParameterError(f"run {run_id} is a {kind} run: --samples and judge panels run on stored datasets")
     if kind == "streamed":  # from a file in chunks: read again, stored chunks not scored
         from .streaming.run import resume_stream
 
@@ -101,7 +124,7 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
     rows = [r for r in dataset.rows if r.model in set(run["models"])]
     store.claim_run(run_id)
     _execute(store, run_id, rows, metrics, resolved, judge, progress, cancel, workers,
-             already=run.get("duration_s") or 0.0)
+             already=run.get("duration_s") or 0.0, jury=jury)
     return run_id
 
 
@@ -118,7 +141,7 @@ def _kind_of_older_run(store: Store, run_id: int) -> str:
 def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str],
              resolved: Mapping[str, Mapping[str, Any]], judge: Any | None,
              progress: ProgressCallback | None, cancel: threading.Event | None, workers: int | None,
-             *, already: float = 0.0) -> None:
+             *, already: float = 0.0, jury: Any | None = None) -> None:
     """Score what is not finished yet; the run's duration is ``already`` (earlier sessions) plus this one."""
     started = clock(already)
     lexical = {m: resolved[m] for m in metrics if get_metric(m).is_local(resolved[m])}
@@ -128,10 +151,7 @@ def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str
         if lexical and not _all_finished(rows, lexical, written):
             _run_lexical(store, run_id, rows, lexical, progress, cancel, workers)
         if judged and not (cancel and cancel.is_set()):
-            from .judge.engine import run_judge_metrics
-
-            refused = run_judge_metrics(store, run_id, rows, judged, judge, progress=progress, cancel=cancel,
-                                        skip=store.finished_cells(run_id))
+            refused = _judge(store, run_id, rows, judged, judge, jury, progress, cancel)
             if refused:  # every later call would fail the same way: the run failed, its cells stay unscored
                 raise TextgenError(f"the judge endpoint refused: {'; '.join(refused)}. The cells are kept as "
                                    "unscored; fix the judge settings and resume the run.")
@@ -153,6 +173,19 @@ def _execute(store: Store, run_id: int, rows: list[Datum], metrics: Sequence[str
     end_run(store, run_id, status, started)
     if progress:
         progress(Progress("done", len(rows), len(rows)))
+
+
+def _judge(store: Store, run_id: int, rows: list[Datum], judged: Mapping[str, Mapping[str, Any]], judge: Any,
+           jury: Any | None, progress: ProgressCallback | None, cancel: threading.Event | None) -> list[str]:
+    """The judge cells not finished yet: one judge once (the engine), or a panel / samples (runs/jury.py)."""
+    if jury is not None:
+        from .runs.jury import run_jury
+
+        return run_jury(store, run_id, rows, judged, jury, progress=progress, cancel=cancel)
+    from .judge.engine import run_judge_metrics
+
+    return run_judge_metrics(store, run_id, rows, judged, judge, progress=progress, cancel=cancel,
+                             skip=store.finished_cells(run_id))
 
 
 def _all_finished(rows: Sequence[Datum], metrics: Mapping[str, Any], finished: set[tuple[str, str, str]]) -> bool:

@@ -32,7 +32,7 @@ def check_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]
     return problems
 
 
-def signature(spec: MetricSpec, params: Mapping[str, Any], judge: Any | None) -> str:
+def signature(spec: MetricSpec, params: Mapping[str, Any], judge: Any | None, jury: Any | None = None) -> str:
     """The reproducibility signature a metric's scores carry (judge settings and prompt versions for judge metrics)."""
     text = spec.signature(params)
     if not spec.is_local(params) and judge is not None:
@@ -43,6 +43,8 @@ def signature(spec: MetricSpec, params: Mapping[str, Any], judge: Any | None) ->
                  f"|seed:{judge.seed}|embedding:{judge.embedding_model or judge.model}"
                  f"|response:{judge.response_mode}")
         text += f"|prompts:{prompts}" if prompts else ""
+        if jury is not None and not jury.plain:  # repeated judging or a panel (a plain run's signature stays)
+            text += f"|samples:{jury.samples}|panel:{','.join(jury.names)}|aggregate:{jury.aggregate or 'auto'}"
     return text
 
 
@@ -58,24 +60,37 @@ def cell_records(rows: Sequence[Datum], metric: str, outputs: Sequence[str], cel
             yield row.datum_id, row.model, metric, score, value, cell.details, reason
 
 
-def judge_record(judge: Any | None, metrics: Sequence[str]) -> dict[str, Any] | None:
-    """What a run stores about its judge: public settings (never the key) and the judge's fingerprint."""
+def judge_record(judge: Any | None, metrics: Sequence[str], jury: Any | None = None) -> dict[str, Any] | None:
+    """What a run stores about its judge: public settings (never the key), the judge's fingerprint, and its
+    panel and samples (``jury``, a :class:`~textgen_core.judge.panel.Jury`) when it has more than one vote."""
     if judge is None:
         return None
+    panel = {"jury": jury.public()} if jury is not None and not jury.plain else {}
+    return judge.public() | {"fingerprint": judge_fingerprint(judge, metrics, jury)} | panel
+
+
+#: Fingerprint keys of a panel or of repeated judging (absent from a plain run's).
+JURY_KEYS = ("samples", "aggregate", "panel")
+
+
+def judge_fingerprint(judge: Any, metrics: Sequence[str], jury: Any | None = None) -> dict[str, Any]:
+    """The judge's fingerprint, with the panel's and the samples' when there is more than one vote."""
     from .judge.metrics import fingerprint
 
-    return judge.public() | {"fingerprint": fingerprint(judge, list(metrics))}
+    return fingerprint(judge, list(metrics)) | (jury.fingerprint() if jury is not None else {})
 
 
 def check_same_judge(run_id: int, stored: Mapping[str, Any] | None, judge: Any | None,
-                     metrics: Sequence[str]) -> None:
+                     metrics: Sequence[str], jury: Any | None = None) -> None:
     """Refuse to resume a run with a judge that would rule differently (model, endpoint, prompts...)."""
     before = (stored or {}).get("fingerprint")
     if judge is None or not before:
         return
-    from .judge.metrics import fingerprint, fingerprint_changes
+    from .judge.metrics import fingerprint_changes
 
-    changes = fingerprint_changes(before, fingerprint(judge, list(metrics)))
+    now = judge_fingerprint(judge, metrics, jury)
+    changes = fingerprint_changes(before, now)
+    changes += [f"{name}: {before[name]!r} -> None" for name in JURY_KEYS if name in before and name not in now]
     if changes:
         raise ParameterError(f"run {run_id} was scored by another judge; resuming it would mix two judges' "
                              f"verdicts. What differs: {'; '.join(changes)}. Resume with the run's judge settings "

@@ -209,3 +209,34 @@ def _is_judge(score: str) -> bool:
         return get_metric(score).group == "llm"
     except Exception:  # a score no metric declares any more
         return False
+
+
+def jury_summary(store: Store, run_id: int) -> pd.DataFrame:
+    """Per (model, score, judge) of a panel or repeated run: scored and unscored votes and the mean of the scored
+    ones (unscored votes are not in it). Empty for a plain run, which has no votes."""
+    votes = store.votes_for_run(run_id)
+    if votes.empty:
+        return pd.DataFrame(columns=["model", "score", "judge", "n_scored", "n_unscored", "mean"])
+    grouped = votes.groupby(["model", "score", "judge"], sort=True)["value"]
+    table = pd.DataFrame({"n_scored": grouped.count(), "n_unscored": grouped.size() - grouped.count(),
+                          "mean": grouped.mean()}).reset_index()
+    return table
+
+
+def unstable_cells(store: Store, run_id: int) -> pd.DataFrame:
+    """Per (model, score) judged by votes: how many scored cells are unstable (their scored votes disagree: a
+    spread above 0, or labels not unanimous) out of the scored cells. Empty for a plain run."""
+    import json
+
+    cells = store.scores(run_id)
+    rows = []
+    for cell in cells.itertuples():
+        details = json.loads(cell.details) if isinstance(cell.details, str) else None
+        if not details or "unstable" not in details or cell.value != cell.value:
+            continue
+        rows.append((cell.model, cell.score, bool(details["unstable"])))
+    if not rows:
+        return pd.DataFrame(columns=["model", "score", "unstable", "scored"])
+    frame = pd.DataFrame(rows, columns=["model", "score", "flag"])
+    grouped = frame.groupby(["model", "score"], sort=True)["flag"]
+    return pd.DataFrame({"unstable": grouped.sum().astype(int), "scored": grouped.size()}).reset_index()

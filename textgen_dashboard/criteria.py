@@ -22,7 +22,7 @@ from textgen_core.model import Datum
 
 from . import data, state
 from .safe_text import plain
-from .widgets import judge_form
+from .judge_scale import judge_form
 
 #: What the editor holds before anything is written or loaded.
 EXAMPLE = '''name = "support_tone"

@@ -25,7 +25,7 @@ from textgen_core.evaluate import available_fields
 from textgen_core.export import write_table
 from textgen_core.judge.criteria import restore_run
 from textgen_core.compare.labels import export_labels
-from textgen_core.summary import long_scores, wide_scores
+from textgen_core.summary import judge_warnings, long_scores, run_summary, unscored_lines, wide_scores
 from textgen_core.store import Store
 
 from .jobs import JobRegistry
@@ -139,11 +139,6 @@ def run(run_id: int) -> dict[str, Any]:
     return record
 
 
-def run_status(run_id: int) -> str:
-    """The stored status of a run, read fresh (it changes while a job works on it)."""
-    return str(store().get_run(run_id)["status"])
-
-
 @st.cache_data(ttl=600, max_entries=4, show_spinner="Reading the file...")
 def upload_table(file_name: str, data: bytes) -> pd.DataFrame:
     """An uploaded file as a DataFrame of text cells (raises InputError naming row and column)."""
@@ -168,14 +163,10 @@ def export_frame(run_id: int, table: str) -> pd.DataFrame:
     if table == "scores_long":
         return long_scores(db, run_id)
     if table == "verdicts":
-        return _verdicts(db, run_id)
+        return db.run_verdicts(run_id)
     if table == "labels":
         return export_labels(db, run_id)
     raise ValueError(f"unknown export table {table!r}; known: {', '.join(EXPORT_TABLES)}")
-
-
-def _verdicts(db: Store, run_id: int) -> pd.DataFrame:
-    return db.run_verdicts(run_id)
 
 
 def export_bytes(run_id: int, table: str, fmt: str) -> bytes:
@@ -190,33 +181,33 @@ def export_bytes(run_id: int, table: str, fmt: str) -> bytes:
 
 @st.cache_data(ttl=TTL, max_entries=32, show_spinner="Estimating judge calls...")
 @_one_open
-def _estimate(path: str, dataset_id: int, models: tuple[str, ...], metrics: str, judge: str) -> dict[str, Any]:
-    from textgen_core.judge.engine import estimate
+def _estimate(path: str, dataset_id: int, models: tuple[str, ...], metrics: str, judge: str,
+              jury: str) -> dict[str, Any]:
+    from textgen_core.judge.panel import Jury, restore
     from textgen_core.judge.settings import JudgeSettings
+    from textgen_core.runs.jury import estimate_jury
 
     db = _store(path)
     rows = [r for r in db.load_dataset(dataset_id).rows if r.model in set(models)]
-    found = estimate(rows, json.loads(metrics), JudgeSettings(**json.loads(judge)), db)
+    lead = JudgeSettings(**json.loads(judge))
+    found = estimate_jury(rows, json.loads(metrics), restore(json.loads(jury), lead) or Jury.of(lead), db)
     return dataclasses.asdict(found)
 
 
-def judge_estimate(dataset_id: int, models: tuple[str, ...], metrics: str, judge: str) -> dict[str, Any]:
-    """Judge calls (cached ones apart), tokens and cost of judge metrics (JSON) under public settings (JSON)."""
-    return _estimate(db_path(), dataset_id, models, metrics, judge)
+def judge_estimate(dataset_id: int, models: tuple[str, ...], metrics: str, judge: str,
+                   jury: str = "{}") -> dict[str, Any]:
+    """Judge calls (cached ones apart), tokens and cost of judge metrics (JSON) under public settings (JSON),
+    asked of every panel member and sample of ``jury`` (a Jury's public JSON; '{}': one judge once)."""
+    return _estimate(db_path(), dataset_id, models, metrics, judge, jury)
 
 
 # -- results & explore --
 # Readers of the Results and Explore pages. Every distribution is aggregated by the
 # store in SQL; only small frames (bins, quartiles, bounded samples, one datum) come back.
 # Like the readers above, they key on the job registry's version to see runs that just ended.
-from textgen_core.summary import judge_warnings, run_summary, unscored_lines  # noqa: E402
 
 #: Rows the Results and Explore tables show at most.
 ROW_LIMIT = 500
-
-
-def _models(models: Any) -> tuple[str, ...] | None:
-    return None if models is None else tuple(models)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
@@ -282,7 +273,7 @@ def _distribution(path: str, kind: str, run_id: int, score: str, models: tuple[s
 def distribution(kind: str, run_id: int, score: str, *, models: Any = None, low: float | None = None,
                  high: float | None = None, size: int = 30) -> pd.DataFrame:
     """'histogram' (size bins), 'box' (quartiles), 'sample' (size values per model) or 'length' (size bins)."""
-    return _distribution(db_path(), kind, run_id, score, _models(models), low, high, size, jobs().version)
+    return _distribution(db_path(), kind, run_id, score, _tuple(models), low, high, size, jobs().version)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=64)
@@ -296,7 +287,7 @@ def find_rows(run_id: int, *, score: str | None = None, models: Any = None, low:
               high: float | None = None, unscored: bool = False, text: str = "", order: str = "row",
               limit: int = ROW_LIMIT) -> pd.DataFrame:
     """datum_id, model, value, reason, query, prediction (snippets), n_matches: filtered in SQL."""
-    return _rows(db_path(), run_id, score, _models(models), low, high, unscored, text.strip(), order, limit,
+    return _rows(db_path(), run_id, score, _tuple(models), low, high, unscored, text.strip(), order, limit,
                  jobs().version)
 
 
@@ -305,19 +296,18 @@ def find_rows(run_id: int, *, score: str | None = None, models: Any = None, low:
 def _datum(path: str, run_id: int, datum_id: str, version: int) -> dict[str, Any]:
     db = _store(path)
     run_record = db.get_run(run_id)
-    exchanges = db.exchanges(run_id, datum_id) if hasattr(db, "exchanges") else pd.DataFrame()
     return {
         "rows": [r for r in db.datum(run_record["dataset_id"], datum_id) if r.model in run_record["models"]],
         "scores": db.scores(run_id, datum_id=datum_id),
         "verdicts": db.verdicts(run_id, datum_id),
-        "exchanges": exchanges,
+        "exchanges": db.exchanges(run_id, datum_id),
+        "votes": votes[votes["datum_id"] == datum_id] if not (votes := db.votes_for_run(run_id)).empty else votes,
     }
 
 
 def datum(run_id: int, datum_id: str) -> dict[str, Any]:
-    """One datum of a run: 'rows' (a Datum per model), 'scores', 'verdicts' and judge 'exchanges' frames."""
+    """One datum of a run: 'rows' (a Datum per model); 'scores', 'verdicts', judge 'exchanges', panel 'votes'."""
     return _datum(db_path(), run_id, datum_id, jobs().version)
-
 
 
 # -- compare --
@@ -325,6 +315,7 @@ def datum(run_id: int, datum_id: str) -> dict[str, Any]:
 # a second or two per score at 100k datums, so its tables are cached per setting
 # for longer than the other readers; a finished job or Refresh still clears them.
 from textgen_core.compare import compare_models, judge_human_agreement, paired_differences  # noqa: E402
+from textgen_core.compare.jury import panel_report  # noqa: E402
 
 #: Seconds a comparison or an agreement table is reused.
 COMPARE_TTL = 600
@@ -445,3 +436,14 @@ def _tuple(values: Any) -> tuple[str, ...] | None:
 def _cut(text: str | None, width: int) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@st.cache_data(ttl=COMPARE_TTL, max_entries=16, show_spinner="Measuring the judge panel's agreement...")
+@_one_open
+def _panel(path: str, run_id: int, version: int) -> list[Any]:
+    return panel_report(_store(path), run_id)
+
+
+def panel(run_id: int) -> list[Any]:
+    """A judge panel's agreement per score (compare.jury.PanelAgreement); [] for a run without a panel."""
+    return _panel(db_path(), int(run_id), jobs().version)

@@ -13,15 +13,17 @@ import streamlit as st
 
 from textgen_core.errors import ParameterError
 from textgen_core.evaluate import check_metrics
+from textgen_core.judge.panel import Jury
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.metrics.registry import all_metrics, get_metric
 from textgen_core.metrics.spec import MetricSpec
 
-from . import data, state
+from . import data, panel, state
 from .criteria import saved_metrics
 from .jobs import start_evaluation
 from .safe_text import plain
-from .widgets import describe_reasons, job_panel, judge_form, link, param_form
+from .judge_scale import judge_form
+from .widgets import describe_reasons, job_panel, link, param_form
 
 GROUPS = {"lexical": "Lexical (computed locally)", "llm": "Judge (an LLM judge model scores each row)",
           "endpoint": "Endpoint-based (embeddings, log-probabilities)"}
@@ -39,16 +41,18 @@ def render() -> None:
     fields = data.dataset_fields(dataset_id)
     chosen, params, errors = _metric_picker(fields)
     judged = [m for m in chosen if not _local(m, params)]
-    judge, judge_problem = None, None
+    judge, judge_problem, jury = None, None, None
     if judged:
         st.subheader("Judge")
         judge, judge_problem = judge_form("evaluate")
-        if judge is not None:
-            _estimate(dataset_id, models, {m: params[m] for m in judged if m in params}, judge)
+        jury, jury_problem = panel.jury_form(judge)
+        judge_problem = judge_problem or jury_problem
+        if judge is not None and not jury_problem:
+            _estimate(dataset_id, models, {m: params[m] for m in judged if m in params}, judge, jury)
     problems = [judge_problem] if judged and judge_problem else []
     if chosen and not errors:
         problems += check_metrics(chosen, params, fields, judge if judged else None)
-    _run_section(dataset_id, models, chosen, params, judge, problems, blocked=bool(errors))
+    _run_section(dataset_id, models, chosen, params, judge, problems, blocked=bool(errors), jury=jury)
 
 
 def _local(metric: str, params: dict) -> bool:
@@ -124,13 +128,15 @@ def _params(spec: MetricSpec, columns: list[str]) -> tuple[dict[str, Any], list[
     return values, problems
 
 
-def _estimate(dataset_id: int, models: list[str], judged: dict[str, dict[str, Any]], judge: JudgeSettings) -> None:
-    """Judge calls, tokens and cost before anything is sent."""
+def _estimate(dataset_id: int, models: list[str], judged: dict[str, dict[str, Any]], judge: JudgeSettings,
+              jury: Jury | None = None) -> None:
+    """Judge calls, tokens and cost before anything is sent (every panel member and sample counted)."""
     if not judged or not models:
         return
     try:
         found = data.judge_estimate(dataset_id, tuple(models), json.dumps(judged, sort_keys=True, default=list),
-                                    json.dumps(judge.public(), sort_keys=True))
+                                    json.dumps(judge.public(), sort_keys=True),
+                                    json.dumps(jury.public() if jury else {}, sort_keys=True))
     except Exception as exc:  # an estimate must never block the page
         st.warning(f"No estimate: {plain(exc)}")
         return
@@ -152,7 +158,8 @@ def _estimate(dataset_id: int, models: list[str], judged: dict[str, dict[str, An
 
 
 def _run_section(dataset_id: int, models: list[str], chosen: list[str], params: dict[str, dict[str, Any]],
-                 judge: JudgeSettings | None, problems: list[str], *, blocked: bool = False) -> None:
+                 judge: JudgeSettings | None, problems: list[str], *, blocked: bool = False,
+                 jury: Jury | None = None) -> None:
     """Run button (enabled when nothing is missing or wrong) and the job's progress.
 
     ``blocked`` means a parameter error is already shown next to its input.
@@ -170,7 +177,8 @@ def _run_section(dataset_id: int, models: list[str], chosen: list[str], params: 
     if st.button("Run", type="primary", disabled=not ready, key="evaluate.run"):
         judged = any(not _local(m, params) for m in chosen)
         job = start_evaluation(data.jobs(), data.store(), dataset_id, chosen, params, models=models,
-                               judge=judge if judged else None, label=f"evaluate {', '.join(chosen)}")
+                               judge=judge if judged else None, jury=jury if judged else None,
+                               label=f"evaluate {', '.join(chosen)}")
         st.session_state[state.EVAL_JOB] = job.job_id
         data.refresh()
     job_panel(state.EVAL_JOB)

@@ -17,7 +17,7 @@ import streamlit as st
 from textgen_core.compare.word_diff import similarity, word_diff_text
 from textgen_core.formatting import plain_table
 
-from . import data
+from . import data, panel
 from .pickers import keep_choice, keep_choices, pick_run, runs_or_hint, score_range
 from .state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_DIFF_FIRST, EXPLORE_DIFF_SECOND, EXPLORE_MATCHES,
                     EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_SEEN, EXPLORE_TEXT, EXPLORE_UNSCORED,
@@ -181,6 +181,7 @@ def _metric(metric: str, view: Mapping[str, pd.DataFrame], models: list[str]) ->
     table = scores[["model", "score", "value", "reason", "details"]].rename(columns={"reason": "unscored reason"})
     table = table.assign(value=table["value"].map(lambda v: "" if pd.isna(v) else f"{v:.4f}"))
     st.dataframe(plain_table(table), hide_index=True, placeholder="–")  # unscored: '' and its reason, never 'None'
+    panel.votes_section(view, metric)
     judged = [m for m in models if (verdicts["model"] == m).any()
               or (not exchanges.empty and (exchanges["model"] == m).any())]
     if not judged:

@@ -128,11 +128,11 @@ class JobRegistry:
 
 def start_evaluation(registry: JobRegistry, store: Any, dataset_id: int, metrics: list[str],
                      params: dict[str, dict[str, Any]] | None = None, *, models: list[str] | None = None,
-                     judge: Any | None = None, label: str = "evaluation") -> Job:
-    """Start :func:`textgen_core.evaluate.evaluate` in the background."""
+                     judge: Any | None = None, label: str = "evaluation", jury: Any | None = None) -> Job:
+    """Start :func:`textgen_core.evaluate.evaluate` in the background (``jury``: samples and a judge panel)."""
     def body(db: Any, job: Job) -> int:
         return evaluate(db, dataset_id, metrics, params, models=models, judge=judge, progress=job.report,
-                        cancel=job.cancel, on_start=job.run_started)
+                        cancel=job.cancel, on_start=job.run_started, jury=jury)
 
     return registry.start(label, store, body, judge=judge)
 

@@ -1,50 +1,107 @@
-"""Judge settings for real endpoints (rate limits, spending caps, Batch API, Azure) and live spend against the cap.
+"""The judge settings form, generated from the settings table, and live spend against the cap.
 
-Rendered inside the judge settings form (:func:`textgen_dashboard.widgets.judge_form`)
-and the job panel; the values become :class:`~textgen_core.judge.settings.JudgeSettings`
-fields (``rpm``, ``tpm``, ``max_cost``, ``max_calls``, ``batch``, ``api_version``, ``response_mode``).
+Every input comes from one row of :data:`textgen_core.judge.settings.SETTINGS` (its label, default, bounds or
+choices, help, and where the form shows it); settings the form does not show take a stored run's value, else
+their default. The form is rendered on Evaluate, on Runs (resume) and on Criteria.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Mapping
 
 import streamlit as st
 
-from textgen_core.judge.settings import RESPONSE_MODES
+from textgen_core.errors import ParameterError
+from textgen_core.judge.settings import (DEFAULT_BASE_URL, ENV_API_KEY, ENV_OPENAI_API_KEY, SETTINGS, JudgeSettings,
+                                         REQUIRED, Setting)
 
-#: Title of the expander holding these settings (the README names it).
+from .state import judge_key
+
+#: Title of the expander holding the settings for real endpoints (the README names it).
 EXPANDER = "Rate limits, spending cap, Batch API, Azure, structured output"
+_SECRET_NAMES = (ENV_API_KEY, ENV_OPENAI_API_KEY)
 
 
-def scale_inputs(key: Callable[[str], str], given: Mapping[str, Any], tip: Mapping[str, str]) -> dict[str, Any]:
-    """Inputs for rate limits, caps, batch mode and Azure; returns JudgeSettings keyword arguments."""
+def _configured(*names: str) -> tuple[str, str]:
+    """(value, where it came from) of the first of ``names`` set in st.secrets, else in the environment."""
+    try:
+        if st.secrets.load_if_toml_exists():
+            for name in names:
+                value = st.secrets.get(name)
+                if isinstance(value, str) and value.strip():
+                    return value.strip(), f"secrets ({name})"
+    except Exception:  # an unreadable secrets file: fall back to the environment
+        pass
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value, f"the environment ({name})"
+    return "", ""
+
+
+def judge_form(page: str, defaults: Mapping[str, Any] | None = None) -> tuple[JudgeSettings | None, str | None]:
+    """Judge endpoint inputs; returns (settings, None) or (None, what is missing or wrong).
+
+    The key is typed into a password input or read from secrets/environment; it is
+    never put into any other widget, never shown, and only ``public()`` is stored.
+    """
+    given = dict(defaults or {})
+    key = lambda name: judge_key(page, name)  # noqa: E731
+    values: dict[str, Any] = {}
+    left, right = st.columns(2)
+    with left:
+        values |= _inputs("endpoint", key, given)
+    with right:
+        values |= _inputs("sampling", key, given)
     with st.expander(EXPANDER):
-        left, right = st.columns(2)
-        with left:
-            rpm = st.number_input("Requests per minute", min_value=1, step=1, value=given.get("rpm"),
-                                  key=key("rpm"), help=tip["rpm"])
-            tpm = st.number_input("Tokens per minute", min_value=1, step=1000, value=given.get("tpm"),
-                                  key=key("tpm"), help=tip["tpm"])
-            api_version = st.text_input("Azure api-version", value=given.get("api_version") or "",
-                                        key=key("api_version"), help=tip["api_version"],
-                                        placeholder="empty unless the base URL is an Azure OpenAI resource")
-        with right:
-            # Caps are not carried over from a stored run: resuming one usually means going past its cap.
-            max_cost = st.number_input("Stop at cost (USD)", min_value=0.0, value=None,
-                                       key=key("max_cost"), help=tip["max_cost"], format="%.4f")
-            max_calls = st.number_input("Stop at judge calls", min_value=0, step=1, value=None,
-                                        key=key("max_calls"), help=tip["max_calls"])
-            batch = st.checkbox("Batch API (half price, slower)", value=bool(given.get("batch")), key=key("batch"),
-                                help=tip["batch"])
-            mode = given.get("response_mode") or "auto"
-            response_mode = st.selectbox("Structured output", RESPONSE_MODES, key=key("response_mode"),
-                                         index=RESPONSE_MODES.index(mode) if mode in RESPONSE_MODES else 0,
-                                         help=tip["response_mode"])
-    return {"rpm": None if rpm is None else int(rpm), "tpm": None if tpm is None else int(tpm),
-            "api_version": api_version.strip() or None, "max_cost": max_cost,
-            "max_calls": None if max_calls is None else int(max_calls), "batch": bool(batch),
-            "response_mode": response_mode}
+        limits, caps = st.columns(2)
+        with limits:
+            values |= _inputs("limits", key, given)
+        with caps:
+            values |= _inputs("caps", key, given)
+    hidden = {s.name: given[s.name] if s.resumed and given.get(s.name) is not None else s.default
+              for s in SETTINGS if s.place is None}
+    if not values["model"]:
+        return None, "set the judge model (and base URL) to run judge or endpoint metrics"
+    try:
+        return JudgeSettings(**hidden, **values), None
+    except ParameterError as exc:
+        return None, str(exc)
+
+
+def _inputs(place: str, key: Callable[[str], str], given: Mapping[str, Any]) -> dict[str, Any]:
+    return {s.name: setting_input(s, key(s.name), given) for s in SETTINGS if s.place == place}
+
+
+def setting_input(s: Setting, key: str, given: Mapping[str, Any]) -> Any:
+    """One input for one judge setting, with its declared default, bounds or choices and help; returns its value."""
+    if s.secret:
+        typed = st.text_input(s.label, type="password", key=key, help=s.help,
+                              placeholder="leave empty to use secrets or the environment")
+        stored, source = _configured(*_SECRET_NAMES)
+        st.caption("Key: typed above." if typed else f"Key: from {source}." if source else "Key: none (fine for "
+                   "local endpoints that need none).")
+        return (typed or stored).strip()
+    value = given.get(s.name) if s.resumed and given.get(s.name) is not None else None
+    if value is None and s.env:
+        value = _configured(s.env)[0] or None
+    if value is None:
+        value = DEFAULT_BASE_URL if s.name == "base_url" else None if s.default is REQUIRED else s.default
+    if s.kind == "bool":
+        return bool(st.checkbox(s.label, value=bool(value), key=key, help=s.help))
+    if s.choices:
+        return st.selectbox(s.label, s.choices, key=key, help=s.help,
+                            index=s.choices.index(value) if value in s.choices else 0)
+    if s.kind == "str":
+        text = st.text_input(s.label, value=value or "", key=key, help=s.help).strip()
+        return text or (None if s.default is None else text)
+    number = int if s.kind == "int" else float
+    bounds = {"min_value": None if s.low is None else number(s.low),
+              "max_value": None if s.high is None or s.high == float("inf") else number(s.high)}
+    got = st.number_input(s.label, value=None if value is None else number(value), key=key, help=s.help,
+                          **({"step": 1} if s.kind == "int" else {}), **bounds)
+    return None if got is None else number(got)
 
 
 def spend_against_cap(prompt_tokens: int, completion_tokens: int, judge: Any, spent_before: float = 0.0) -> None:

@@ -15,7 +15,7 @@ import streamlit as st
 from textgen_core.metrics.registry import direction_of
 from textgen_core.summary import scale_text
 
-from . import calibrated, charts, data
+from . import calibrated, charts, data, panel
 from .classification import classification_section
 from .pairwise import pairwise_section
 from .safe_text import plain
@@ -58,6 +58,7 @@ def render() -> None:
     summary_section(shown.assign(why=[why.get(s, "") for s in shown["score"]]), data.aggregates(run_id), models)
     for warning in warnings:
         st.warning(plain(warning))
+    panel.results_section(run_id, models, summary)
     calibrated.results_section(run_id, models)
     pairwise_section(run_id)
     if "classification" in run["metrics"]:

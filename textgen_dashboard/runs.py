@@ -13,7 +13,8 @@ from textgen_core.metrics.registry import all_metrics
 from . import data, state
 from .jobs import start_resume
 from .safe_text import plain
-from .widgets import job_panel, judge_form, link
+from .judge_scale import judge_form
+from .widgets import job_panel, link
 
 #: Stored statuses a run can be resumed from (plus "running" when no thread works on it).
 RESUMABLE = {"interrupted", "cancelled", "failed"}

@@ -38,6 +38,10 @@ def upload_field(name: str) -> str:
 EVAL_DATASET = "evaluate.dataset"
 EVAL_MODELS = "evaluate.models"
 EVAL_JOB = "evaluate.job"
+#: Repeated judging and a judge panel: samples per request, more member models (comma-separated), the cell's rule.
+EVAL_SAMPLES = "evaluate.jury.samples"
+EVAL_PANEL = "evaluate.jury.members"
+EVAL_AGGREGATE = "evaluate.jury.aggregate"
 #: Name of a dataset to preselect on the next visit (set by Upload after a save).
 EVAL_PRESELECT = "evaluate.preselect"
 
@@ -103,6 +107,8 @@ RESULTS_SCORE = "results.score"
 RESULTS_CHART = "results.chart"
 RESULTS_UNSCORED = "results.unscored"
 RESULTS_ROWS = "results.rows"
+#: The judge panel's table of split cells (a selected row opens in Explore).
+RESULTS_PANEL_SPLIT = "results.panel.split"
 #: Datum id picked in the rows table, opened in Explore on the next run of the page.
 RESULTS_OPEN = "results.open"
 #: Classification views of the Results page: model shown, the confusion cell picked (gold, predicted), its datums.

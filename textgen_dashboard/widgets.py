@@ -6,22 +6,17 @@ declarations; nothing here lists a metric or a parameter by hand.
 
 from __future__ import annotations
 
-import os
-import re
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import streamlit as st
 
 from textgen_core.errors import ParameterError, TextgenError
 from textgen_core.formatting import duration_text
-from textgen_core.judge.settings import (DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_API_KEY,
-                                         SETTING_HELP, JudgeSettings)
 from textgen_core.metrics.spec import MetricSpec, Param
 
-from .judge_scale import scale_inputs, spend_against_cap
+from .judge_scale import spend_against_cap
 from . import data, page_path
 from .safe_text import plain
-from .state import judge_key
 
 
 def link(page: str, label: str, icon: str | None = None) -> None:
@@ -147,82 +142,3 @@ def progress_counts(progress: Any, elapsed: float, run_id: int | None) -> None:
     tokens.metric("Tokens", f"{progress.prompt_tokens + progress.completion_tokens:,}",
                   help=f"{progress.prompt_tokens:,} prompt + {progress.completion_tokens:,} completion; "
                        f"{progress.cached:,} replies from the cache")
-
-
-# -- judge settings ------------------------------------------------------------
-_SECRET_NAMES = (ENV_API_KEY, ENV_OPENAI_API_KEY)
-
-
-def _configured(*names: str) -> tuple[str, str]:
-    """(value, where it came from) of the first of ``names`` set in st.secrets, else in the environment."""
-    try:
-        if st.secrets.load_if_toml_exists():
-            for name in names:
-                value = st.secrets.get(name)
-                if isinstance(value, str) and value.strip():
-                    return value.strip(), f"secrets ({name})"
-    except Exception:  # an unreadable secrets file: fall back to the environment
-        pass
-    for name in names:
-        value = os.environ.get(name, "").strip()
-        if value:
-            return value, f"the environment ({name})"
-    return "", ""
-
-
-def _stored_key() -> tuple[str, str]:
-    """(API key, where it came from) from st.secrets or the environment; ('', '') when none."""
-    return _configured(*_SECRET_NAMES)
-
-
-def judge_form(page: str, defaults: Mapping[str, Any] | None = None) -> tuple[JudgeSettings | None, str | None]:
-    """Judge endpoint inputs; returns (settings, None) or (None, what is missing or wrong).
-
-    The key is typed into a password input or read from secrets/environment; it is
-    never put into any other widget, never shown, and only ``public()`` is stored.
-    """
-    given = dict(defaults or {})
-    key = lambda name: judge_key(page, name)  # noqa: E731
-    tip = SETTING_HELP
-    left, right = st.columns(2)
-    with left:
-        base_url = st.text_input("Base URL", value=given.get("base_url") or _configured(ENV_BASE_URL)[0]
-                                 or DEFAULT_BASE_URL, key=key("base_url"), help=tip["base_url"])
-        model = st.text_input("Judge model", value=given.get("model") or _configured(ENV_MODEL)[0],
-                              key=key("model"), help=tip["model"])
-        typed = st.text_input("API key", type="password", key=key("api_key"), help=tip["api_key"],
-                              placeholder="leave empty to use secrets or the environment")
-        stored, source = _stored_key()
-        st.caption("Key: typed above." if typed else f"Key: from {source}." if source else "Key: none (fine for "
-                   "local endpoints that need none).")
-        embedding = st.text_input("Embedding model", value=given.get("embedding_model") or "",
-                                  key=key("embedding_model"), help=tip["embedding_model"])
-    with right:
-        concurrency = st.number_input("Concurrency", min_value=1, max_value=256, step=1, key=key("concurrency"),
-                                      value=int(given.get("concurrency") or 16), help=tip["concurrency"])
-        temperature = st.number_input("Temperature", min_value=0.0, max_value=2.0, step=0.1, key=key("temperature"),
-                                      value=float(given.get("temperature") or 0.0), help=tip["temperature"])
-        seed = st.number_input("Seed", value=None if given.get("seed") is None else int(given["seed"]), step=1, key=key("seed"), help=tip["seed"])
-        prompt_price = st.number_input("Price per 1M prompt tokens", min_value=0.0, key=key("price_prompt"),
-                                       value=_float(given.get("price_prompt_per_million")), help=tip["price_prompt_per_million"])
-        completion_price = st.number_input("Price per 1M completion tokens", min_value=0.0, key=key("price_completion"),
-                                           value=_float(given.get("price_completion_per_million")),
-                                           help=tip["price_completion_per_million"])
-    scale = scale_inputs(key, given, tip)
-    if not model.strip():
-        return None, "set the judge model (and base URL) to run judge or endpoint metrics"
-    try:
-        settings = JudgeSettings(
-            base_url=base_url.strip(), model=model.strip(), api_key=(typed or stored).strip(),
-            temperature=float(temperature), seed=None if seed is None else int(seed),
-            max_tokens=int(given.get("max_tokens") or 1024), concurrency=int(concurrency),
-            retries=int(given.get("retries") if given.get("retries") is not None else 4),
-            price_prompt_per_million=prompt_price, price_completion_per_million=completion_price,
-            embedding_model=embedding.strip() or None, **scale)
-    except ParameterError as exc:
-        return None, str(exc)
-    return settings, None
-
-
-def _float(value: Any) -> float | None:
-    return None if value is None else float(value)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from judge_server import CHAT, JudgeServer
-from test_judge_metrics_scripted import ScriptedJudge
+from scripted_judge import ScriptedJudge
 from textgen_core.judge.client import JudgeClient
 from textgen_core.judge.engine import run_judge_metrics
 from textgen_core.judge.ratelimit import Limiter, duration_seconds, use_limiter

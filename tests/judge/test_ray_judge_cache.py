@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from judge_server import JudgeServer
-from test_judge_metrics_scripted import ScriptedJudge
+from scripted_judge import ScriptedJudge
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.store import Store
 

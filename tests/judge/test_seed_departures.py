@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from test_judge_metrics import Env, env, row  # noqa: F401 - env is the fixture the tests below use
-from test_judge_metrics_scripted import ScriptedJudge, blocks, norm, numbered, passages, step_of
+from scripted_judge import ScriptedJudge, blocks, norm, numbered, passages, step_of
 from textgen_core.cli.main import main
 from textgen_core.datasets.loader import load_dataset
 from textgen_core.judge import extract

@@ -1,38 +1,44 @@
-"""The README's metric table follows the declarations: one row per registered metric and none for a metric that
-is gone; its kind, the fields it needs and its direction are those the MetricSpec declares."""
+"""The README's metric table is the one the declarations generate (``textgen-eval metrics --markdown``): one row
+per registered metric, none for a metric that is gone, and each row says what its MetricSpec declares."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
+from textgen_core.cli.metrics import metrics_markdown
 from textgen_core.metrics.registry import all_metrics, get_metric
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-KIND = {"lexical": "lexical", "llm": "judge", "endpoint": "endpoint"}
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
 ARROW = {"higher": "↑", "lower": "↓", "none": "–"}
 
 
-def _rows() -> dict[str, list[str]]:
-    text = README.read_text(encoding="utf-8")
-    table = text[text.index("| metric | kind | scores written | needs | better |"):]
+def _section(text: str) -> str:
+    start = text.index("<!-- metrics:")
+    start = text.index("\n", start) + 1
+    return text[start:text.index("<!-- /metrics -->")]
+
+
+def test_the_readme_table_is_the_generated_one() -> None:
+    assert _section(README.read_text(encoding="utf-8")) == metrics_markdown()
+
+
+def test_the_command_prints_the_same_table() -> None:
+    out = subprocess.run([sys.executable, "-m", "textgen_core.cli.main", "metrics", "--markdown"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    assert out == metrics_markdown()
+
+
+def test_every_declared_metric_has_its_row_and_each_row_says_what_the_declaration_says() -> None:
     rows = {}
-    for line in table.splitlines()[2:]:
-        if not line.startswith("| `"):
-            break
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    for line in metrics_markdown().splitlines()[2:]:
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
         rows[cells[0].strip("`")] = cells
-    return rows
-
-
-def test_every_declared_metric_has_its_row_and_no_other_row_is_there() -> None:
-    rows = _rows()
     assert sorted(rows) == sorted(all_metrics())
-
-
-def test_each_row_says_what_the_declaration_says() -> None:
-    for name, (_, kind, _scores, needs, better) in _rows().items():
+    for name, (_, _kind, scores, needs, better, what) in rows.items():
         spec = get_metric(name)
-        assert kind.split()[0].rstrip(",") == KIND[spec.group], (name, kind)
-        assert better == ARROW[spec.direction], (name, better)
-        for field in spec.needs:
-            assert field in needs, (name, field, needs)
+        assert better == ARROW[spec.direction] and what == spec.description, name
+        assert all(field in needs for field in spec.needs), name
+        assert scores.split(", ") == list(spec.outputs(spec.resolve())), name

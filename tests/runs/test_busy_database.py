@@ -19,7 +19,7 @@ import pytest
 
 from textgen_core.store import Store
 from textgen_core.streaming import stream_file
-from test_streaming import write_csv
+from streamed_files import write_csv
 
 METRICS = "rouge,bleu,wer"
 RUNNER = ("import sys\nimport textgen_core.streaming.run as run\nrun.CHUNK_ROWS, run.ROWS_PER_WRITE = 200, 1\n"

@@ -16,9 +16,7 @@ from textgen_core.evaluate import resume
 from textgen_core.progress import Progress
 from textgen_core.store import Store
 from textgen_core.streaming import stream_file
-from test_streaming import write_csv
-from test_streaming_jsonl import write_jsonl
-from test_streaming_resume import METRICS, _same_run, _stopped
+from streamed_files import RESUMED_METRICS as METRICS, same_run, stopped_run, write_csv, write_jsonl
 
 
 def _edit_middle_keeping_time(path: Path) -> None:
@@ -40,7 +38,7 @@ def test_an_edit_with_its_time_put_back_is_refused(tmp_path: Path, monkeypatch: 
     path = write_csv(tmp_path / "outputs.csv", 3000)
     assert path.stat().st_size > 3 * 65536  # the edit is in neither the first nor the last 64 KiB
     store = Store(tmp_path / "s.duckdb")
-    run_id = _stopped(store, path, monkeypatch, after_rows=100)
+    run_id = stopped_run(store, path, monkeypatch, after_rows=100)
     cells = store.scores(run_id)
     _edit_middle_keeping_time(path)
     with pytest.raises(InputError, match=r"content differ.*nothing was resumed"):
@@ -54,7 +52,7 @@ def test_the_same_content_resumes_whatever_its_time(tmp_path: Path, monkeypatch:
                                                     change: str) -> None:
     path = write_csv(tmp_path / "outputs.csv", 200)
     store = Store(tmp_path / "s.duckdb")
-    run_id = _stopped(store, path, monkeypatch, after_rows=100)
+    run_id = stopped_run(store, path, monkeypatch, after_rows=100)
     if change == "touch":
         os.utime(path, ns=(time.time_ns(), path.stat().st_mtime_ns + 10**9))
     else:
@@ -63,7 +61,7 @@ def test_the_same_content_resumes_whatever_its_time(tmp_path: Path, monkeypatch:
         path.write_bytes(data)
     assert resume(store, run_id, workers=1) == run_id
     whole = Store(tmp_path / "whole.duckdb")
-    _same_run(store, run_id, whole, stream_file(whole, path, METRICS, workers=1).run_id)
+    same_run(store, run_id, whole, stream_file(whole, path, METRICS, workers=1).run_id)
 
 
 def _grow_after_first_chunk(path: Path, extra: bytes):

@@ -17,7 +17,7 @@ from textgen_core.progress import Progress
 from textgen_core.store import Store
 from textgen_core.store.schema import MIGRATIONS, SCHEMA_VERSION
 from textgen_core.streaming import stream_file
-from test_streaming import write_csv
+from streamed_files import write_csv
 
 
 def _as_version_one(db: Path) -> None:

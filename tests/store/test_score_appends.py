@@ -1,5 +1,5 @@
 """The scores table without an index: a fresh run appends, a re-scored cell replaces its row, a run is finished
-only with one cell per (datum, model, score), and a file of schema 3 (scores under a primary key) keeps its rows."""
+only with one cell per (datum, model, score), and a file of schema 5 (scores under a primary key) keeps its rows."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_a_run_with_a_cell_stored_twice_is_not_marked_finished(tmp_path: Path) -
     assert store.get_run(run_id)["status"] == "failed"
 
 
-def test_a_file_of_schema_3_keeps_its_cells_and_loses_the_index(tmp_path: Path) -> None:
+def test_a_file_of_schema_5_keeps_its_cells_and_loses_the_index(tmp_path: Path) -> None:
     db = tmp_path / "old.duckdb"
     store = Store(db)
     run_id = _run(store)
@@ -71,7 +71,7 @@ def test_a_file_of_schema_3_keeps_its_cells_and_loses_the_index(tmp_path: Path) 
                                ("d1", "m", "exact_match", "exact_match", None, None, "empty prediction")])
     before = _cells(store, run_id)
     store.close()
-    with duckdb.connect(str(db)) as con:  # as schema 3 left it: the same rows under a primary key
+    with duckdb.connect(str(db)) as con:  # as schema 5 left it: the same rows under a primary key
         con.execute("CREATE TABLE keyed AS SELECT * FROM scores")
         con.execute("DROP TABLE scores")
         con.execute("CREATE TABLE scores (run_id INTEGER NOT NULL, datum_id VARCHAR NOT NULL, model VARCHAR NOT NULL, "
@@ -79,7 +79,7 @@ def test_a_file_of_schema_3_keeps_its_cells_and_loses_the_index(tmp_path: Path) 
                     "PRIMARY KEY (run_id, datum_id, model, score))")
         con.execute("INSERT INTO scores SELECT * FROM keyed")
         con.execute("DROP TABLE keyed")
-        con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+        con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
     assert _cells(Store(db, read_only=True), run_id) == before  # read-only: read as it is
     opened = subprocess.run([sys.executable, "-c", f"from textgen_core.store import Store; Store({str(db)!r}).check()"],
                             capture_output=True, text=True, timeout=120, cwd=Path(__file__).parents[2])

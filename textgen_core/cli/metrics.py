@@ -15,6 +15,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     metrics = sub.add_parser("metrics", help="list metrics with their inputs, parameters and direction, and the "
                                              "judge metrics saved in the database")
     metrics.add_argument("name", nargs="?", help="show one metric in full (a custom one with its prompt)")
+    metrics.add_argument("--markdown", nargs="?", const="metrics", choices=("metrics", "settings"),
+                         help="print the README's table of metrics (default) or of judge settings, generated from "
+                              "their declarations")
     add_judge_metric_argument(metrics)
     add_db_argument(metrics)
     metrics.set_defaults(handler=_metrics)
@@ -81,7 +84,31 @@ def describe(spec: MetricSpec) -> str:
     return "\n".join(lines)
 
 
+_ARROWS = {"higher": "↑", "lower": "↓", "none": "–"}
+
+
+def metrics_markdown() -> str:
+    """The README's metric table: one row per declared metric, every cell read from its declaration."""
+    lines = ["| metric | kind | scores written | needs | better | what it measures |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for spec in all_metrics().values():
+        needs = ", ".join(spec.needs) or "–"
+        columns = [f"`{p.name}`" + (f" (default `{p.default}`)" if p.default else "") for p in spec.params
+                   if p.is_column]
+        if columns:
+            needs += "; column parameters " + ", ".join(columns)
+        cells = (f"`{spec.name}`", GROUP_WORDS[spec.group], ", ".join(spec.outputs(spec.resolve())), needs,
+                 _ARROWS[spec.direction], spec.description)
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def _metrics(args: argparse.Namespace) -> int:
+    if args.markdown:
+        from ..judge.settings import settings_markdown
+
+        print(metrics_markdown() if args.markdown == "metrics" else settings_markdown(), end="")
+        return 0
     define_judge_metrics(args, [args.name] if args.name else [])
     if args.name:
         spec = get_metric(args.name)

@@ -82,6 +82,12 @@ def _add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     add_judge_arguments(parser)
 
 
+def jury_from_args(args: argparse.Namespace, judge: Any | None) -> Any | None:
+    from .judge_args import jury_from_args as read
+
+    return read(args, judge)
+
+
 def _judge_settings(args: argparse.Namespace) -> Any | None:
     try:
         from .judge_args import judge_settings_from_args
@@ -202,11 +208,14 @@ def _score(args: argparse.Namespace) -> int:
     specs = [get_metric(m) for m in metrics]
     params = parse_params(args.param)
     judge = _judge_settings(args)
+    jury = jury_from_args(args, judge)  # --samples, --jury-model, --jury-panel (None: one judge, asked once)
     required = {field for spec in specs for field in spec.needs}
     models = [m.strip() for m in args.models.split(",")] if args.models else None
     _check_judge(metrics, judge, params)
+    if jury is not None and args.engine == "ray":
+        raise ParameterError("--samples and judge panels run on the local engine only: drop --engine ray")
     store = open_store(args)  # nothing is opened or created until the store is first used
-    if args.engine == "ray" or (not args.dry_run and Path(args.data).is_file()):
+    if args.engine == "ray" or (not args.dry_run and Path(args.data).is_file() and jury is None):
         run_id = _stream(args, store, metrics, params, judge, models)
         if run_id is not None:
             return _report(store, run_id, args.out, args.fail_if_unscored_above, args.calibrate)
@@ -217,14 +226,14 @@ def _score(args: argparse.Namespace) -> int:
         dataset = reader.load_dataset(dataset_id)
     _check_before_storing(dataset, metrics, params, models, judge)
     if args.dry_run:
-        return _dry_run(args, dataset, metrics, params, judge, models)
+        return _dry_run(args, dataset, metrics, params, judge, models, jury)
     if dataset_id is None:
         dataset_id, name, reused = save_or_reuse(store, dataset, args.name or dataset.name)
         print(f"{'using stored' if reused else 'stored'} dataset {name!r} ({len(dataset.rows)} rows)")
     before = _newest_run(store)
     try:
         with ProgressBar(sys.stderr) as bar:
-            run_id = evaluate(store, dataset_id, metrics, params, models=models, judge=judge,
+            run_id = evaluate(store, dataset_id, metrics, params, models=models, judge=judge, jury=jury,
                               progress=bar.update, cancel=threading.Event(), workers=args.workers)
     except KeyboardInterrupt:
         started = _newest_run(store)
@@ -280,11 +289,12 @@ def _stream(args: argparse.Namespace, store: Store, metrics: list[str], params: 
 def _resume(args: argparse.Namespace) -> int:
     define_judge_metrics(args, [])  # an edited --judge-metric file is refused by the fingerprint check
     store = open_store(args)
-    from .judge_args import judge_settings_for_resume
+    from .judge_args import jury_from_args, judge_settings_for_resume
 
     judge = judge_settings_for_resume(args, store.get_run(args.run_id).get("judge"))  # the run's endpoint and model
+    jury = jury_from_args(args, judge)  # None: the run's own panel and samples, as it stored them
     with ProgressBar(sys.stderr) as bar:
-        run_id = resume(store, args.run_id, judge=judge, progress=bar.update)
+        run_id = resume(store, args.run_id, judge=judge, progress=bar.update, jury=jury)
     return _report(store, run_id, None)
 
 
@@ -367,7 +377,7 @@ def _duration(seconds: float) -> str:
 
 
 def _dry_run(args: argparse.Namespace, dataset: Dataset, metrics: list[str], params: dict, judge: Any,
-             models: list[str] | None) -> int:
+             models: list[str] | None, jury: Any | None = None) -> int:
     """Print what the run would do; nothing is written (the judge cache is read when the file exists)."""
     from ..metrics.registry import resolve_params
 
@@ -383,7 +393,13 @@ def _dry_run(args: argparse.Namespace, dataset: Dataset, metrics: list[str], par
 
     resolved = resolve_params(metrics, params)
     cache = open_store(args, read_only=True) if Path(args.db).is_file() else Store(":memory:")
-    est = estimate(rows, {m: resolved[m] for m in judged}, judge, cache)
+    if jury is None:
+        est = estimate(rows, {m: resolved[m] for m in judged}, judge, cache)
+    else:  # every member x sample is asked: the estimate counts every vote
+        from ..runs.jury import estimate_jury
+
+        est = estimate_jury(rows, {m: resolved[m] for m in judged}, jury, cache)
+        print(f"panel: {', '.join(jury.names)} x {jury.samples} sample(s); every vote is a judge request")
     if est.dependent:
         print(f"judge calls: {est.calls - est.dependent} to {est.calls} to make, {est.cached} cached "
               f"({est.dependent} are verdicts on extracted items, skipped when an extraction finds none)")
@@ -398,6 +414,8 @@ def _dry_run(args: argparse.Namespace, dataset: Dataset, metrics: list[str], par
             _probe_time(judge, est)
     if est.cost is None:
         print("estimated cost: unknown (set --price-prompt/--price-completion)")
+    elif jury is not None:
+        print(f"estimated cost: {est.cost:.6f} (each member at its own prices)")
     else:  # direct and Batch API prices side by side
         direct = judge.price(est.prompt_tokens, est.completion_tokens, batch=False)
         batch = judge.price(est.prompt_tokens, est.completion_tokens, batch=True)

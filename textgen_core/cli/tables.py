@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..compare.jury import PANEL_LEGEND, panel_lines, panel_report
 from ..compare.pairwise import pairwise_summary
 from ..errors import ParameterError
 from ..judge.metrics.pairwise_preference import NAME as PAIRWISE
 from ..store import Store
-from ..summary import judge_warnings, scale_text, summary_table, unscored_lines
+from ..summary import judge_warnings, jury_summary, scale_text, summary_table, unscored_lines, unstable_cells
 
 
 #: Exit code of `run --fail-if-unscored-above` when the gate fails (as `compare --fail-if`).
@@ -52,3 +53,22 @@ def print_summary(store: Store, run_id: int, models: Sequence[str] | None = None
         print(f"why unscored, {score}: {line}")
     for warning in judge_warnings(store, run_id):
         print(f"warning: {warning}")
+    panel = panel_lines(panel_report(store, run_id))
+    if panel:
+        print("\n".join([*panel, PANEL_LEGEND]))
+    print_jury(store, run_id)
+
+
+def print_jury(store: Store, run_id: int) -> None:
+    """A panel or repeated run: per score, each model's unstable cells and (a panel) each member's mean."""
+    unstable = unstable_cells(store, run_id)
+    for score, part in unstable.groupby("score", sort=True):
+        print(f"unstable cells, {score}: " + ", ".join(f"{r.model} {r.unstable} of {r.scored} scored"
+                                                      for r in part.itertuples()) + " (their votes disagree)")
+    members = jury_summary(store, run_id)
+    if members["judge"].nunique() < 2:
+        return
+    for (score, model), part in members.groupby(["score", "model"], sort=True):
+        print(f"per judge, {score}, {model}: " + ", ".join(
+            f"{r.judge} {'-' if r.mean != r.mean else f'{r.mean:.4g}'} ({r.n_scored} votes"
+            f"{f', {r.n_unscored} unscored' if r.n_unscored else ''})" for r in part.itertuples()))

@@ -17,7 +17,7 @@ from scipy import stats
 from ..errors import ParameterError
 
 Weights = Literal["linear", "quadratic"] | None
-Level = Literal["nominal", "ordinal", "interval"]
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
 #: Bootstrap resamples of an agreement interval.
 RESAMPLES = 1000
 
@@ -158,9 +158,13 @@ def _distance(domain: np.ndarray, totals: np.ndarray, level: Level) -> np.ndarra
         return 1.0 - np.eye(domain.size)
     if level == "interval":
         return np.subtract.outer(domain, domain) ** 2
+    if level == "ratio":  # ((c - k) / (c + k))^2, 0 where both are 0
+        total = np.add.outer(domain, domain)
+        gap = np.subtract.outer(domain, domain)
+        return np.divide(gap, total, out=np.zeros_like(gap), where=total != 0) ** 2
     if level == "ordinal":
         cumulative = np.cumsum(totals)
         between = cumulative[:, None] - cumulative[None, :] + totals[None, :]  # sum of n_g from c to k (c >= k)
         spread = np.where(np.arange(domain.size)[:, None] >= np.arange(domain.size)[None, :], between, between.T)
         return (spread - (totals[:, None] + totals[None, :]) / 2.0) ** 2
-    raise ParameterError(f"level must be 'nominal', 'ordinal' or 'interval', got {level!r}")
+    raise ParameterError(f"level must be 'nominal', 'ordinal', 'interval' or 'ratio', got {level!r}")

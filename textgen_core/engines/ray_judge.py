@@ -208,10 +208,13 @@ class _Collected:
     def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:
         return set()  # the driver knows which cells it stored unscored before
 
-    def write_judge_batch(self, entries: Sequence[Any], cells: Sequence[Any]) -> None:
+    def write_judge_batch(self, entries: Sequence[Any], cells: Sequence[Any],
+                          usage: Sequence[tuple[int, tuple[int, int, int, float | None]]] = ()) -> None:
         with self._lock:
             self.entries.extend(entries)
             self.cells.extend(cells)
+        for run_id, used in usage:  # what requests billed, handed to the driver with the block's usage
+            self.add_run_usage(run_id, calls=used[0], prompt_tokens=used[1], completion_tokens=used[2])
 
     def add_run_usage(self, run_id: int, *, calls: int = 0, prompt_tokens: int = 0, completion_tokens: int = 0,
                       cost: float | None = None) -> None:

@@ -27,11 +27,13 @@ class Gate:
     No limit here: the client's shared limiter bounds requests in flight. Once
     the gate closes nothing new is sent, and the requests already out can be
     waited for: their replies land in the cache and a resume never pays twice.
+    ``settled`` runs after each request, answered or not (a run queues the usage it billed).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, settled: Callable[[], None] | None = None) -> None:
         self.closed = False
         self.active = 0
+        self.settled = settled
 
     async def run(self, make: Callable[[], Awaitable[Any]]) -> Any:
         if self.closed:
@@ -41,6 +43,8 @@ class Gate:
             return await make()
         finally:
             self.active -= 1
+            if self.settled is not None:
+                self.settled()
 
     async def drain(self, grace: float) -> None:
         """Close, then wait up to ``grace`` seconds for admitted requests to finish."""

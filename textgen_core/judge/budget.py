@@ -20,10 +20,12 @@ may have written the whole reply: counted with ``max_tokens``), or got a 5xx or
 a 429, is a call, and its cost stays at the estimate; so does a reply whose
 endpoint reports no usage. A resume starts from the earlier parts' calls and
 cost, the cost taken from their tokens at this run's prices when that is more
-(an earlier part run without prices counted $0). What a process killed with
-kill -9 received but had not yet written with a cell is not in the run's
-totals: the resume's cap starts that much low (the replies themselves are in
-the cache and are not paid again).
+(an earlier part run without prices counted $0). What each request billed is
+written to the run's totals as the request ends, with its cached reply and
+before its cell (:mod:`.store_writer`), so a process killed with kill -9 loses
+from them only the requests it had on the wire (at most ``concurrency``) and
+those that ended in the writer's last batch window: a resume's cap starts from
+everything else.
 """
 
 from __future__ import annotations

@@ -38,11 +38,13 @@ def make_key(kind: str, payload: Mapping[str, Any]) -> str:
 
 
 def chat_key(*, endpoint: str, model: str, messages: Sequence[Mapping[str, Any]], schema: Mapping[str, Any],
-             temperature: float, seed: int | None, prompt_version: str) -> str:
+             temperature: float, seed: int | None, prompt_version: str, sample: int | None = None) -> str:
+    """``sample``: which of a cell's repeated asks (see :mod:`textgen_core.runs.jury`); None for a plain ask,
+    so keys made before repeated judging existed stay the same."""
     return make_key("chat", {
         "endpoint": endpoint, "model": model, "messages": list(messages), "schema": schema,
         "temperature": float(temperature), "seed": seed, "prompt_version": prompt_version,
-    })
+    } | ({} if sample is None else {"sample": int(sample)}))
 
 
 def embedding_key(*, endpoint: str, model: str, text: str) -> str:

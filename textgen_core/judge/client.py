@@ -66,8 +66,12 @@ class JudgeClient:
 
     def __init__(self, settings: JudgeSettings, store: "JudgeStore | None" = None, *,
                  on_change: Callable[[Usage], None] | None = None, retry_policy: RetryPolicy | None = None,
-                 batcher: Any = None, cap: Any = None, share: "JudgeClient | None" = None) -> None:
+                 batcher: Any = None, cap: Any = None, share: "JudgeClient | None" = None,
+                 sample: int | None = None) -> None:
         self.settings = settings
+        #: Which repeated ask of each request this client makes (None: a plain ask); it enters the cache key,
+        #: so every sample of a cell is its own reply.
+        self.sample = sample
         self.store = store
         self.policy = retry_policy or RetryPolicy()
         if share is not None:  # one run's client: the usage, learned response mode and cache of ``share``
@@ -87,7 +91,8 @@ class JudgeClient:
         """A client for one run, sharing this one's usage, learned response mode and cache, whose transport
         is built for the run's batch mode (a :class:`~.batch.Batcher`) and spending cap (a
         :class:`~.budget.SpendingCap`)."""
-        return JudgeClient(self.settings, self.store, retry_policy=self.policy, batcher=batcher, cap=cap, share=self)
+        return JudgeClient(self.settings, self.store, retry_policy=self.policy, batcher=batcher, cap=cap, share=self,
+                           sample=self.sample)
 
     def __repr__(self) -> str:
         return f"JudgeClient(base_url={self.settings.base_url!r}, model={self.settings.model!r}, usage={self.usage})"
@@ -112,7 +117,7 @@ class JudgeClient:
         try:
             return chat_key(endpoint=self.settings.endpoint, model=self.settings.model, messages=list(messages),
                             schema=schema, temperature=self.settings.temperature, seed=self.settings.seed,
-                            prompt_version=prompt_version)
+                            prompt_version=prompt_version, sample=self.sample)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"judge messages and schema must be plain JSON values: {exc}") from None
 

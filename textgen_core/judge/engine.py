@@ -278,7 +278,8 @@ class _Tracker:
         return Usage(*(getattr(now, f.name) - getattr(self.start, f.name) for f in fields(Usage)))
 
     def take_usage(self) -> Usage:
-        """Usage since the last call: it is committed with the next cell, so a crash loses one batch of it."""
+        """Usage since the last call, for the writer: queued as each request ends, so a crash loses only what
+        was on the wire and the writer's last uncommitted batch."""
         now = replace(self.client.usage)
         delta = Usage(*(getattr(now, f.name) - getattr(self.committed, f.name) for f in fields(Usage)))
         self.committed = now
@@ -301,7 +302,11 @@ async def _run(store: JudgeStore, run_id: int, groups: list[list[Job]], client: 
     settings = client.settings
     tracker = _Tracker(sum(len(g) for g in groups), client, progress)
     writer = ResultWriter(store, run_id, written=written)
-    gate = Gate()
+
+    def settled() -> None:  # a request is over: what it billed is queued at once, not with a later cell
+        writer.add_usage(_priced(tracker.take_usage(), settings))
+
+    gate = Gate(settled)
     pending = iter(groups)
 
     async def worker() -> None:
@@ -341,6 +346,12 @@ async def _run(store: JudgeStore, run_id: int, groups: list[list[Job]], client: 
                         "were waited out and sent again", spent.waited_s, spent.rate_limited)
 
 
+def _priced(used: Usage, settings: JudgeSettings) -> tuple[int, int, int, float | None]:
+    """(calls, prompt tokens, completion tokens, cost or None) of ``used`` at the run's prices."""
+    return (used.calls, used.prompt_tokens, used.completion_tokens,
+            settings.price(used.prompt_tokens, used.completion_tokens))
+
+
 async def _watch(cancel: threading.Event, gate: Gate, workers: list[asyncio.Task], grace: float) -> None:
     """On ``cancel`` (a thread event, so polled): close the gate, let sent requests land, stop the workers."""
     while not cancel.is_set():
@@ -359,10 +370,7 @@ async def _score_group(asker: ClientAsker, group: list[Job], writer: ResultWrite
         except Stopped:
             return  # the run is stopping: this cell is left for the resume, not written half-done
         tracker.add(outcome)
-        used = tracker.take_usage()
-        writer.add(job[0], job[1], outcome, usage=(used.calls, used.prompt_tokens, used.completion_tokens,
-                                                   tracker.client.settings.price(used.prompt_tokens,
-                                                                                 used.completion_tokens)))
+        writer.add(job[0], job[1], outcome, usage=_priced(tracker.take_usage(), tracker.client.settings))
 
     try:
         await asyncio.gather(*(one(job) for job in group))

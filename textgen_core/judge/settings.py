@@ -1,16 +1,20 @@
 """Judge settings: which endpoint and model, how to sample, how hard to retry, what it costs.
 
-Settings are plain data. The API key is held here so that one object configures
-a client, but it is excluded from ``repr`` and from :meth:`JudgeSettings.public`,
-which is the only form that is ever stored (``runs.judge``) or shown.
+Every setting is one row of :data:`SETTINGS` (name, type, default, help, bounds or choices, whether it
+is part of the judge's fingerprint, its CLI flag, where the dashboard form shows it). The dataclass
+fields and their validation, the CLI options (``cli/judge_args.py``), the dashboard's judge form and
+the README's settings table are all generated from that table: adding a setting is one row.
+
+The API key is held here so that one object configures a client, but it is excluded from ``repr`` and
+from :meth:`JudgeSettings.public`, which is the only form that is ever stored (``runs.judge``) or shown.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
 
 from ..errors import ParameterError
 
@@ -22,90 +26,147 @@ ENV_EMBEDDING_MODEL = "TEXTGEN_EVAL_JUDGE_EMBEDDING_MODEL"
 ENV_OPENAI_API_KEY = "OPENAI_API_KEY"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
-#: (name, help) for every setting; the CLI, the dashboard and the docs read this.
-SETTING_HELP: Mapping[str, str] = {
-    "base_url": "OpenAI-compatible endpoint, e.g. https://api.openai.com/v1 or http://localhost:8000/v1 (vLLM)",
-    "model": "judge model name as the endpoint knows it",
-    "api_key": "API key; read from an environment variable, never stored",
-    "temperature": "sampling temperature; 0 makes verdicts repeatable and cacheable",
-    "seed": "sampling seed sent to endpoints that honour it",
-    "max_tokens": "upper bound on the tokens of one judge reply",
-    "timeout": "seconds to wait for one HTTP reply before retrying",
-    "concurrency": "judge requests in flight at once for this endpoint and model",
-    "retries": "retries of a failed request, and re-asks of an invalid reply",
-    "price_prompt_per_million": "price of one million prompt tokens, for cost estimates",
-    "price_completion_per_million": "price of one million completion tokens, for cost estimates",
-    "embedding_model": "model for /embeddings when it differs from the judge model",
-    "rpm": "requests per minute the endpoint allows (paced before it refuses); empty: learned from its headers",
-    "tpm": "tokens per minute the endpoint allows; empty: learned from its headers",
-    "api_version": "Azure OpenAI api-version (e.g. 2024-10-21); set for an Azure deployment, whose name is the model",
-    "batch": "send requests through the Batch API (half price, replies within 24 h) instead of one by one",
-    "batch_discount": "price factor of batch requests against direct ones (OpenAI: 0.5)",
-    "batch_poll": "seconds before the first batch status check (grows to 60 s)",
-    "batch_wait": "seconds to wait for one batch before the run stops interrupted (the batch keeps running; "
-                  "resume takes it over)",
-    "max_cost": "stop the run before its judge cost exceeds this many dollars (needs the prices)",
-    "max_calls": "stop the run before it makes more judge calls than this",
-    "response_mode": "structured output: auto (json_schema, falling back to json_object, then text), or one "
-                     "of json_schema, json_object, text, used without fallback",
-}
-
 #: Accepted values of ``response_mode``.
 RESPONSE_MODES = ("auto", "json_schema", "json_object", "text")
 
+#: A setting with no default: it must be given.
+REQUIRED: Any = object()
+
+Kind = Literal["str", "int", "float", "bool"]
+#: Where the dashboard's judge form shows a setting: the endpoint column, the sampling/price column, or the two
+#: columns of the "real endpoints" expander; None: not shown (a stored run's value, else the default, is used).
+Place = Literal["endpoint", "sampling", "limits", "caps"] | None
+
 
 @dataclass(frozen=True)
-class JudgeSettings:
-    """How to reach and drive one judge model. Validated on construction."""
+class Setting:
+    """One judge setting, declared once."""
 
-    base_url: str
-    model: str
-    api_key: str = field(default="", repr=False)
-    temperature: float = 0.0
-    seed: int | None = None
-    max_tokens: int = 1024
-    timeout: float = 60.0
-    concurrency: int = 16
-    retries: int = 4
-    price_prompt_per_million: float | None = None
-    price_completion_per_million: float | None = None
-    embedding_model: str | None = None
-    rpm: int | None = None
-    tpm: int | None = None
-    api_version: str | None = None
-    batch: bool = False
-    batch_discount: float = 0.5
-    batch_poll: float = 5.0
-    batch_wait: float = 90_000.0
-    max_cost: float | None = None
-    max_calls: int | None = None
-    response_mode: str = "auto"
+    name: str
+    kind: Kind
+    default: Any
+    help: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    #: part of the judge fingerprint (a resume with another value is refused): True, False, or "if-set"
+    #: (only when it differs from its default, so that runs stored before the setting existed keep their fingerprint)
+    fingerprint: bool | Literal["if-set"] = False
+    flag: str | None = None  # the CLI option; None: not a flag (the key: --judge-api-key-env names its variable)
+    metavar: str | None = None
+    env: str | None = None  # the environment variable it falls back to
+    label: str = ""  # the dashboard's label
+    place: Place = None
+    resumed: bool = True  # a resumed run reuses the stored value (caps are given anew)
+    secret: bool = False  # never stored, never shown
+
+    @property
+    def dest(self) -> str | None:
+        """The argparse destination of the flag."""
+        return None if self.flag is None else self.flag.lstrip("-").replace("-", "_")
+
+    def default_text(self) -> str:
+        """The default in words, for help texts and the README."""
+        if self.env:
+            fallback = {"base_url": DEFAULT_BASE_URL, "api_key": f"${ENV_OPENAI_API_KEY}"}.get(self.name, "none")
+            return f"${self.env}, else {fallback}"
+        if self.default is None or self.default is REQUIRED:
+            return "none"
+        return f"{self.default:g}" if self.kind == "float" else str(self.default).lower() \
+            if self.kind == "bool" else str(self.default)
+
+    def accepted(self) -> str:
+        """The values it accepts, in words."""
+        if self.choices:
+            return " / ".join(self.choices)
+        if self.kind in ("int", "float"):
+            low, high = self.low, self.high
+            word = "integer" if self.kind == "int" else "number"
+            if low is None:
+                return f"any {word}"
+            return f"{word} ≥ {low:g}" if high is None or math.isinf(high) else f"{word} {low:g} to {high:g}"
+        return "true / false" if self.kind == "bool" else "text"
+
+    def check(self, value: Any) -> None:
+        """Raise one clear error naming the setting and its bound."""
+        if value is None and self.default is None:
+            return
+        if self.kind == "str":
+            if self.default is REQUIRED and not str(value).strip():
+                raise ParameterError(f"judge {self.name} is empty")
+            if self.choices and value not in self.choices:
+                raise ParameterError(f"judge setting {self.name}={value!r} must be one of {', '.join(self.choices)}")
+        elif self.kind == "bool":
+            if not isinstance(value, bool):
+                raise ParameterError(f"judge setting {self.name}={value!r} must be true or false")
+        elif self.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int) or (self.low is not None and value < self.low):
+                bound = f" >= {self.low:g}" if self.low is not None else ""
+                raise ParameterError(f"judge setting {self.name}={value!r} must be an integer{bound}")
+        else:
+            low = -math.inf if self.low is None else self.low
+            high = math.inf if self.high is None else self.high
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) \
+                    or not low <= value <= high:
+                raise ParameterError(f"judge setting {self.name}={value!r} must be a number between {low:g} "
+                                     f"and {high:g}")
+
+
+S = Setting
+INF = math.inf
+#: Every judge setting, in the dataclass's field order. One row per setting; everything else is generated.
+SETTINGS: tuple[Setting, ...] = (
+    S("base_url", "str", REQUIRED, "OpenAI-compatible endpoint, e.g. https://api.openai.com/v1 or http://localhost:8000/v1 (vLLM)", fingerprint=True, flag="--judge-base-url", metavar="URL", env=ENV_BASE_URL, label="Base URL", place="endpoint"),
+    S("model", "str", REQUIRED, "judge model name as the endpoint knows it; no model, no judge", fingerprint=True, flag="--judge-model", metavar="NAME", env=ENV_MODEL, label="Judge model", place="endpoint"),
+    S("api_key", "str", "", "API key; read from an environment variable (--judge-api-key-env names it) or typed into the dashboard, never stored", env=ENV_API_KEY, label="API key", place="endpoint", resumed=False, secret=True),
+    S("temperature", "float", 0.0, "sampling temperature; 0 makes verdicts repeatable and cacheable", 0.0, 2.0, fingerprint=True, flag="--temperature", metavar="T", label="Temperature", place="sampling"),
+    S("seed", "int", None, "sampling seed sent to endpoints that honour it", fingerprint=True, flag="--seed", metavar="N", label="Seed", place="sampling"),
+    S("max_tokens", "int", 1024, "upper bound on the tokens of one judge reply", 1, flag="--max-tokens", metavar="N"),
+    S("timeout", "float", 60.0, "seconds to wait for one HTTP reply before retrying", 0.001, 3600.0, flag="--timeout", metavar="SECONDS"),
+    S("concurrency", "int", 16, "judge requests in flight at once for this endpoint and model", 1, flag="--concurrency", metavar="N", label="Concurrency", place="sampling"),
+    S("retries", "int", 4, "retries of a failed request, and re-asks of an invalid reply", 0, flag="--retries", metavar="N"),
+    S("price_prompt_per_million", "float", None, "price in USD of one million prompt tokens, for cost estimates", 0.0, INF, flag="--price-prompt", metavar="USD", label="Price per 1M prompt tokens", place="sampling"),
+    S("price_completion_per_million", "float", None, "price in USD of one million completion tokens, for cost estimates", 0.0, INF, flag="--price-completion", metavar="USD", label="Price per 1M completion tokens", place="sampling"),
+    S("embedding_model", "str", None, "model for /embeddings when it differs from the judge model", fingerprint=True, flag="--judge-embedding-model", metavar="NAME", env=ENV_EMBEDDING_MODEL, label="Embedding model", place="endpoint"),
+    S("rpm", "int", None, "requests per minute the endpoint allows (paced before it refuses); none: learned from its rate-limit headers", 1, flag="--rpm", metavar="N", label="Requests per minute", place="limits"),
+    S("tpm", "int", None, "tokens per minute the endpoint allows; none: learned from its rate-limit headers", 1, flag="--tpm", metavar="N", label="Tokens per minute", place="limits"),
+    S("api_version", "str", None, "Azure OpenAI api-version (e.g. 2024-10-21); set for an Azure deployment: the base URL is then the resource endpoint (https://NAME.openai.azure.com) and the model the deployment name", fingerprint=True, flag="--judge-api-version", metavar="VERSION", label="Azure api-version", place="limits"),
+    S("batch", "bool", False, "send requests through the OpenAI Batch API (half price, replies within 24 h; a killed run resumes its batches) instead of one by one", flag="--batch", label="Batch API (half price, slower)", place="caps"),
+    S("batch_discount", "float", 0.5, "price factor of batch requests against direct ones (OpenAI: 0.5)", 0.0, 1.0, flag="--batch-discount", metavar="FACTOR"),
+    S("batch_poll", "float", 5.0, "seconds before the first batch status check (grows to 60 s)", 0.001, 3600.0, flag="--batch-poll", metavar="SECONDS"),
+    S("batch_wait", "float", 90_000.0, "seconds to wait for one batch before the run stops interrupted (the batch keeps running; resume takes it over)", 0.001, 7 * 86400.0, flag="--batch-wait", metavar="SECONDS"),
+    S("max_cost", "float", None, "stop the run before its judge cost exceeds this many USD (needs the prices); resume finishes it", 0.0, INF, flag="--max-cost", metavar="USD", label="Stop at cost (USD)", place="caps", resumed=False),
+    S("max_calls", "int", None, "stop the run before it makes more judge calls than this; resume finishes it", 0, flag="--max-calls", metavar="N", label="Stop at judge calls", place="caps", resumed=False),
+    S("response_mode", "str", "auto", "structured output: auto (json_schema, falling back to json_object, then text), or one of json_schema, json_object, text, used without fallback", choices=RESPONSE_MODES, fingerprint=True, flag="--judge-response-mode", label="Structured output", place="caps"),
+)
+BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
+
+#: (name, help) for every setting; the CLI, the dashboard and the docs read it.
+SETTING_HELP: Mapping[str, str] = {s.name: s.help for s in SETTINGS}
+
+#: How a fingerprinted value is compared: the endpoint without its trailing slash, the embedding model it falls
+#: back to, the temperature as a float (1 and 1.0 are one judge).
+_FINGERPRINT_FORM = {"base_url": lambda s: s.endpoint, "embedding_model": lambda s: s.embedding_model or s.model,
+                     "temperature": lambda s: float(s.temperature)}
+
+
+def _declared(cls: type) -> type:
+    """Make ``cls`` a frozen dataclass whose fields are the rows of :data:`SETTINGS`."""
+    annotations = {"str": "str", "int": "int", "float": "float", "bool": "bool"}
+    cls.__annotations__ = {s.name: annotations[s.kind] + (" | None" if s.default is None else "") for s in SETTINGS}
+    for s in SETTINGS:
+        if s.default is not REQUIRED:
+            setattr(cls, s.name, field(default=s.default, repr=not s.secret))
+    return dataclass(frozen=True)(cls)
+
+
+@_declared
+class JudgeSettings:
+    """How to reach and drive one judge model: one field per row of :data:`SETTINGS`, validated on construction."""
 
     def __post_init__(self) -> None:
-        if self.response_mode not in RESPONSE_MODES:
-            raise ParameterError(f"judge setting response_mode={self.response_mode!r} must be one of "
-                                 f"{', '.join(RESPONSE_MODES)}")
-        if not str(self.base_url).strip():
-            raise ParameterError("judge base_url is empty")
-        if not str(self.model).strip():
-            raise ParameterError("judge model is empty")
-        _check_range("temperature", self.temperature, 0.0, 2.0)
-        _check_range("timeout", self.timeout, 0.001, 3600.0)
-        _check_int("max_tokens", self.max_tokens, 1)
-        _check_int("concurrency", self.concurrency, 1)
-        _check_int("retries", self.retries, 0)
-        if self.seed is not None:
-            _check_int("seed", self.seed, None)
-        for name in ("price_prompt_per_million", "price_completion_per_million", "max_cost"):
-            value = getattr(self, name)
-            if value is not None:
-                _check_range(name, value, 0.0, math.inf)
-        for name in ("rpm", "tpm", "max_calls"):
-            if getattr(self, name) is not None:
-                _check_int(name, getattr(self, name), 1 if name != "max_calls" else 0)
-        _check_range("batch_discount", self.batch_discount, 0.0, 1.0)
-        _check_range("batch_poll", self.batch_poll, 0.001, 3600.0)
-        _check_range("batch_wait", self.batch_wait, 0.001, 7 * 86400.0)
+        for s in SETTINGS:
+            s.check(getattr(self, s.name))
         if self.max_cost is not None and self.price_prompt_per_million is None \
                 and self.price_completion_per_million is None:
             raise ParameterError("a cost cap (max_cost) needs the prices per million prompt and completion tokens")
@@ -121,16 +182,19 @@ class JudgeSettings:
 
     def public(self) -> dict[str, Any]:
         """Every setting except the API key: what runs store and dashboards show."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "api_key"}
+        return {s.name: getattr(self, s.name) for s in SETTINGS if not s.secret}
 
     def fingerprint(self) -> dict[str, Any]:
-        """What decides the judge's verdicts (a run keeps it; resume refuses another). The key, timeout,
-        concurrency, retries, rate limits, prices and caps may change without changing a verdict; so may
-        ``max_tokens``: a complete reply is the same under any limit it fits, and a reply cut off is never
-        used, so a resume may raise it for the cells left unscored."""
-        return {"base_url": self.endpoint, "model": self.model, "temperature": float(self.temperature),
-                "seed": self.seed, "embedding_model": self.embedding_model or self.model,
-                "response_mode": self.response_mode, "api_version": self.api_version}
+        """What decides the judge's verdicts (a run keeps it; resume refuses another): the settings declared so.
+        The key, timeout, concurrency, retries, rate limits, prices and caps may change without changing a
+        verdict; so may ``max_tokens``: a complete reply is the same under any limit it fits, and a reply cut off
+        is never used, so a resume may raise it for the cells left unscored."""
+        found = {}
+        for s in SETTINGS:
+            value = getattr(self, s.name)
+            if s.fingerprint is True or (s.fingerprint == "if-set" and value != s.default):
+                found[s.name] = _FINGERPRINT_FORM[s.name](self) if s.name in _FINGERPRINT_FORM else value
+        return found
 
     def price(self, prompt_tokens: int, completion_tokens: int, *, batch: bool | None = None) -> float | None:
         """Cost of the given tokens at the configured prices (batch prices in batch mode); None when no price is set.
@@ -153,7 +217,7 @@ class JudgeSettings:
         defaults to OpenAI's.
         """
         given = {k: v for k, v in overrides.items() if v is not None}
-        unknown = set(given) - {f.name for f in fields(cls)}
+        unknown = set(given) - set(BY_NAME)
         if unknown:
             raise ParameterError(f"unknown judge setting(s): {', '.join(sorted(unknown))}")
         base_url = given.pop("base_url", None) or os.environ.get(ENV_BASE_URL, "").strip()
@@ -168,12 +232,11 @@ class JudgeSettings:
         return cls(base_url=base_url or DEFAULT_BASE_URL, model=model, api_key=api_key.strip(), **given)
 
 
-def _check_range(name: str, value: Any, low: float, high: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or not low <= value <= high:
-        raise ParameterError(f"judge setting {name}={value!r} must be a number between {low:g} and {high:g}")
-
-
-def _check_int(name: str, value: Any, low: int | None) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or (low is not None and value < low):
-        bound = f" >= {low}" if low is not None else ""
-        raise ParameterError(f"judge setting {name}={value!r} must be an integer{bound}")
+def settings_markdown() -> str:
+    """The README's table of judge settings, generated from :data:`SETTINGS`."""
+    lines = ["| setting | flag | default | accepts | fingerprint | what it does |", "| --- | --- | --- | --- | --- | --- |"]
+    for s in SETTINGS:
+        flag = f"`{s.flag}`" if s.flag else "–"
+        mark = {True: "yes", False: "–", "if-set": "when set"}[s.fingerprint]
+        lines.append(f"| `{s.name}` | {flag} | {s.default_text()} | {s.accepted()} | {mark} | {s.help} |")
+    return "\n".join(lines) + "\n"

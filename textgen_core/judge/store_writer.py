@@ -17,6 +17,10 @@ Guarantees:
 * A crash loses at most the batch not yet committed (at most ``max_delay``
   seconds of work). Its cells are scored again on resume; their replies come
   from the cache when their entries landed in an earlier batch.
+* What each request billed (:class:`UsageWrite`) is queued as the request
+  ends, right after its reply: the run's totals (``runs.judge_calls``, tokens,
+  cost) hold every reply the cache holds, whether or not its cell was written,
+  so a resume's spending cap starts from them.
 * Only validated replies are ever queued as cache entries (errors are not).
 * A failed cache write is logged and dropped (it costs money later, not
   correctness); a failed result write is raised by the next
@@ -56,6 +60,14 @@ class CellWrite:
     usage: tuple[int, int, int, float | None] = (0, 0, 0, None)
 
 
+@dataclass(frozen=True)
+class UsageWrite:
+    """What requests of a run billed, queued as they end: (calls, prompt tokens, completion tokens, cost or None)."""
+
+    run_id: int
+    usage: tuple[int, int, int, float | None]
+
+
 class StoreWriter:
     """Batches judge writes of one store on a writer thread (started on demand, ends when idle)."""
 
@@ -80,7 +92,7 @@ class StoreWriter:
         """Queue a validated reply; ``on_done`` runs on the writer thread once it is written (or dropped)."""
         self._put(entry, on_done)
 
-    def put_cell(self, write: CellWrite) -> None:
+    def put_cell(self, write: "CellWrite | UsageWrite") -> None:
         self._put(write, None)
 
     def _put(self, item: Any, on_done: Callable[[], None] | None) -> None:
@@ -159,20 +171,21 @@ class StoreWriter:
                     self._cond.notify_all()
 
     def _write(self, items: list[Any]) -> None:
-        entries = [i for i in items if not isinstance(i, CellWrite)]  # reply-cache entries
+        entries = [i for i in items if not isinstance(i, (CellWrite, UsageWrite))]  # reply-cache entries
         cells = [i for i in items if isinstance(i, CellWrite)]
+        usage = [(i.run_id, i.usage) for i in items if isinstance(i, UsageWrite)]
         store = self._store()
         if store is None:  # nobody holds the store any more: there is nothing to write to
             return
         try:
-            store.write_judge_batch(entries, cells)
+            store.write_judge_batch(entries, cells, usage)
             self.commits += 1
             return
         except Exception:  # noqa: BLE001 - retried apart below, to keep what can be kept
             pass
-        if entries:
+        if entries or usage:
             try:
-                store.write_judge_batch(entries, [])
+                store.write_judge_batch(entries, [], usage)
             except Exception as exc:  # noqa: BLE001 - a cache write must never lose a verdict
                 if not self._warned:
                     self._warned = True
@@ -226,6 +239,11 @@ class ResultWriter:
         self.sink.put_cell(CellWrite(self.run_id, record, verdicts, exchanges, record[:3] in self.written,
                                      usage))
         self.count += 1
+
+    def add_usage(self, usage: tuple[int, int, int, float | None]) -> None:
+        """Queue what requests just billed (calls, prompt and completion tokens, cost), ahead of their cells."""
+        if usage[0] or usage[1] or usage[2]:
+            self.sink.put_cell(UsageWrite(self.run_id, usage))
 
     def flush(self) -> None:
         """Wait until every queued cell (and every reply queued before it) is committed."""

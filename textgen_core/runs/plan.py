@@ -38,10 +38,11 @@ class RunPlan:
 
 
 def plan_run(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]] | None, fields: set[str],
-             judge: Any | None = None, *, note: str = "") -> RunPlan:
+             judge: Any | None = None, *, note: str = "", jury: Any | None = None) -> RunPlan:
     """The plan of a run of ``metrics`` on data offering ``fields``; a ParameterError names every problem.
 
-    ``note`` ends the message's first line (e.g. '; nothing was stored').
+    ``note`` ends the message's first line (e.g. '; nothing was stored'); ``jury``: the run's panel and samples
+    (:class:`~textgen_core.judge.panel.Jury`), recorded with the judge.
     """
     names = list(dict.fromkeys(get_metric(m).name for m in metrics))
     if not names:
@@ -50,8 +51,8 @@ def plan_run(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]] | N
     problems = check_metrics(names, resolved, fields, judge)
     if problems:
         raise ParameterError(f"cannot run these metrics on this dataset{note}:\n  " + "\n  ".join(problems))
-    return RunPlan(names, resolved, {m: signature(get_metric(m), resolved[m], judge) for m in names},
-                   judge_record(judge, names))
+    return RunPlan(names, resolved, {m: signature(get_metric(m), resolved[m], judge, jury) for m in names},
+                   judge_record(judge, names, jury))
 
 
 def mapped_fields(mapping: ColumnMapping, columns: Sequence[str]) -> set[str]:

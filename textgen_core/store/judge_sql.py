@@ -154,17 +154,22 @@ class JudgeTables(Part):
             [run_id, datum_id, datum_id, model, model, metric, metric]).df()
 
     @writes
-    def write_judge_batch(self, entries: Sequence[CacheRow], cells: Sequence[CellRows]) -> None:
-        """Reply-cache entries and finished cells (of any runs) in one transaction, entries first.
+    def write_judge_batch(self, entries: Sequence[CacheRow], cells: Sequence[CellRows],
+                          usage: Sequence[tuple[int, tuple[int, int, int, float | None]]] = ()) -> None:
+        """Reply-cache entries, finished cells and billed usage (of any runs) in one transaction, entries first.
 
         The judge's store writer commits its queue with this, so a cell never lands without the
-        cache entries queued before it.
+        cache entries queued before it. ``usage``: (run id, (calls, prompt tokens, completion tokens,
+        cost or None)) of requests that ended, added to their runs' totals like a cell's usage.
         """
-        if not entries and not cells:
+        if not entries and not cells and not usage:
             return
         runs: dict[int, list[CellRows]] = {}
         for write in cells:
             runs.setdefault(write.run_id, []).append(write)
+        spent: dict[int, list[tuple]] = {}
+        for run_id, used in usage:
+            spent.setdefault(run_id, []).append(used)
         cache = cache_table(entries) if entries else None
         cur = self.cur
         if cache is not None:
@@ -173,7 +178,8 @@ class JudgeTables(Part):
         for run_id, run_cells in runs.items():
             _write_results(cur, run_id, [w.cell for w in run_cells], [v for w in run_cells for v in w.verdicts],
                            [e for w in run_cells for e in w.exchanges], [w.cell[:3] for w in run_cells if w.rewritten])
-            _add_usage(cur, run_id, [w.usage for w in run_cells])
+        for run_id in dict.fromkeys([*runs, *spent]):
+            _add_usage(cur, run_id, [w.usage for w in runs.get(run_id, ())] + spent.get(run_id, []))
 
     @reads
     def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:

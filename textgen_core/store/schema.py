@@ -20,7 +20,22 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ("ALTER TABLE runs ADD COLUMN IF NOT EXISTS runner VARCHAR",),
     # 2 -> 3: what the run is (a stored dataset, a file streamed in chunks, Ray blocks): resume dispatches on it
     ("ALTER TABLE runs ADD COLUMN IF NOT EXISTS kind VARCHAR",),
-    # 3 -> 4: the scores table without its primary-key index (see DDL), rebuilt with the same rows
+    # 3 -> 4: the votes of repeated judging and judge panels (store/votes_sql.py): one row per member x sample x
+    # score of a cell; the cell in ``scores`` is their aggregate. A plain run (one judge, one sample) has none.
+    ("""CREATE TABLE IF NOT EXISTS votes (
+        run_id INTEGER NOT NULL,
+        datum_id VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,
+        score VARCHAR NOT NULL,
+        judge VARCHAR NOT NULL,
+        sample INTEGER NOT NULL,
+        value DOUBLE,
+        reason VARCHAR,
+        PRIMARY KEY (run_id, datum_id, model, score, judge, sample))""",),
+    # 4 -> 5: a vote's label (label and yes/no metrics), which a majority counts
+    ("ALTER TABLE votes ADD COLUMN IF NOT EXISTS label VARCHAR",),
+    # 5 -> 6: the scores table without its primary-key index (see DDL), rebuilt with the same rows
     (f"""CREATE OR REPLACE TABLE scores_unkeyed ({SCORE_COLUMNS})""",
      "INSERT INTO scores_unkeyed SELECT * FROM scores",
      "DROP TABLE scores",

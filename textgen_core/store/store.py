@@ -4,9 +4,9 @@ A :class:`Store` is a few parts sharing one :class:`~.database.Database` (one
 file, a cursor per thread, one writer at a time): ``datasets``, ``runs``,
 ``cells`` (the scores of runs), ``charts`` and ``pairs`` (reads for the
 dashboard and comparisons), ``judge`` and ``cache`` (verdicts, exchanges, the
-reply cache), ``batches``, ``streams`` (datasets stored chunk by chunk, runs
-scored in blocks), ``annotations`` (human labels) and ``definitions`` (saved
-custom judge metrics). Each operation of a part is marked ``@reads`` or
+reply cache), ``votes`` (of judge panels and repeated judging), ``batches``,
+``streams`` (datasets stored chunk by chunk, runs scored in blocks),
+``annotations`` (human labels) and ``definitions`` (saved custom judge metrics). Each operation of a part is marked ``@reads`` or
 ``@writes`` (see :mod:`.database`): the file is open only while operations run,
 so the dashboard and the command line can share it (see :mod:`.connection`).
 
@@ -39,6 +39,7 @@ from .schema import DDL, MIGRATIONS, SCHEMA_VERSION
 from .score_reads import ScoreCharts
 from .score_writes import CellRecord
 from .stream_sql import BLOCK_DDL, StreamTables
+from .votes_sql import Votes
 
 __all__ = ["CellRecord", "Store"]
 
@@ -82,6 +83,7 @@ class Store:
         self.streams = StreamTables(self.db)
         self.annotations = Labels(self.db)
         self.definitions = Criteria(self.db)
+        self.votes = Votes(self.db, self.cache)
 
     @property
     def path(self) -> str:
@@ -210,6 +212,11 @@ class Store:
     save_criterion = _Via("definitions")
     criteria = _Via("definitions")
     load_criterion = _Via("definitions")
+    # -- votes of panels and repeated judging --------------------------------
+    write_votes = _Via("votes")
+    write_vote_batch = _Via("votes")
+    votes_for_run = _Via("votes")
+    vote_cells = _Via("votes")
 
 
 def _create_schema(con: duckdb.DuckDBPyConnection) -> None:

@@ -182,7 +182,7 @@ def scored(value: float, details: Mapping[str, Any]) -> Cell:
     """``Cell(value, details)`` in a third of the time, through the frozen dataclass's slots.
 
     Its generated __init__ sets each field through object.__setattr__ (0.7 us a cell); ROUGE and
-    BLEU build four cells a row, a tenth of their whole cost. tests/test_lexical_engine.py checks
+    BLEU build four cells a row, a tenth of their whole cost. tests/metrics/lexical/test_lexical_engine.py checks
     that the cells are equal to Cell's own and that Cell has no other field and no __post_init__.
     """
     cell = _new_object(Cell)

@@ -15,7 +15,7 @@ whether it is \\w, \\d, \\s, a period or a dollar sign. :func:`classes` asks the
 very engine nltk compiles the pattern with (``regex``) for every code point,
 and the scanner replays the pattern's alternation over those classes; texts
 arrive as UTF-8 (lone surrogates included), so equal tokens are equal bytes.
-tests/test_lexical_bleu_kernel.py compares both with nltk.
+tests/metrics/lexical/test_lexical_bleu_kernel.py compares both with nltk.
 """
 
 from __future__ import annotations

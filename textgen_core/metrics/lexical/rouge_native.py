@@ -2,7 +2,7 @@
 
 rouge-score-rs reimplements rouge-score in Rust (tokenizer, nltk's Porter
 stemmer, summary-level rougeLsum) and is parity-tested against rouge-score in
-tests/test_lexical_rouge.py. Two things keep it cheap and safe here:
+tests/metrics/lexical/test_lexical_rouge.py. Two things keep it cheap and safe here:
 
 * When neither text has a line break, rougeLsum equals rougeL (one sentence
   each: the union LCS is one LCS), so such pairs are scored without rougeLsum

@@ -1,0 +1,261 @@
+"""The main path in a real browser: sample run from Home, Results table and chart, a datum's drill-down.
+
+Starts `streamlit run app.py` on a free local port with a temporary database and
+drives the system's headless Chromium through Playwright (no browser download).
+Skipped only when Chromium is missing outside CI; under CI=true that fails the test.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("TEXTGEN_EVAL_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync", "--disable-quic"]
+WAIT_MS = 20_000
+
+
+def _require_browser() -> None:
+    """Skip when Chromium is absent, except under CI=true, where that is a failure."""
+    if Path(CHROMIUM).is_file() or shutil.which(CHROMIUM):
+        return
+    message = f"the browser test needs chromium at {CHROMIUM}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message + " (CI=true: install it with apt-get install chromium)")
+    pytest.skip(message)
+
+
+@contextmanager
+def browser_context() -> Iterator[Any]:
+    """A headless system-Chromium context with the suite's window size and wait; closed on the way out."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context.set_default_timeout(WAIT_MS)
+            yield context
+        finally:
+            browser.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_healthy(url: str, server: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"streamlit did not answer at {url} within {timeout} s")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    """`streamlit run app.py` on a free 127.0.0.1 port over an empty database; yields its URL."""
+    _require_browser()
+    port = _free_port()
+    env = dict(os.environ, TEXTGEN_EVAL_DB=str(tmp_path / "browser.duckdb"))
+    log = (tmp_path / "streamlit.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, process)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def _expected_row(index: int) -> str:
+    """The datum id of a row of the Results rows table, from the same run computed in memory."""
+    from textgen_core.datasets import load_sample
+    from textgen_core.evaluate import evaluate
+    from textgen_core.store import Store
+    from textgen_core.summary import run_summary
+    from textgen_dashboard.home import sample_metrics
+    from textgen_dashboard.results import summary_table
+
+    store = Store(":memory:")
+    run_id = evaluate(store, store.save_dataset(load_sample()), sample_metrics(), workers=1)
+    run = store.get_run(run_id)
+    score = summary_table(run_summary(store, run_id), run["metrics"], run["models"])["score"].iloc[0]
+    rows = store.find_rows(run_id, score=score, order="asc", limit=index + 1)
+    return str(rows["datum_id"].iloc[index])
+
+
+@pytest.mark.timeout(90)
+def test_sample_run_results_and_drill_down(server: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    row = 2
+    expected = _expected_row(row)
+
+    with browser_context() as context:
+        page = context.new_page()
+        page.goto(server)
+        page.get_by_role("button", name="Load the sample dataset and run lexical metrics").click()
+        outcome = page.get_by_text(re.compile(r"Run \d+ (finished in|failed|was cancelled)"))
+        expect(outcome).to_be_visible(timeout=45_000)
+        assert "finished in" in outcome.inner_text(), outcome.inner_text()
+
+        page.get_by_role("link", name="See the results").click()
+        expect(page.get_by_role("heading", name="Summary")).to_be_visible()
+        summary = page.get_by_test_id("stDataFrame").first
+        expect(summary).to_be_visible()
+        expect(page.get_by_test_id("stPlotlyChart").first.locator(".main-svg").first).to_be_visible()
+        expect(page.locator(".js-plotly-plot .bars path").first).to_be_attached()
+        page.screenshot(path=str(tmp_path / "results.png"), full_page=True)
+
+        rows = page.get_by_test_id("stDataFrame").last
+        rows.scroll_into_view_if_needed()
+        box = rows.bounding_box()
+        assert box is not None
+        page.mouse.click(box["x"] + 18, box["y"] + 35 * (row + 1) + 17)  # that row's selection marker
+        expect(page.get_by_role("heading", name="Explore")).to_be_visible()
+        expect(page.get_by_role("heading", name=f"Datum {expected}")).to_be_visible()
+        expect(page.get_by_role("heading", name="Predictions")).to_be_visible()
+        expect(page.get_by_role("heading", name="Contexts, in order")).to_be_visible()
+        assert f"datum={expected}" in page.url
+        page.screenshot(path=str(tmp_path / "explore.png"), full_page=True)
+        _compare_step(page, tmp_path)
+    assert (tmp_path / "results.png").stat().st_size > 0 and (tmp_path / "explore.png").stat().st_size > 0
+
+
+# -- compare step (appended by the Compare page) ----------------------------------
+def _compare_step(page, tmp_path: Path) -> None:
+    """Open Compare from the navigation: the sample's table shows rouge1's interval as compare_models computes it."""
+    from functools import partial
+
+    from playwright.sync_api import expect
+
+    from textgen_core.compare import compare_models
+    from textgen_core.datasets import load_sample
+    from textgen_core.evaluate import evaluate
+    from textgen_core.store import Store
+    from textgen_dashboard.home import sample_metrics
+
+    store = Store(":memory:")
+    run_id = evaluate(store, store.save_dataset(load_sample()), sample_metrics(), workers=1)
+    expected = compare_models(store, run_id, "model-a", ["model-b"]).set_index("score")
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
+    expect(page.get_by_role("heading", name="Compare models")).to_be_visible()
+    expect(page.get_by_role("heading", name="Baseline: model-a")).to_be_visible(timeout=45_000)
+    table = page.get_by_test_id("stDataFrame").first
+    expect(table).to_be_visible()
+    # the grid draws on a canvas; its cells are also in an aria-hidden table, which these locators read
+    cell = partial(table.get_by_role, exact=True, include_hidden=True)
+    expect(cell("columnheader", name="delta")).to_be_attached(timeout=WAIT_MS)
+    expect(cell("gridcell", name="rouge1")).to_be_attached(timeout=WAIT_MS)
+    row = expected.loc["rouge1"]
+    interval = f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]"  # a text cell, the same seed's bootstrap
+    expect(cell("gridcell", name=interval)).to_be_attached(timeout=WAIT_MS)
+    expect(page.get_by_text("comparisons are made")).to_be_visible()
+    page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
+
+
+@pytest.mark.timeout(60)
+def test_first_request_deep_link_gets_the_declared_navigation(server: str) -> None:
+    """A fresh server whose first request is a deep link still shows app.py's navigation and the page."""
+    from playwright.sync_api import expect
+
+    with browser_context() as context:
+        page = context.new_page()
+        page.goto(f"{server}/explore?run=7&datum=q07")
+        expect(page.get_by_role("heading", name="Explore")).to_be_visible(timeout=WAIT_MS)
+        nav = page.get_by_test_id("stSidebarNav")
+        expect(nav).to_contain_text("Home")
+        expect(nav).to_contain_text("Compare")
+        assert "compare.py" not in nav.inner_text() and "app" not in nav.inner_text().split()
+        assert "run=7" in page.url and "datum=q07" in page.url
+
+
+# -- hostile text (issue 11): nothing from the data becomes markup, and no request leaves 127.0.0.1 ----------
+ATTACKER = "attacker.invalid"
+
+
+def _hostile_run(db: Path) -> str:
+    """A dataset whose column names, models, ids, metadata and answers are markdown/HTML; returns one datum id."""
+    import pandas as pd
+
+    from textgen_core.datasets import load_dataset
+    from textgen_core.evaluate import evaluate
+    from textgen_core.store import Store
+
+    image = f"![x](http://{ATTACKER}/col.png)"
+    ids = [f"![id](http://{ATTACKER}/id{i}.png)" for i in range(3)]
+    models = [f"[Re-enter your API key](http://{ATTACKER}/login)", f'<img src=http://{ATTACKER}/m.png><a href="http://{ATTACKER}/l">link</a>']
+    rows = [{"id": d, "model": m, "question": f"**Q** <b>{i}</b>",
+             "answer": f'<img src="http://{ATTACKER}/a.png"> ![a](http://{ATTACKER}/a2.png) :red[alert]',
+             # references differ by model, so Explore lists them "for <models>"
+             "reference": f"[ref](http://{ATTACKER}/r) {m}", image: f"![v](http://{ATTACKER}/val.png)"}
+            for i, d in enumerate(ids) for m in models]
+    store = Store(db)
+    dataset_id = store.save_dataset(load_dataset(pd.DataFrame(rows), name=f"<b>{image}</b>"))
+    evaluate(store, dataset_id, ["exact_match", "rouge"], workers=1)
+    return ids[0]
+
+
+@pytest.mark.timeout(150)
+def test_markdown_in_the_data_fetches_nothing(server: str, tmp_path: Path) -> None:
+    """Every page over a hostile dataset: no request to any host but 127.0.0.1, no image or link from the data."""
+    from urllib.parse import quote, urlparse
+
+    from playwright.sync_api import expect
+
+    datum = _hostile_run(tmp_path / "browser.duckdb")
+    requests: list[str] = []
+    with browser_context() as context:
+        context.on("request", lambda request: requests.append(request.url))
+        # and should one slip through, it goes nowhere: only loopback requests are let out
+        context.route(lambda url: urlparse(url).hostname not in {"127.0.0.1", None},
+                      lambda route: route.abort())
+        page = context.new_page()
+        for path, heading in [("/", None), ("/upload", "Upload"), ("/evaluate", "Evaluate"),
+                              ("/results?run=1", "Results"), (f"/explore?run=1&datum={quote(datum)}", "Explore"),
+                              ("/compare?run=1", "Compare models"), ("/runs", "Runs")]:
+            page.goto(server + path)
+            if heading:
+                expect(page.get_by_role("heading", name=heading).first).to_be_visible(timeout=45_000)
+            page.wait_for_load_state("networkidle")
+            page.wait_for_timeout(1500)  # let late elements (charts, tables) render
+            for selector in (f'img[src*="{ATTACKER}"]', f'a[href*="{ATTACKER}"]', f'[style*="{ATTACKER}"]'):
+                found = page.locator(selector)
+                assert found.count() == 0, (path, selector, found.first.evaluate(
+                    "e => e.closest('[data-testid^=st]') ? e.closest('[data-testid^=st]').outerHTML : e.outerHTML"))
+        page.screenshot(path=str(tmp_path / "hostile.png"), full_page=True)
+    outside = [url for url in requests if urlparse(url).scheme in {"http", "https", "ws", "wss"}
+               and urlparse(url).hostname != "127.0.0.1"]
+    assert not outside, outside
+    assert not [url for url in requests if urlparse(url).hostname == ATTACKER]
+    assert requests  # the listener saw the page's own traffic

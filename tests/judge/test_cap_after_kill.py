@@ -1,0 +1,94 @@
+"""A spending cap holds across kill -9 (#19.2e): what a killed run billed is in its totals when the reply
+arrives, not when the reply's cell is written, so the resume's cap starts from it.
+
+A real CLI process scores faithfulness (a claims step, then a verdict step) for one datum of ten models,
+four requests at a time, against the loopback judge. Claims are answered at once; verdicts are held, so
+the run sits with many claims answered and paid for and no cell written. It is killed with SIGKILL there
+and resumed with the same ``--max-calls``: the endpoint must have received no more than the cap plus the
+requests the dead process had on the wire (``--concurrency``), which nobody lived to count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import textgen_core
+from judge_server import CHAT, JudgeServer
+from scripted_judge import rule_reply, step_of
+from textgen_core.store import Store
+
+ROOT = Path(textgen_core.__file__).resolve().parents[1]
+MODELS = 10
+DATUMS = 6
+CONCURRENCY = 4
+CAP = 80
+
+
+def _write_data(path: Path) -> None:
+    with path.open("w", encoding="utf-8") as out:
+        for d in range(DATUMS):
+            for m in range(MODELS):
+                out.write(json.dumps({
+                    "id": f"d{d}", "model": f"m{m}", "query": f"Where is tower {d}?",
+                    "prediction": f"Tower {d} stands in Paris. Model {m} says it is tall.",
+                    "references": [f"Tower {d} stands in Paris."],
+                    "contexts": [f"Tower {d} stands in Paris.", "Paris is in France."]}) + "\n")
+
+
+def _cli(server: JudgeServer, db: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "textgen_core", *args, "--db", str(db), "--judge-base-url", server.url,
+            "--judge-model", "judge", "--concurrency", str(CONCURRENCY), "--timeout", "30", "--max-calls", str(CAP)]
+
+
+def test_kill_9_then_resume_keeps_the_endpoint_within_the_cap(tmp_path: Path) -> None:
+    data, db = tmp_path / "data.jsonl", tmp_path / "runs.duckdb"
+    _write_data(data)
+    release = threading.Event()
+
+    def latency(body: dict) -> float:  # verdicts wait until the killed process is gone
+        if step_of(body) == "faithfulness":
+            release.wait(30)
+        return 0.0
+
+    env = {**os.environ, "TEXTGEN_EVAL_JUDGE_API_KEY": "sk-kill", "PYTHONPATH": str(ROOT)}
+    with JudgeServer(responder=rule_reply, latency=latency) as server:
+        process = subprocess.Popen(_cli(server, db, "run", str(data), "--metrics", "faithfulness"), cwd=tmp_path,
+                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 60
+            while sum(1 for r in server.recorded(CHAT) if step_of(r.body) == "claims" and r.status == 200) < 20:
+                assert process.poll() is None, process.communicate()
+                assert time.monotonic() < deadline, "the run never got its claims answered"
+                time.sleep(0.02)
+            time.sleep(0.6)  # past the writer's batch window: what was answered is committed
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait(30)
+        release.set()  # the held verdicts complete on the endpoint's side: billed, though nobody reads them
+        time.sleep(0.3)
+        first = server.count(CHAT)
+        store = Store(db, read_only=True)
+        run, cells = store.get_run(1), store.scores(1)
+        store.close()
+        answered_unwritten = first - CONCURRENCY - len(cells)  # replies of cells the killed run never wrote
+        assert answered_unwritten >= 10, (first, len(cells))  # what the old accounting lost (+12% and more)
+        assert run["judge_calls"] >= first - CONCURRENCY, (run["judge_calls"], first)  # the replies are counted
+
+        again = subprocess.run(_cli(server, db, "resume", "1"), cwd=tmp_path, env=env, capture_output=True,
+                               text=True, timeout=120)
+        billed = server.count(CHAT)
+    assert "budget reached" in again.stderr + again.stdout, again.stderr
+    store = Store(db, read_only=True)
+    record = store.get_run(1)
+    store.close()
+    recorded = record["judge_calls"]
+    assert record["status"] == "interrupted"
+    assert billed <= CAP + CONCURRENCY, (billed, first, recorded)  # was: the cap plus every unwritten reply
+    assert recorded <= CAP and billed - recorded <= CONCURRENCY  # only the requests on the wire went uncounted

@@ -1,0 +1,179 @@
+"""Repeated judging and judge panels: a layer above the judge engine.
+
+Each (member, sample) of a :class:`~textgen_core.judge.panel.Jury` is one pass
+of the ordinary judge engine, with that member's settings and a client whose
+cache keys carry the sample index, into a :class:`VoteSink`: the engine's
+finished cells become votes (``votes``), their verdicts and exchanges are kept
+under a step naming the member and sample, and their usage is added to the
+run. Every trust property of the engine (keyed verdicts, re-ask once,
+unscored with a reason, the cache, the spending cap, which counts from the
+run's stored calls, so every member and sample) holds for each vote. Then
+each cell is written to ``scores`` as the aggregate of its votes:
+
+* ``mean`` (ratings, shares, numbers): the mean of the scored votes; details
+  keep ``min``, ``max``, ``sd`` (population) of them.
+* ``majority`` (label and yes/no metrics): the label most scored votes gave;
+  details keep its ``majority_share``. A tie is unscored, its reason naming
+  the tied labels (no label is preferred to another).
+
+Both keep ``votes`` (scored), ``unscored_votes``, per member mean ``by_judge``
+and ``unstable`` (the scored votes disagree). Unscored votes are never counted
+as 0; a cell with no scored vote is unscored with its votes' reasons.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from dataclasses import replace
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from ..judge.criteria.known import definition
+from ..judge.panel import Jury
+from ..judge.settings import JudgeSettings
+from ..model import Datum
+from ..progress import Progress, ProgressCallback
+from ..store import CellRecord, Store
+
+
+class VoteSink:
+    """The judge's store for one (member, sample) pass: reads go to the store, finished cells become votes."""
+
+    def __init__(self, store: Store, judge: str, sample: int) -> None:
+        self.store, self.judge, self.sample = store, judge, sample
+
+    def write_judge_batch(self, entries: Sequence[Any], cells: Sequence[Any]) -> None:
+        self.store.write_vote_batch(entries, self.judge, self.sample, cells,
+                                    [vote_label(w.cell[2], w.cell[5]) for w in cells])
+
+    def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:
+        """This member's and sample's unscored votes: judged again, their old items replaced."""
+        return self.store.vote_cells(run_id, self.judge, self.sample, scored=False)
+
+    def __getattr__(self, name: str) -> Any:  # the cache reads, session, run usage, batch log: the store's own
+        return getattr(self.store, name)
+
+
+def vote_label(metric: str, details: Mapping[str, Any] | None) -> str | None:
+    """The label of a label or yes/no metric's vote (what a majority counts); None for a number."""
+    criterion = definition(metric)
+    if criterion is None or criterion.output.type == "rating" or not details:
+        return None
+    found = details.get(criterion.output.field)
+    return None if found is None else str(found)
+
+
+def default_aggregate(metric: str) -> str:
+    """``majority`` for label and yes/no metrics, ``mean`` for the rest."""
+    criterion = definition(metric)
+    return "majority" if criterion is not None and criterion.output.type != "rating" else "mean"
+
+
+def member_settings(jury: Jury) -> list[JudgeSettings]:
+    """Each member's settings under the lead's spending caps: the cap is the run's, over every vote."""
+    lead = jury.lead
+    out = []
+    for member in jury.members:
+        priced = member.price_prompt_per_million is not None or member.price_completion_per_million is not None
+        out.append(replace(member, max_calls=lead.max_calls, max_cost=lead.max_cost if priced else None))
+    return out
+
+
+def run_jury(store: Store, run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
+             jury: Jury, *, progress: ProgressCallback | None = None, cancel: threading.Event | None = None,
+             models: Sequence[str] | None = None) -> list[str]:
+    """Judge every cell of ``rows`` x ``metrics`` by every member, ``jury.samples`` times, then write each cell
+    as its votes' aggregate. Returns the endpoints' refusals for good (as the engine does)."""
+    from ..judge.client import JudgeClient
+    from ..judge.engine import run_judge_metrics
+
+    passes = [(name, settings, sample) for name, settings in zip(jury.names, member_settings(jury))
+              for sample in range(jury.samples)]
+    per_pass = len(rows) * len(metrics)
+    refused: list[str] = []
+    try:
+        for number, (name, settings, sample) in enumerate(passes):
+            if cancel is not None and cancel.is_set():
+                break
+            sink = VoteSink(store, name, sample)
+            client = JudgeClient(settings, sink, sample=jury.sample_key(sample))
+            refused += run_judge_metrics(
+                sink, run_id, rows, metrics, settings, cancel=cancel, client=client, models=models,  # type: ignore[arg-type]
+                skip=store.vote_cells(run_id, name, sample, scored=True),
+                progress=None if progress is None else _offset(progress, number * per_pass, per_pass * len(passes)))
+    finally:  # what was judged is scored, also when the run stops (a resume judges the votes left)
+        write_aggregates(store, run_id, rows, metrics, jury)
+    return list(dict.fromkeys(refused))
+
+
+def _offset(progress: ProgressCallback, before: int, total: int) -> ProgressCallback:
+    """A pass's judge progress as a part of the whole run's (every member and sample)."""
+    def report(p: Progress) -> None:
+        progress(replace(p, total=total, done=before + p.done) if p.phase == "judge" else p)
+    return report
+
+
+def write_aggregates(store: Store, run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
+                     jury: Jury) -> int:
+    """Write the cells of ``rows`` x ``metrics`` that have votes, each as its votes' aggregate."""
+    wanted = {(r.datum_id, r.model) for r in rows}
+    votes = store.votes_for_run(run_id)
+    votes = votes[votes.metric.isin(list(metrics))]
+    if votes.empty:
+        return 0
+    votes = votes[[k in wanted for k in zip(votes.datum_id, votes.model)]]
+    cells: list[CellRecord] = []
+    for (datum_id, model, metric, score), group in votes.groupby(["datum_id", "model", "metric", "score"],
+                                                                  sort=False):
+        rule = jury.aggregate or default_aggregate(metric)
+        value, details, reason = aggregate(group, rule)
+        cells.append((datum_id, model, metric, score, value, details, reason))
+    return store.write_cells(run_id, cells)
+
+
+def aggregate(votes: pd.DataFrame, rule: str) -> tuple[float | None, dict[str, Any], str | None]:
+    """One cell from its votes (columns judge, sample, value, reason, label): (value, details, reason)."""
+    scored = votes[votes.value.notna()]
+    values = [float(v) for v in scored.value]
+    details: dict[str, Any] = {"aggregate": rule, "votes": len(values), "unscored_votes": len(votes) - len(values),
+                               "by_judge": {str(j): float(g.value.mean()) for j, g in scored.groupby("judge")}}
+    if not values:
+        reasons = [f"{j} sample {s}: {r}" for j, s, r in zip(votes.judge, votes["sample"], votes.reason)]
+        return None, details, "no scored vote (" + "; ".join(reasons) + ")"
+    if rule == "majority":
+        keys = [lab if isinstance(lab, str) else _number(v) for lab, v in zip(scored.label, values)]
+        counts = Counter(keys).most_common()
+        top, n = counts[0]
+        details |= {"labels": dict(counts), "majority_share": n / len(keys), "unstable": len(counts) > 1}
+        tied = [k for k, c in counts if c == n]
+        if len(tied) > 1:
+            return None, details, f"the votes tie: {', '.join(f'{k} {n}' for k in tied)}"
+        return values[keys.index(top)], details | {"label": top}, None
+    mean = math.fsum(values) / len(values)
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
+    details |= {"min": min(values), "max": max(values), "sd": sd, "unstable": max(values) > min(values)}
+    return mean, details, None
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def estimate_jury(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]], jury: Jury,
+                  store: Store | None) -> Any:
+    """What a panel or repeated run would cost: the engine's estimate for every member and sample, summed
+    (each sample has its own cache keys, so a sample cached before is counted as cached)."""
+    from ..judge.client import JudgeClient
+    from ..judge.engine import Estimate, estimate
+
+    parts = [estimate(rows, metrics, settings, store, client=JudgeClient(settings, store,
+                                                                         sample=jury.sample_key(sample)))
+             for settings in member_settings(jury) for sample in range(jury.samples)]
+    costs = [p.cost for p in parts if p.cost is not None]
+    return Estimate(sum(p.calls for p in parts), sum(p.cached for p in parts), sum(p.prompt_tokens for p in parts),
+                    sum(p.completion_tokens for p in parts), math.fsum(costs) if costs else None,
+                    sum(p.dependent for p in parts), sum(p.completion_bound for p in parts),
+                    next((p.first for p in parts if p.first is not None), None))
