@@ -43,3 +43,4 @@ bench: install-test
 	$(PYTHON) bench/scale.py
 	$(PYTHON) bench/dashboard.py
 	$(PYTHON) bench/compare.py
+	$(PYTHON) bench/jury.py

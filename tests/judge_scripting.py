@@ -50,11 +50,6 @@ class Fault:
                           "unsupported_response_format")
 
     @classmethod
-    def reject_json_object(cls) -> "Fault":
-        return cls.http(400, "response_format type 'json_object' is not supported by this server",
-                          "unsupported_response_format")
-
-    @classmethod
     def hang(cls, seconds: float = 30.0) -> "Fault":
         """Answer nothing for ``seconds`` (longer than the client's timeout), then a normal reply."""
         return cls("hang", seconds=seconds)

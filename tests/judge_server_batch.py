@@ -17,6 +17,7 @@ Scripting::
     server.batches.delay = 0.3                    # seconds from creation to completion
     server.batches.outcomes.append("expired")     # the next batch expires with half its requests done
     server.batches.outcomes.append("failed")      # the next batch fails validation (no output at all)
+    server.batches.outcomes.append("cancelled")   # the next batch is cancelled by someone else
     server.batches.line_error = lambda custom_id, body: 500 if "x" in custom_id else None
     server.batches.created                        # ids of every batch created, in order
     server.batches.duplicate = {"score": 0}       # every request answered twice, the second time with this
@@ -228,6 +229,10 @@ class BatchService:
             batch.times["cancelled"] = now
             return
         if batch.status == "validating" and age >= self.delay * 0.2:
+            if batch.outcome == "cancelled":  # cancelled by someone else (the provider's console, another tool)
+                batch.status = "cancelled"
+                batch.times["cancelled"] = now
+                return
             if batch.outcome == "failed":
                 batch.status = "failed"
                 batch.times["failed"] = now

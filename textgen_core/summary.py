@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -11,7 +11,7 @@ import pandas as pd
 from .compare.intervals import BOOTSTRAP_MAX, TOO_FEW, interval_from_moments, mean_interval
 from .compare.stats import rng_for
 from .judge.criteria import restore_run
-from .metrics.registry import get_metric
+from .metrics.registry import direction_of, get_metric
 from .store import Store
 
 
@@ -78,6 +78,33 @@ def run_summary(store: Store, run_id: int, models: Sequence[str] | None = None,
     frame["ci_high"] = [i[1] for i in intervals]
     frame["ci_method"] = [i[2] for i in intervals]
     return frame
+
+
+#: A summary, a page or a chart shows this many models of a run that has more; the rest are asked for by name.
+MODELS_SHOWN = 20
+
+
+def ranked_models(counts: pd.DataFrame, run: Mapping[str, Any]) -> tuple[list[str], str | None]:
+    """The run's models, best first by their mean of the run's first scored score, and that score.
+
+    ``counts``: :meth:`Store.scored_counts` (one SQL pass: model, metric, score, n_scored, mean). The first
+    score is the first metric of the run (in the order chosen) with a scored value, its first score; "best"
+    follows the score's direction (ties keep the run's order). Models without a scored value of it come
+    last, in the run's order. ``run`` is the run's record with its custom metrics restored.
+    """
+    models = [str(m) for m in run.get("models") or []]
+    if counts.empty:
+        return models, None
+    rank = {name: i for i, name in enumerate(run.get("metrics") or [])}
+    first = str(counts.assign(_r=counts["metric"].map(lambda m: rank.get(m, len(rank))))
+                .sort_values(["_r", "score"], kind="stable")["score"].iloc[0])
+    order = {name: i for i, name in enumerate(models)}
+    means = counts[counts["score"] == first]
+    means = means.assign(_o=means["model"].map(lambda m: order.get(m, len(order)))).sort_values("_o", kind="stable")
+    means = means.sort_values("mean", ascending=direction_of(first) == "lower", na_position="last", kind="stable")
+    ranked = [str(m) for m in means["model"]]
+    seen = set(ranked)
+    return ranked + [m for m in models if m not in seen], first
 
 
 def _range(score: str) -> tuple[float | None, float | None]:
@@ -228,6 +255,8 @@ def unstable_cells(store: Store, run_id: int) -> pd.DataFrame:
     spread above 0, or labels not unanimous) out of the scored cells. Empty for a plain run."""
     import json
 
+    if not has_jury(store, run_id):  # a plain run has no votes: its cells are not read
+        return pd.DataFrame(columns=["model", "score", "unstable", "scored"])
     cells = store.scores(run_id)
     rows = []
     for cell in cells.itertuples():
@@ -240,3 +269,18 @@ def unstable_cells(store: Store, run_id: int) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=["model", "score", "flag"])
     grouped = frame.groupby(["model", "score"], sort=True)["flag"]
     return pd.DataFrame({"unstable": grouped.sum().astype(int), "scored": grouped.size()}).reset_index()
+
+
+def has_jury(store: Store, run_id: int) -> bool:
+    """True for a run judged several times or by a panel (it stored its jury)."""
+    return bool((store.get_run(run_id).get("judge") or {}).get("jury"))
+
+
+def jury_view(store: Store, run_id: int) -> tuple[list, pd.DataFrame]:
+    """A panel's agreement per score (:func:`.compare.jury.panel_report`) and the unstable cells per model and
+    score (:func:`unstable_cells`) of a panel or repeated run; ([], empty) for a plain run."""
+    from .compare.jury import panel_report
+
+    if not has_jury(store, run_id):
+        return [], pd.DataFrame(columns=["model", "score", "unstable", "scored"])
+    return panel_report(store, run_id), unstable_cells(store, run_id)

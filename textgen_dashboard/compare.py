@@ -28,7 +28,7 @@ from .compare_charts import BACKGROUNDS, MAX_POINTS, forest_figure, largest_firs
 from .calibrated import compare_section
 from .compare_agreement import agreement_section
 from .pairwise import pairwise_section
-from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint
+from .pickers import MANY_MODELS, keep_choice, keep_choices, many_models, open_datum, pick_run, runs_or_hint
 from .safe_text import plain
 
 TOP_DEFAULT = 10
@@ -69,13 +69,15 @@ def render() -> None:
     scored = data.scored_counts(run_id)
     if run["status"] != "finished":
         st.info(f"Run status: {run['status']}. The comparison covers the cells stored so far.")
-    models = [m for m in run["models"] if m in set(scored["model"])] if not scored.empty else []
+    present = set(scored["model"])
+    models = [m for m in run["models"] if m in present]
     if len(models) < 2:
         st.info("A comparison needs scores for two models or more; this run has "
                 f"{'none' if not models else 'one: ' + plain(models[0])}.")
         return
     pairwise_section(run_id)
-    choice = choose(models, [name for name in dict.fromkeys(scored["score"]) if name != PAIRWISE])
+    choice = choose(models, [name for name in dict.fromkeys(scored["score"]) if name != PAIRWISE],
+                    (run, scored) if len(models) > MANY_MODELS else None)
     if choice is None or not confirmed(run_id, work(scored, choice), choice.resamples):
         return
     try:
@@ -127,16 +129,24 @@ def confirmed(run_id: int, pairs: int, resamples: int) -> bool:
     return True
 
 
-def choose(models: list[str], scores: list[str]) -> Choice | None:
-    """Baseline, candidates, scores and the statistics settings; None when nothing is left to compare."""
+def choose(models: list[str], scores: list[str], many: tuple[Mapping[str, Any], pd.DataFrame] | None = None
+           ) -> Choice | None:
+    """Baseline, candidates, scores and the statistics settings; None when nothing is left to compare.
+
+    ``many``: (run, scored counts) of a run of more than MANY_MODELS models, whose candidates are its best
+    few until others are picked by name."""
     left, right = st.columns([1, 2])
     keep_choice(state.COMPARE_BASELINE, models)
     baseline = left.selectbox("Baseline", models, key=state.COMPARE_BASELINE,
                               help="The model every candidate is compared with")
     others = [m for m in models if m != baseline]
-    keep_choices(state.COMPARE_CANDIDATES, others)
-    candidates = right.multiselect("Candidates", others, key=state.COMPARE_CANDIDATES,
-                                   help="Each one is compared with the baseline on its own")
+    if many is not None:
+        with right:
+            candidates = many_models(state.COMPARE_CANDIDATES, *many, label="Candidates", leave_out=(baseline,))
+    else:
+        keep_choices(state.COMPARE_CANDIDATES, others)
+        candidates = right.multiselect("Candidates", others, key=state.COMPARE_CANDIDATES,
+                                       help="Each one is compared with the baseline on its own")
     keep_choices(state.COMPARE_SCORES, scores)
     picked = st.multiselect("Scores", scores, key=state.COMPARE_SCORES)
     resamples_col, seed_col, ties_col, holm_col = st.columns(4)

@@ -25,7 +25,7 @@ from textgen_core.evaluate import available_fields
 from textgen_core.export import write_table
 from textgen_core.judge.criteria import restore_run
 from textgen_core.compare.labels import export_labels
-from textgen_core.summary import judge_warnings, long_scores, run_summary, unscored_lines, wide_scores
+from textgen_core.summary import judge_warnings, jury_view, long_scores, run_summary, unscored_lines, wide_scores
 from textgen_core.store import Store
 
 from .jobs import JobRegistry
@@ -188,7 +188,8 @@ def _estimate(path: str, dataset_id: int, models: tuple[str, ...], metrics: str,
     from textgen_core.runs.jury import estimate_jury
 
     db = _store(path)
-    rows = [r for r in db.load_dataset(dataset_id).rows if r.model in set(models)]
+    wanted = set(models)  # once: a set per row is quadratic in models
+    rows = [r for r in db.load_dataset(dataset_id).rows if r.model in wanted]
     lead = JudgeSettings(**json.loads(judge))
     found = estimate_jury(rows, json.loads(metrics), restore(json.loads(jury), lead) or Jury.of(lead), db)
     return dataclasses.asdict(found)
@@ -212,13 +213,13 @@ ROW_LIMIT = 500
 
 @st.cache_data(ttl=TTL, show_spinner=False)
 @_one_open
-def _summary(path: str, run_id: int, version: int) -> pd.DataFrame:
-    return run_summary(_store(path), run_id)
+def _summary(path: str, run_id: int, models: tuple[str, ...] | None, version: int) -> pd.DataFrame:
+    return run_summary(_store(path), run_id, models)
 
 
-def summary(run_id: int) -> pd.DataFrame:
-    """Per (model, metric, score): n_scored, n_unscored, mean, median, std, min, max, ci_low, ci_high."""
-    return _summary(db_path(), run_id, jobs().version)
+def summary(run_id: int, models: Any = None) -> pd.DataFrame:
+    """Per (model, metric, score) of ``models`` (None: all): counts, mean, median, std, min, max, interval."""
+    return _summary(db_path(), run_id, _tuple(models), jobs().version)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
@@ -301,7 +302,7 @@ def _datum(path: str, run_id: int, datum_id: str, version: int) -> dict[str, Any
         "scores": db.scores(run_id, datum_id=datum_id),
         "verdicts": db.verdicts(run_id, datum_id),
         "exchanges": db.exchanges(run_id, datum_id),
-        "votes": votes[votes["datum_id"] == datum_id] if not (votes := db.votes_for_run(run_id)).empty else votes,
+        "votes": db.votes_for_run(run_id, datum_id=datum_id),
     }
 
 
@@ -315,7 +316,6 @@ def datum(run_id: int, datum_id: str) -> dict[str, Any]:
 # a second or two per score at 100k datums, so its tables are cached per setting
 # for longer than the other readers; a finished job or Refresh still clears them.
 from textgen_core.compare import compare_models, judge_human_agreement, paired_differences  # noqa: E402
-from textgen_core.compare.jury import panel_report  # noqa: E402
 
 #: Seconds a comparison or an agreement table is reused.
 COMPARE_TTL = 600
@@ -440,10 +440,11 @@ def _cut(text: str | None, width: int) -> str:
 
 @st.cache_data(ttl=COMPARE_TTL, max_entries=16, show_spinner="Measuring the judge panel's agreement...")
 @_one_open
-def _panel(path: str, run_id: int, version: int) -> list[Any]:
-    return panel_report(_store(path), run_id)
+def _panel(path: str, run_id: int, version: int) -> tuple[list[Any], pd.DataFrame]:
+    return jury_view(_store(path), run_id)
 
 
-def panel(run_id: int) -> list[Any]:
-    """A judge panel's agreement per score (compare.jury.PanelAgreement); [] for a run without a panel."""
+def panel(run_id: int) -> tuple[list[Any], pd.DataFrame]:
+    """A panel's agreement per score (compare.jury.PanelAgreement) and the unstable cells per model and score of
+    a panel or repeated run (summary.jury_view); ([], empty) for a plain run."""
     return _panel(db_path(), int(run_id), jobs().version)

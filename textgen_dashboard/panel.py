@@ -112,12 +112,21 @@ def _value(value: Any) -> str:
 
 
 def results_section(run_id: int, models: Sequence[str], summary: pd.DataFrame) -> None:
-    """Results: the panel's agreement, each member's mean beside the panel's, and the split cells."""
-    reports = data.panel(run_id)
+    """Results: unstable cells per model; for a panel its agreement, each member's mean beside the panel's, and
+    the split cells."""
+    reports, unstable = data.panel(run_id)
+    if not reports and unstable.empty:
+        return
+    st.subheader("Judge panel" if reports else "Repeated judging")
+    number = st.column_config.NumberColumn
+    unstable = unstable[unstable["model"].isin(list(models))]
+    if not unstable.empty:
+        st.dataframe(unstable.assign(share=unstable["unstable"] / unstable["scored"]), hide_index=True,
+                     column_config={"share": number("unstable share", format="percent")})
+        st.caption("unstable: scored cells whose votes disagree (a spread above 0, or labels not unanimous), of "
+                   "the scored cells; the cell's details keep its spread (Explore shows every vote).")
     if not reports:
         return
-    st.subheader("Judge panel")
-    number = st.column_config.NumberColumn
     st.dataframe(agreement_table(reports), hide_index=True, placeholder="–", column_config={
         "alpha": number("alpha", format="%.3f"), "ci_low": number("95% CI low", format="%.3f"),
         "ci_high": number("95% CI high", format="%.3f"), "note": st.column_config.TextColumn("note", width="large")})

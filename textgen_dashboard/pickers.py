@@ -8,6 +8,8 @@ from typing import Any, Mapping, NoReturn, Sequence
 import pandas as pd
 import streamlit as st
 
+from textgen_core.summary import MODELS_SHOWN, ranked_models
+
 from . import data, page_path
 from .state import EXPLORE_DATUM, EXPLORE_PAGE, EXPLORE_RUN
 
@@ -40,6 +42,29 @@ def keep_choices(key: str, options: Sequence[Any]) -> None:
     if stored is None or (stored and not kept):
         kept = list(options)
     st.session_state[key] = kept
+
+
+#: A run of more models than this shows its best few by default; the rest are picked by name, this many at most.
+MANY_MODELS = 50
+
+
+def many_models(key: str, run: Mapping[str, Any], counts: pd.DataFrame, *, label: str = "Models",
+                default: int = MODELS_SHOWN, leave_out: Sequence[str] = ()) -> list[str]:
+    """The model multiselect of a run of more than :data:`MANY_MODELS` models: best first, the ``default``
+    best (by the mean of the run's first score) chosen until the user picks others, at most MANY_MODELS at
+    once, with a line saying how many of how many are shown. ``counts``: the run's scored counts."""
+    ranked, first = ranked_models(counts, run)
+    options = [m for m in ranked if m not in leave_out]
+    known = set(options)
+    stored = st.session_state.get(key)
+    kept = [m for m in stored or [] if m in known][:MANY_MODELS]
+    st.session_state[key] = options[:default] if stored is None or (stored and not kept) else kept
+    chosen = st.multiselect(label, options, key=key, max_selections=MANY_MODELS, persist_state="session",
+                            help=f"Type to find a model; at most {MANY_MODELS} at once")
+    by = f"the {default} best by mean {first} are shown until you pick others" if first else "pick models by name"
+    st.caption(f"Showing {len(chosen)} of {len(options):,} models ({by}; the list is best first, at most "
+               f"{MANY_MODELS} at once; 'textgen-eval export' writes every model's scores).")
+    return list(chosen)
 
 
 def pick_run(runs: pd.DataFrame, key: str, default: Any = None, resets: Sequence[str] = ()) -> int:

@@ -19,7 +19,8 @@ from . import calibrated, charts, data, panel
 from .classification import classification_section
 from .pairwise import pairwise_section
 from .safe_text import plain
-from .pickers import keep_choice, keep_choices, open_datum, pick_run, runs_or_hint, score_range
+from .pickers import (MANY_MODELS, keep_choice, keep_choices, many_models, open_datum, pick_run, runs_or_hint,
+                      score_range)
 from .state import (RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_ROWS, RESULTS_RUN, RESULTS_SCORE,
                     RESULTS_UNSCORED, results_range)
 
@@ -41,17 +42,25 @@ def render() -> None:
     if target is not None:
         open_datum(run_id, target)
     run = data.run(run_id)
-    summary = data.summary(run_id)
     if run["status"] != "finished":
         st.info(f"Run status: {run['status']}. Figures cover the cells stored so far.")
-    if summary.empty:
-        st.info("This run has no scores yet.")
-        return
-    all_models = list(dict.fromkeys(m for m in run["models"] if m in set(summary["model"])))
-    keep_choices(RESULTS_MODELS, all_models)
-    models = st.multiselect("Models", all_models, key=RESULTS_MODELS, persist_state="session")
+    if len(run["models"]) > MANY_MODELS:  # its best few by default, every figure over the chosen ones only
+        models = all_models = many_models(RESULTS_MODELS, run, data.scored_counts(run_id))
+        summary = data.summary(run_id, models) if models else pd.DataFrame()
+    else:
+        summary = data.summary(run_id)
+        if summary.empty:
+            st.info("This run has no scores yet.")
+            return
+        present = set(summary["model"])
+        all_models = list(dict.fromkeys(m for m in run["models"] if m in present))
+        keep_choices(RESULTS_MODELS, all_models)
+        models = st.multiselect("Models", all_models, key=RESULTS_MODELS, persist_state="session")
     if not models:
         st.warning("Pick at least one model.")
+        return
+    if summary.empty:
+        st.info("This run has no scores yet.")
         return
     shown = summary_table(summary[summary["model"].isin(models)], run["metrics"], all_models)
     why, warnings = data.review(run_id)

@@ -21,7 +21,9 @@ MEMBERS = ("judge-x", "judge-y")
 def panel_run(app_db) -> int:
     db = store()
     rows = [Datum(d, m, f"question {d}", f"answer {d} {m}", ("r",)) for d, m in VOTES]
-    run_id = db.create_run(db.save_dataset(Dataset("panel", rows)), ["coherence"], {}, {}, ["a", "b"])
+    jury = {"samples": 1, "aggregate": None, "panel": [{"name": m, "model": m} for m in MEMBERS]}
+    run_id = db.create_run(db.save_dataset(Dataset("panel", rows)), ["coherence"], {}, {}, ["a", "b"],
+                           judge={"model": MEMBERS[0], "jury": jury})  # as a panel run stores its panel
     votes, cells = [], []
     for (d, m), pair in VOTES.items():
         scored = [v for v in pair if v is not None]

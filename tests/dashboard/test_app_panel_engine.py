@@ -3,6 +3,8 @@ judge, then read on Results (each member, alpha, split datums) and Explore (ever
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import krippendorff
 import numpy as np
 import pytest
@@ -10,6 +12,9 @@ from app_helpers import all_text, frame_with, no_exception, page, store, wait_fo
 
 from judge_scripting import last_user_text
 from textgen_core.datasets import load_dataset
+from textgen_core.evaluate import evaluate
+from textgen_core.judge.panel import Jury
+from textgen_dashboard import data
 from textgen_dashboard import state
 
 #: judge-a grades "right" answers CORRECT; judge-b agrees except on answers marked "disputed", which it fails.
@@ -75,6 +80,8 @@ def test_a_panel_started_from_evaluate_shows_on_results_and_explore(panel_from_e
     assert means.loc["a", "panel"] == pytest.approx(4 / 8)  # each cell the mean of its two votes
     split = frame_with(at, "spread")
     assert list(split["datum_id"]) == ["q3", "q6"] and list(split["judge-b"]) == ["0", "0"]
+    unstable = frame_with(at, "unstable").iloc[0]
+    assert (unstable["model"], unstable["unstable"], unstable["scored"]) == ("a", 2, 8)
 
     at.session_state[state.EXPLORE_RUN] = run_id
     at.session_state[state.EXPLORE_DATUM] = "q3"
@@ -85,3 +92,40 @@ def test_a_panel_started_from_evaluate_shows_on_results_and_explore(panel_from_e
         ("judge-a", "1", "judge-a read it"), ("judge-b", "0", "judge-b read it")]
     verdicts = frame_with(at, "verdict")
     assert {s.split(" | ")[-1] for s in verdicts["step"]} == {"judge judge-a, sample 0", "judge judge-b, sample 0"}
+
+
+def test_a_repeated_run_shows_its_unstable_cells_and_every_sample(app_db, judge_server, judge_settings) -> None:
+    """One judge asked 3 times: answers marked "shaky" are graded CORRECT, CORRECT, INCORRECT (by how often the
+    same prompt was asked), the rest the same every time."""
+    asked: dict[str, int] = {}
+
+    def shaky(request: dict) -> dict:
+        user = last_user_text(request)
+        answer = user.rsplit("Answer", 1)[-1]
+        k = asked[user] = asked.get(user, -1) + 1  # the samples of one datum are asked in turn
+        correct = "right" in answer and not ("shaky" in answer and k % 3 == 2)
+        return {"reason": f"try {k}", "grade": "CORRECT" if correct else "INCORRECT"}
+
+    judge_server.responder = shaky
+    text = ("id,model,question,prediction,reference\n" + "".join(
+        f"{d},a,Question {d}?,{'right shaky' if d in ('q2', 'q5') else 'right'},right\n" for d in ANSWERS))
+    db = store()
+    dataset_id = db.save_dataset(load_dataset(text.encode(), file_name="shaky.csv", name="shaky"))
+    judge = replace(judge_settings, temperature=0.7)
+    run_id = evaluate(db, dataset_id, ["qa_grade"], judge=judge, jury=Jury.of(judge, samples=3), workers=1)
+    assert judge_server.count() == 24
+    data.refresh()
+    at = page("app.py").run()
+    at = at.switch_page("views/results.py").run()
+    no_exception(at)
+    assert "Repeated judging" in all_text(at) and not [e for e in at.dataframe if "alpha" in e.value.columns]
+    unstable = frame_with(at, "unstable").iloc[0]
+    assert (unstable["unstable"], unstable["scored"]) == (2, 8) and unstable["share"] == pytest.approx(0.25)
+    summary = frame_with(at, "why").set_index("model")
+    assert summary.loc["a", "mean"] == pytest.approx((6 + 2 * 2 / 3) / 8)  # q2, q5: 2 of 3 samples CORRECT
+    at.session_state[state.EXPLORE_RUN] = run_id
+    at.session_state[state.EXPLORE_DATUM] = "q2"
+    at = at.switch_page("views/explore.py").run()
+    votes = frame_with(at, "member")
+    assert list(votes["sample"]) == [0, 1, 2] and list(votes["value"]) == ["1", "1", "0"]
+    assert "Votes: 1 member x 3 samples" in all_text(at)

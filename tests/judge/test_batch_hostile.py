@@ -145,3 +145,17 @@ def test_duplicate_custom_id_lines_are_an_error_not_last_wins(db_path: Path) -> 
     frame = store.scores(run_id)
     assert frame["value"].isna().all(), frame  # neither 1.0 nor the 0.0 of the second line
     assert frame["reason"].str.contains("more than one line for this request").all()
+
+
+def test_batch_mode_against_an_endpoint_that_accepts_and_never_answers_fails_fast(db_path: Path) -> None:
+    with socket.socket() as listener:  # accepts connections (the kernel's backlog) and never says a word
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        started = time.monotonic()
+        store, run_id, error = run(db_path, settings(url, timeout=0.5, retries=1))
+        elapsed = time.monotonic() - started
+    assert error is not None and store.get_run(run_id)["status"] == "failed", (error, store.get_run(run_id))
+    assert elapsed < 30, elapsed  # bounded by the timeout and retries, like direct mode
+    cells = store.scores(run_id)  # none scored: each says why, none counts as a score
+    assert cells["value"].isna().all() and cells["reason"].str.contains("unreachable").all()

@@ -27,7 +27,6 @@ LLM_SUITE = {s.name: {} for s in SPECS if s.group == "llm" and not s.plan.peers}
 #: Chat calls per datum of LLM_SUITE on suite_rows (one reference, one opinion): the statements of the
 #: prediction and of the reference, its claims and its opinions, then one verdict or rating per metric.
 PER_DATUM = 4 + 12
-FULL_SUITE = {s.name: {} for s in SPECS}
 
 
 def new_run(store: Store, rows: list[Datum], metrics: dict) -> int:

@@ -31,6 +31,8 @@ class Voter:
         self.impolite = impolite
         self.seen: Counter[tuple[str, str]] = Counter()
         self.reasks = 0
+        #: (model, text): that model rates an answer holding the text 9, off the scale (the vote is unscored).
+        self.off_scale: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
     def __call__(self, request: dict) -> Any:
@@ -46,6 +48,8 @@ class Voter:
             k = self.seen[(model, asked)] - 1  # a re-ask belongs to the first ask before it
         if field == "score":
             verdict = 5 if model == "m2" else 4 if "steady" in user else 1 + k % 3
+            if any(m == model and text in user for m, text in self.off_scale):
+                verdict = 9
         elif field == "label" and model == "m2" and verdict == "resolved":
             verdict = "escalated"
         if not self.impolite:

@@ -114,10 +114,14 @@ def test_samples_give_a_spread_per_cell_and_an_unstable_count_and_rerun_from_the
     assert voter.reasks == (9 if voter.impolite else 0)
     calls = server.count(None)
     assert calls == 9 + voter.reasks and store.get_run(1)["judge_calls"] == calls
-    # the same run again: every sample from the cache, 0 calls
+    # the same run again: every sample from the cache, 0 calls (and the estimate says so first)
+    assert main([*args, "--dry-run", "--no-probe"]) == 0
+    assert "judge calls: 0 to make, 9 cached" in capsys.readouterr().out
     assert main(args) == 0
     capsys.readouterr()
     assert server.count(None) == calls
+    assert main(["summary", "1", "--db", str(db)]) == 0  # the stored run's summary says it again
+    assert "unstable cells, jury_tone: m 2 of 3 scored" in capsys.readouterr().out
     assert {k: v[0] for k, v in _cells(store, 2).items()} == {k: v[0] for k, v in cells.items()}
     # resuming with other samples or another panel is refused, naming the change
     for changed, named in ((["--samples", "2"], "samples: 3 -> 2"), (["--samples", "3", "--jury-model", "m2"],
@@ -170,6 +174,8 @@ def test_the_spending_cap_counts_every_vote(tmp_path: Path, monkeypatch: pytest.
         assert main([*args, "--max-calls", "4"]) == 1
         capsys.readouterr()
         assert server.count(None) == 4 and Store(db).get_run(1)["status"] == "interrupted"
+        assert Store(db).votes_for_run(1).value.count() == 4  # one scored vote per call the cap let through
+        assert Store(db).scores(1).empty  # no cell has all six votes yet: none is shown as if it had
         assert main(["resume", "1", "--judge-metric", str(rubric), *_flags(server, db, monkeypatch)]) == 0
         assert server.count(None) == 18  # 3 answers x 3 samples x 2 members, none asked twice
         cells = _cells(Store(db), 1)
@@ -194,13 +200,17 @@ def test_bad_panels_are_one_clear_error(tmp_path: Path) -> None:
 
 
 def test_aggregate_never_counts_an_unscored_vote() -> None:
-    votes = pd.DataFrame({"judge": ["a", "a", "b"], "sample": [0, 1, 0], "value": [4.0, None, 2.0],
-                          "reason": [None, "reply without a verdict", None], "label": [None, None, None]})
+    votes = [("a", 0, 4.0, None, None), ("a", 1, float("nan"), "reply without a verdict", None),
+             ("b", 0, 2.0, None, None)]
     value, details, reason = aggregate(votes, "mean")
     assert value == 3.0 and details["votes"] == 2 and details["unscored_votes"] == 1 and reason is None
-    none = votes.assign(value=[None, None, None], reason=["x", "y", "z"])
+    assert details["by_judge"] == {"a": 4.0, "b": 2.0}
+    none = [("a", 0, None, "x", None), ("a", 1, None, "y", None), ("b", 0, float("nan"), "z", None)]
     value, details, reason = aggregate(none, "mean")
     assert value is None and reason == "no scored vote (a sample 0: x; a sample 1: y; b sample 0: z)"
+    labels = [("a", 0, 1.0, None, "resolved"), ("b", 0, 0.0, None, "escalated"), ("c", 0, 0.0, None, "off-topic")]
+    value, details, reason = aggregate(labels, "majority")  # three labels once each: a tie, no label preferred
+    assert value is None and reason == "the votes tie: resolved 1, escalated 1, off-topic 1"
 
 
 def test_compare_keeps_the_datum_as_the_unit_with_samples(tmp_path: Path) -> None:
@@ -253,3 +263,30 @@ def test_the_readme_panel_file_reads_as_documented(tmp_path: Path, monkeypatch: 
     assert jury.members[1].api_key == "local-key" and jury.members[2].api_key == "sk-lead"
     assert "local-key" not in str(jury.public()) and jury.public()["panel"][1]["api_key_env"] == "OLLAMA_KEY"
     assert read_panel(str(panel), lead, samples=4).samples == 4  # the flag wins
+
+
+def test_a_resume_judges_an_unscored_vote_again_and_drops_its_old_items(tmp_path: Path) -> None:
+    voter = Voter()
+    voter.off_scale.add(("m2", "escalated"))  # m2's vote on datum 3 is off the scale: unscored
+    with JudgeServer(responder=voter) as server:
+        tone, _ = read_toml(_files(tmp_path)[0])
+        settings = JudgeSettings(base_url=server.url, model="m1", api_key="sk-test", timeout=5.0, retries=1)
+        frame = pd.DataFrame({"id": [r[0] for r in ROWS], "model": "m", "prediction": [r[1] for r in ROWS]})
+        store = Store(tmp_path / "again.duckdb")
+        run_id = score(frame, [tone], judge=settings, jury=["m2"], store=store).attrs["run_id"]
+        value, details, _ = _cells(store, run_id)[("3", "jury_tone")]
+        assert value == 1.0 and details["votes"] == 1 and details["unscored_votes"] == 1  # m1's 1 alone, not 0
+        tag = "| judge m2, sample 0"
+        failed = store.exchanges(run_id, "3")
+        assert list(failed[failed.step.str.endswith(tag)].status) == ["unscored"]
+        voter.off_scale.clear()
+        calls = server.count(None)
+        from textgen_core.evaluate import resume
+
+        resume(store, run_id, judge=settings)  # the stored panel; only the unscored vote is asked again
+        assert server.count(None) == calls + 1
+        value, details, _ = _cells(store, run_id)[("3", "jury_tone")]
+        assert value == 3.0 and details["by_judge"] == {"m1": 1.0, "m2": 5.0}
+        assert store.exchanges(run_id, "3").empty  # the old failed exchange is gone with the vote it explained
+        assert list(store.verdicts(run_id, "3").step) == ["custom.jury_tone | judge m1, sample 0",
+                                                          "custom.jury_tone | judge m2, sample 0"]

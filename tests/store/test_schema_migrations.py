@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from textgen_core.evaluate import evaluate, resume
+from textgen_core.evaluate import evaluate
 from textgen_core.model import Dataset, Datum
 from textgen_core.progress import Progress
 from textgen_core.store import Store

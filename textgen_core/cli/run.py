@@ -314,7 +314,7 @@ def _report(store: Store, run_id: int, out: str | None, unscored_above: float | 
         cost = f", cost {run['cost']:.4f}" if run["cost"] is not None else ""
         print(f"judge: {run['judge_calls']} calls, {run['prompt_tokens']} prompt + "
               f"{run['completion_tokens']} completion tokens{cost}")
-    print_summary(store, run_id, _shown_models(store, run_id, run["models"]))
+    print_summary(store, run_id, _shown_models(store, run_id, run))
     print_reports(store, run_id)
     if calibrate:
         print_run_calibration(store, run_id, calibrate)
@@ -331,24 +331,18 @@ def _report(store: Store, run_id: int, out: str | None, unscored_above: float | 
     return unscored_gate(store, run_id, unscored_above) if unscored_above is not None else 0
 
 
-#: A run of more models than this prints the summary of the best few only ('export' writes them all).
-MODELS_SHOWN = 20
+def _shown_models(store: Store, run_id: int, run: dict) -> list[str] | None:
+    """None (all) up to MODELS_SHOWN models; else the best MODELS_SHOWN by the mean of the run's first score
+    (:func:`~textgen_core.summary.ranked_models`), announced with how to see the rest."""
+    from ..judge.criteria import restore_run
+    from ..summary import MODELS_SHOWN, ranked_models
 
-
-def _shown_models(store: Store, run_id: int, models: list[str]) -> list[str] | None:
-    """None (all) up to MODELS_SHOWN models; else the best MODELS_SHOWN by the mean of the run's first score,
-    announced with how to see the rest."""
-    from ..compare.comparison import score_direction
-
+    models = run["models"]
     if len(models) <= MODELS_SHOWN:
         return None
-    means = store.summary(run_id)  # one SQL pass over the cells
-    if means.empty:
-        return models[:MODELS_SHOWN]
-    first = str(means["score"].iloc[0])
-    ranked = means[means["score"] == first].sort_values(
-        "mean", ascending=score_direction(first, None) == "lower", na_position="last", kind="stable")
-    shown = [str(m) for m in ranked["model"].head(MODELS_SHOWN)]
+    restore_run(run)  # a custom judge score ranks in its own direction
+    ranked, first = ranked_models(store.scored_counts(run_id), run)
+    shown = ranked[:MODELS_SHOWN]
     print(f"{len(models)} models: the summary shows the {len(shown)} best by mean {first}; 'textgen-eval export "
           f"{run_id} --out FILE' writes every model's scores, 'textgen-eval compare {run_id}' compares them")
     return shown

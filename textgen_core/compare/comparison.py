@@ -317,7 +317,8 @@ def _candidates(data: RunScores, baseline: str, candidate: str | Sequence[str] |
 def _scores_of(data: RunScores, models: Sequence[str]) -> list[str]:
     """Every score of the run, scored or not, in score order; the pairwise preference is left out (it compares
     models itself). A score nobody could score is listed too, as inconclusive: a gate must see it."""
-    scored = [name for name in dict.fromkeys(s for m, s in data.scored if m in set(models)) if name != PAIRWISE]
+    wanted = set(models)
+    scored = [name for name in dict.fromkeys(s for m, s in data.scored if m in wanted) if name != PAIRWISE]
     every = [name for name in dict.fromkeys(s for _m, s in _counts(data)) if name != PAIRWISE]
     found = sorted(set(scored) | set(every))
     if not scored:

@@ -27,9 +27,8 @@ import math
 import threading
 from collections import Counter
 from dataclasses import replace
+from itertools import groupby
 from typing import Any, Mapping, Sequence
-
-import pandas as pd
 
 from ..judge.criteria.known import definition
 from ..judge.panel import Jury
@@ -45,16 +44,26 @@ class VoteSink:
     def __init__(self, store: Store, judge: str, sample: int) -> None:
         self.store, self.judge, self.sample = store, judge, sample
 
-    def write_judge_batch(self, entries: Sequence[Any], cells: Sequence[Any]) -> None:
+    def write_judge_batch(self, entries: Sequence[Any], cells: Sequence[Any],
+                          usage: Sequence[tuple[int, tuple[int, int, int, float | None]]] = ()) -> None:
         self.store.write_vote_batch(entries, self.judge, self.sample, cells,
-                                    [vote_label(w.cell[2], w.cell[5]) for w in cells])
+                                    [vote_label(w.cell[2], w.cell[5]) for w in cells], usage)
 
     def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:
         """This member's and sample's unscored votes: judged again, their old items replaced."""
         return self.store.vote_cells(run_id, self.judge, self.sample, scored=False)
 
-    def __getattr__(self, name: str) -> Any:  # the cache reads, session, run usage, batch log: the store's own
-        return getattr(self.store, name)
+    def __getattr__(self, name: str) -> Any:
+        if name in _PASSED:
+            return getattr(self.store, name)
+        raise AttributeError(f"a vote sink serves the judge store interface only, not {name!r}")
+
+
+#: What a vote sink hands to the store as it is: the reply cache, the run's record and usage, the batch log
+#: (judge/storage.py JudgeStore and judge/batch.py BatchLog, less the two writes it makes votes of).
+_PASSED = frozenset({"session", "judge_cache_get", "judge_cache_entries", "judge_cache_values", "judge_cache_has",
+                     "judge_cache_maybe", "judge_cache_surely_missing", "judge_cache_holds", "add_run_usage",
+                     "get_run", "judge_batch_add", "judge_batch_status", "judge_batches"})
 
 
 def vote_label(metric: str, details: Mapping[str, Any] | None) -> str | None:
@@ -118,33 +127,46 @@ def _offset(progress: ProgressCallback, before: int, total: int) -> ProgressCall
 
 def write_aggregates(store: Store, run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
                      jury: Jury) -> int:
-    """Write the cells of ``rows`` x ``metrics`` that have votes, each as its votes' aggregate."""
+    """Write the cells of ``rows`` x ``metrics`` that have a vote of every member and sample (scored or not),
+    each as its votes' aggregate. A cell a stop left with fewer votes is not written: it is not a cell of this
+    panel yet, and a resume judges the votes it lacks."""
     wanted = {(r.datum_id, r.model) for r in rows}
-    votes = store.votes_for_run(run_id)
-    votes = votes[votes.metric.isin(list(metrics))]
+    expected = len(jury.members) * jury.samples
+    votes = store.votes_for_run(run_id)  # ordered by datum, model, score, judge, sample
     if votes.empty:
         return 0
-    votes = votes[[k in wanted for k in zip(votes.datum_id, votes.model)]]
+    columns = [votes[c].tolist() for c in ("datum_id", "model", "metric", "score", "judge", "sample", "value",
+                                           "reason", "label")]
+    rules = {m: jury.aggregate or default_aggregate(m) for m in metrics}
     cells: list[CellRecord] = []
-    for (datum_id, model, metric, score), group in votes.groupby(["datum_id", "model", "metric", "score"],
-                                                                  sort=False):
-        rule = jury.aggregate or default_aggregate(metric)
-        value, details, reason = aggregate(group, rule)
-        cells.append((datum_id, model, metric, score, value, details, reason))
+    for (datum_id, model, metric, score), group in groupby(zip(*columns), key=lambda v: v[:4]):
+        if metric not in rules or (datum_id, model) not in wanted:
+            continue
+        group = [v[4:] for v in group]
+        if len(group) < expected:
+            continue
+        cells.append((datum_id, model, metric, score, *aggregate(group, rules[metric])))
     return store.write_cells(run_id, cells)
 
 
-def aggregate(votes: pd.DataFrame, rule: str) -> tuple[float | None, dict[str, Any], str | None]:
-    """One cell from its votes (columns judge, sample, value, reason, label): (value, details, reason)."""
-    scored = votes[votes.value.notna()]
-    values = [float(v) for v in scored.value]
+#: One vote as :func:`aggregate` reads it: (judge, sample, value or None/NaN, reason, label).
+Vote = tuple[str, int, Any, Any, Any]
+
+
+def aggregate(votes: Sequence[Vote], rule: str) -> tuple[float | None, dict[str, Any], str | None]:
+    """One cell from its votes: (value, details, reason). Unscored votes (no value) are counted, never averaged."""
+    scored = [v for v in votes if _given(v[2])]
+    values = [float(v[2]) for v in scored]
+    by_judge: dict[str, list[float]] = {}
+    for v in scored:
+        by_judge.setdefault(str(v[0]), []).append(float(v[2]))
     details: dict[str, Any] = {"aggregate": rule, "votes": len(values), "unscored_votes": len(votes) - len(values),
-                               "by_judge": {str(j): float(g.value.mean()) for j, g in scored.groupby("judge")}}
+                               "by_judge": {j: math.fsum(x) / len(x) for j, x in sorted(by_judge.items())}}
     if not values:
-        reasons = [f"{j} sample {s}: {r}" for j, s, r in zip(votes.judge, votes["sample"], votes.reason)]
+        reasons = [f"{v[0]} sample {v[1]}: {v[3]}" for v in votes]
         return None, details, "no scored vote (" + "; ".join(reasons) + ")"
     if rule == "majority":
-        keys = [lab if isinstance(lab, str) else _number(v) for lab, v in zip(scored.label, values)]
+        keys = [v[4] if isinstance(v[4], str) else _number(float(v[2])) for v in scored]
         counts = Counter(keys).most_common()
         top, n = counts[0]
         details |= {"labels": dict(counts), "majority_share": n / len(keys), "unstable": len(counts) > 1}
@@ -156,6 +178,10 @@ def aggregate(votes: pd.DataFrame, rule: str) -> tuple[float | None, dict[str, A
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
     details |= {"min": min(values), "max": max(values), "sd": sd, "unstable": max(values) > min(values)}
     return mean, details, None
+
+
+def _given(value: Any) -> bool:
+    return value is not None and value == value  # NULL reads as None or NaN
 
 
 def _number(value: float) -> str:

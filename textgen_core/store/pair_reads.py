@@ -66,12 +66,15 @@ class PairReads(Part):
 
     @reads
     def scored_counts(self, run_id: int) -> pd.DataFrame:
-        """model, metric, score, n_scored of every (model, metric, score) with a scored value, by metric, score, model.
+        """model, metric, score, n_scored, mean of every (model, metric, score) with a scored value, by metric,
+        score, model.
 
-        The counts of :meth:`summary` without its statistics (a median of millions of values costs seconds).
+        The counts and means of :meth:`summary` without its other statistics (a median of millions of values
+        costs seconds); the means rank a run of many models (:func:`textgen_core.summary.ranked_models`).
         """
         return self.cur.execute(
-            "SELECT model, metric, score, count(*) AS n_scored FROM scores WHERE run_id = $run AND value IS NOT NULL "
+            "SELECT model, metric, score, count(*) AS n_scored, avg(value) AS mean FROM scores "
+            "WHERE run_id = $run AND value IS NOT NULL "
             "GROUP BY model, metric, score ORDER BY metric, score, model", {"run": run_id}).df()
 
     @reads

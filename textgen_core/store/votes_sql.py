@@ -74,13 +74,18 @@ class Votes(Part):
 
     @writes
     def write_vote_batch(self, entries: Sequence["CacheRow"], judge: str, sample: int,
-                         cells: Sequence[CellRows], labels: Sequence[str | None] = ()) -> None:
+                         cells: Sequence[CellRows], labels: Sequence[str | None] = (),
+                         usage: Sequence[tuple[int, tuple[int, int, int, float | None]]] = ()) -> None:
         """Reply-cache entries and the judge's finished cells of one member and sample, as votes, in one
         transaction (entries first): each cell becomes a vote (``labels``: each one's label, if any), its
         verdicts and exchanges are stored under
-        :func:`vote_step`, its usage is added to its run. A vote judged again first loses its old items."""
-        if not entries and not cells:
+        :func:`vote_step`, its usage is added to its run, as is ``usage`` ((run id, (calls, prompt tokens,
+        completion tokens, cost or None)) of requests that ended). A vote judged again first loses its old items."""
+        if not entries and not cells and not usage:
             return
+        spent: dict[int, list[tuple]] = {}
+        for run_id, used in usage:
+            spent.setdefault(run_id, []).append(used)
         runs: dict[int, list[tuple[CellRows, str | None]]] = {}
         for i, write in enumerate(cells):
             runs.setdefault(write.run_id, []).append((write, labels[i] if i < len(labels) else None))
@@ -107,22 +112,25 @@ class Votes(Part):
             _write_results(cur, run_id, [], verdicts, exchanges, [])
             _insert_votes(cur, run_id, [(*w.cell[:4], judge, sample, w.cell[4], w.cell[6], label)
                                         for w, label in labelled])
-            _add_usage(cur, run_id, [w.usage for w in judged])
+        for run_id in dict.fromkeys([*runs, *spent]):
+            _add_usage(cur, run_id, [w.usage for w, _ in runs.get(run_id, ())] + spent.get(run_id, []))
 
     @reads
-    def votes_for_run(self, run_id: int, score: str | None = None) -> pd.DataFrame:
-        """Every vote of a run (optionally of one score), by datum, model, score, judge, sample.
+    def votes_for_run(self, run_id: int, score: str | None = None, datum_id: str | None = None) -> pd.DataFrame:
+        """Every vote of a run (optionally of one score, of one datum), by datum, model, score, judge, sample.
 
         A file written before votes existed, opened read-only, has no table yet: no votes.
         """
-        sql = ("SELECT {} FROM votes WHERE run_id = ? AND (? IS NULL OR score = ?) "
+        sql = ("SELECT {} FROM votes WHERE run_id = ? AND (? IS NULL OR score = ?) AND (? IS NULL OR datum_id = ?) "
                "ORDER BY datum_id, model, score, judge, sample")
+        params = [run_id, score, score, datum_id, datum_id]
         try:
             try:
-                return self.cur.execute(sql.format(", ".join(VOTE_COLUMNS)), [run_id, score, score]).df()
+                columns = ", ".join(VOTE_COLUMNS)
+                return self.cur.execute(sql.format(columns), params).df()
             except duckdb.BinderException:  # a schema-4 file opened read-only: votes without labels
                 return self.cur.execute(sql.format(", ".join(VOTE_COLUMNS[:-1]) + ", NULL::VARCHAR AS label"),
-                                        [run_id, score, score]).df()
+                                           params).df()
         except duckdb.CatalogException:
             return pd.DataFrame({c: pd.Series(dtype="float64" if c == "value" else "object") for c in VOTE_COLUMNS})
 

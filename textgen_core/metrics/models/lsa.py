@@ -27,7 +27,6 @@ from ..lexical.tokenize import TextCache
 from ..spec import Param
 
 SCORE = "lsa_similarity"
-_VECTORIZER = ("lowercase", "ngram_max", "min_df", "sublinear_tf")
 
 
 def run_corpus(rows: Sequence[Datum]) -> list[str]:
