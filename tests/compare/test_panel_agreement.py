@@ -225,3 +225,15 @@ def test_each_member_has_its_own_mean_per_model() -> None:
     assert means.loc[("m", "judge-0"), "mean"] == 2.75 and means.loc[("m", "judge-1"), "mean"] == 5.0
     assert means.loc[("m", "judge-1"), ["n_scored", "n_unscored"]].tolist() == [1, 1]
     assert means.loc[("n", "judge-1"), "mean"] == 4.0 and means.loc[("n", "judge-0"), "n_unscored"] == 0
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "ratio"])
+def test_the_weighted_bootstrap_equals_resampling_units(level) -> None:
+    """Our interval weights each cell's coincidences by how often a resample drew it: the same draws as
+    agreement_stats' resampling of units (the same generator), so the same interval to 1e-9."""
+    from textgen_core.compare import agreement_stats as ag
+
+    data = ratings(6, cells=60)
+    ours = jury.interval(data.T, level, confidence=0.9, resamples=200, rng=np.random.default_rng(8))
+    units = ag.krippendorff_interval(data, level, confidence=0.9, resamples=200, rng=np.random.default_rng(8))
+    assert ours == pytest.approx(units, abs=1e-9)

@@ -198,17 +198,25 @@ def alpha(matrix: np.ndarray, level: str) -> float:
 def interval(matrix: np.ndarray, level: str, *, confidence: float, resamples: int,
              rng: np.random.Generator) -> tuple[float, float]:
     """Percentile bootstrap interval of alpha over the pairable units (rows)."""
-    if level != "interval":
-        return ag.krippendorff_interval(matrix.T, level, confidence=confidence, resamples=resamples, rng=rng)
     if not 0.0 < confidence < 1.0:
         raise ParameterError(f"confidence must be between 0 and 1, got {confidence!r}")
-    moments = _unit_moments(matrix)
-    n = moments[0].size
+    if level == "interval":
+        moments = _unit_moments(matrix)
+        n = moments[0].size
+
+        def resampled(draw: np.ndarray) -> float:
+            return _interval_alpha(*(column[draw] for column in moments))
+    else:  # a resample's coincidences: the units' own, weighted by how often each was drawn
+        per_unit, domain = ag.unit_coincidences(matrix.T)
+        n, size = len(per_unit), domain.size
+
+        def resampled(draw: np.ndarray) -> float:
+            weights = np.bincount(draw, minlength=n).astype(float)
+            return ag.alpha_of_coincidences((weights @ per_unit).reshape(size, size), domain, level)
     if n < 3:
         return float("nan"), float("nan")
-    # one resample at a time: memory stays at one draw of the units however large the run
-    values = np.array([_interval_alpha(*(column[draw] for column in moments))
-                       for draw in (rng.integers(0, n, n) for _ in range(resamples))])
+    # one resample at a time (the draws of agreement_stats.bootstrap_interval): memory stays at one draw of units
+    values = np.array([resampled(rng.integers(0, n, n)) for _ in range(resamples)])
     values = values[~np.isnan(values)]
     if values.size < resamples / 2:  # as agreement_stats.bootstrap_interval: mostly undefined resamples
         return float("nan"), float("nan")
