@@ -29,6 +29,7 @@ from .batch_sql import BATCH_DDL, BatchTablesMixin
 from .criteria_sql import CRITERIA_DDL, CriteriaTablesMixin
 from .dataset_sql import DatasetTablesMixin, insert_arrow, json_text as _json
 from .judge_sql import JudgeTablesMixin
+from .judge_writer import StoreWriter, writer_for
 from .labels_sql import LABELS_DDL, LabelTablesMixin
 from .pair_reads import PairReadsMixin
 from .review_sql import ReviewReadsMixin
@@ -68,6 +69,11 @@ class Store(DatasetTablesMixin, JudgeTablesMixin, BatchTablesMixin, ScoreReadsMi
         self._keep = self.path == ":memory:"  # an in-memory database lives as long as its connection
         self._local = threading.local()
         self._write_lock = threading.RLock()
+
+    @property
+    def judge_writer(self) -> StoreWriter:
+        """The judge's write queue of this store (one per store object; a thread that commits in batches)."""
+        return writer_for(self)
 
     # -- connection plumbing -------------------------------------------------
     @contextmanager
