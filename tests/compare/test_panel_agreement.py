@@ -237,3 +237,15 @@ def test_the_weighted_bootstrap_equals_resampling_units(level) -> None:
     ours = jury.interval(data.T, level, confidence=0.9, resamples=200, rng=np.random.default_rng(8))
     units = ag.krippendorff_interval(data, level, confidence=0.9, resamples=200, rng=np.random.default_rng(8))
     assert ours == pytest.approx(units, abs=1e-9)
+
+
+def test_members_named_like_key_columns_keep_their_own_columns() -> None:
+    """A judge model called "model" or "spread" does not overwrite the split table's keys."""
+    votes = votes_from(np.array([[1.0, 5.0, 3.0], [1.0, 1.0, 3.0]]))
+    votes["judge"] = votes["judge"].map({"judge-0": "model", "judge-1": "spread"})
+    report = jury.agreement_of(votes, "coherence", resamples=20)
+    assert report.members == ["model", "spread"]
+    row = report.split.iloc[0]
+    assert (row["datum_id"], row["model"], row["spread"]) == ("d001", "m", 4.0)
+    assert (row["model (member)"], row["spread (member)"]) == (5.0, 1.0)
+    assert jury.panel_lines([report])[0].endswith("1 split (members more than 1 apart): d001 (m)")

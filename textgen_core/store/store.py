@@ -32,6 +32,7 @@ from .database import Database
 from .dataset_sql import Datasets
 from .judge_cache_sql import JudgeCache
 from .judge_sql import JudgeTables
+from .judge_writer import StoreWriter, writer_for
 from .labels_sql import LABELS_DDL, Labels
 from .pair_reads import PairReads
 from .run_sql import Runs
@@ -84,6 +85,11 @@ class Store:
         self.annotations = Labels(self.db)
         self.definitions = Criteria(self.db)
         self.votes = Votes(self.db, self.cache)
+
+    @property
+    def judge_writer(self) -> StoreWriter:
+        """The judge's write queue of this store (one per store object; a thread that commits in batches)."""
+        return writer_for(self)
 
     @property
     def path(self) -> str:
