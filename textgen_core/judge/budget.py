@@ -22,7 +22,7 @@ endpoint reports no usage. A resume starts from the earlier parts' calls and
 cost, the cost taken from their tokens at this run's prices when that is more
 (an earlier part run without prices counted $0). What each request billed is
 written to the run's totals as the request ends, with its cached reply and
-before its cell (:mod:`.store_writer`), so a process killed with kill -9 loses
+before its cell (the store's judge write queue), so a process killed with kill -9 loses
 from them only the requests it had on the wire (at most ``concurrency``) and
 those that ended in the writer's last batch window: a resume's cap starts from
 everything else.

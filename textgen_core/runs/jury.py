@@ -36,6 +36,7 @@ from ..judge.settings import JudgeSettings
 from ..model import Datum
 from ..progress import Progress, ProgressCallback
 from ..store import CellRecord, Store
+from ..store.judge_writer import StoreWriter, writer_for
 
 
 class VoteSink:
@@ -43,6 +44,11 @@ class VoteSink:
 
     def __init__(self, store: Store, judge: str, sample: int) -> None:
         self.store, self.judge, self.sample = store, judge, sample
+
+    @property
+    def judge_writer(self) -> StoreWriter:
+        """The store's judge write queue, committing this pass's cells as votes (through the method below)."""
+        return writer_for(self)
 
     def write_judge_batch(self, entries: Sequence[Any], cells: Sequence[Any],
                           usage: Sequence[tuple[int, tuple[int, int, int, float | None]]] = ()) -> None:
