@@ -38,6 +38,8 @@ SPLIT_SHARE = 0.25
 #: The columns of a vote (as the votes table stores them; ``label`` may be absent).
 VOTE_COLUMNS = ["datum_id", "model", "metric", "score", "judge", "sample", "value", "reason", "label"]
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
+#: Columns of the split and member tables that a member's own column must not take (see member_column).
+KEY_COLUMNS = frozenset({"datum_id", "model", "score", "spread", "panel"})
 #: Split cells named in a summary line before the rest are counted.
 SPLIT_SHOWN = 5
 
@@ -60,8 +62,8 @@ class PanelAgreement:
     reason: str = ""
     #: Range above which a numeric cell is split (0: any disagreement).
     threshold: float = 0.0
-    #: datum_id, model, one column per member (its value or label; missing = no value), spread (the members'
-    #: range; for nominal scores, how many different values beyond one): widest spread first.
+    #: datum_id, model, one column per member (its value or label; missing = no value; named by member_column),
+    #: spread (the members' range; for nominal scores, how many different values beyond one): widest first.
     split: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: model, judge, mean (of the member's cell values: its samples' mean), n_scored, n_unscored (cells).
     by_member: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -266,6 +268,11 @@ def _span(score: str, raw: np.ndarray) -> float:
     return float(np.ptp(raw)) if raw.size else 0.0
 
 
+def member_column(member: str) -> str:
+    """A member's column in a table of cells: its name, unless a member is called like a key column."""
+    return f"{member} (member)" if member in KEY_COLUMNS else member
+
+
 def _split(grid: pd.DataFrame, pairable: np.ndarray, threshold: float, level: str,
            names: list[str] | None) -> pd.DataFrame:
     """Split cells: ``spread`` is the members' range, or for nominal scores how many values beyond one."""
@@ -277,6 +284,7 @@ def _split(grid: pd.DataFrame, pairable: np.ndarray, threshold: float, level: st
             spread[pairable] = [np.unique(r[~np.isnan(r)]).size - 1 for r in rows]
         else:
             spread[pairable] = np.nanmax(rows, axis=1) - np.nanmin(rows, axis=1)
+    grid = grid.rename(columns=member_column)
     out = grid.reset_index().assign(spread=spread)
     out.columns.name = None
     out = out[pairable & (spread > threshold)]
