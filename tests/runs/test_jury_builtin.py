@@ -62,7 +62,9 @@ def test_samples_and_a_panel_on_a_deterministic_judge_equal_the_plain_run(tmp_pa
 
 
 def test_the_vote_sink_keeps_the_judge_store_write_signature() -> None:
-    wanted = inspect.signature(Store.write_judge_batch)  # what the store's judge write queue calls
+    from textgen_core.store.judge_sql import JudgeTables
+
+    wanted = inspect.signature(JudgeTables.write_judge_batch)  # what the store's judge write queue calls
     assert inspect.signature(VoteSink.write_judge_batch).parameters.keys() == wanted.parameters.keys()
     assert inspect.signature(VoteSink.judge_unscored_cells).parameters.keys() == \
         inspect.signature(JudgeStore.judge_unscored_cells).parameters.keys()
