@@ -66,8 +66,8 @@ class VoteSink:
 
 
 #: What a vote sink hands to the store as it is: the reply cache, the run's record, the batch log
-#: (judge/storage.py JudgeStore and judge/batch.py BatchLog, less the write queue and the unscored cells, which
-#: are this pass's own).
+#: (judge/storage.py JudgeStore and judge/batch.py BatchLog, less the queue and the unscored cells it serves
+#: itself: its queue commits through its own write_judge_batch, which makes votes of cells).
 _PASSED = frozenset({"session", "judge_cache_entries", "judge_cache_values", "judge_cache_maybe",
                      "judge_cache_surely_missing", "judge_cache_holds", "get_run", "judge_batch_add",
                      "judge_batch_status", "judge_batches"})
