@@ -43,3 +43,5 @@ bench: install-test
 	$(PYTHON) bench/scale.py
 	$(PYTHON) bench/dashboard.py
 	$(PYTHON) bench/compare.py
+	$(PYTHON) bench/panel_agreement.py
+	$(PYTHON) bench/jury.py

@@ -75,6 +75,11 @@ def page(name: str) -> AppTest:
     return AppTest.from_file(str(app_path().parent / name), default_timeout=TIMEOUT)
 
 
+def app_page(view: str) -> AppTest:
+    """The app run once, then switched through its navigation to ``views/<view>.py`` and run: a page as users reach it."""
+    return page("app.py").run().switch_page(f"views/{view}.py").run()
+
+
 def wait_for_jobs(timeout: float = 60) -> None:
     """Block until every background job of the registry has ended."""
     registry = data.jobs()

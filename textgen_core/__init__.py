@@ -35,6 +35,7 @@ _WHERE = {
     "calibrated_means": ".compare.human_report", "labels_plan": ".compare.human_report",
     "export_labels": ".compare.labels", "import_labels": ".compare.labels", "select_cells": ".compare.labels",
     "ppi_mean": ".compare.calibration",
+    "panel_report": ".compare.jury",
     "ColumnMapping": ".datasets", "load_dataset": ".datasets", "load_sample": ".datasets", "read_table": ".datasets",
     "InputError": ".errors", "ParameterError": ".errors", "StoreError": ".errors", "TextgenError": ".errors",
     "JudgeSettings": ".judge.settings",

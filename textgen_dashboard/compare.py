@@ -28,7 +28,7 @@ from .compare_charts import BACKGROUNDS, MAX_POINTS, forest_figure, largest_firs
 from .calibrated import compare_section
 from .compare_agreement import agreement_section
 from .pairwise import pairwise_section
-from .pickers import MANY_MODELS, keep_choice, keep_choices, many_models, open_datum, pick_run, runs_or_hint
+from .pickers import MANY_MODELS, keep_choice, keep_choices, many_models, open_requested, pick_run, runs_or_hint
 from .safe_text import plain
 
 TOP_DEFAULT = 10
@@ -62,9 +62,7 @@ def render() -> None:
     if runs is None:
         return
     run_id = pick_run(runs, state.COMPARE_RUN, default_run(runs))
-    target = st.session_state.pop(state.COMPARE_OPEN, None)
-    if target is not None:
-        open_datum(run_id, target)
+    open_requested(run_id, state.COMPARE_OPEN)
     run = data.run(run_id)
     scored = data.scored_counts(run_id)
     if run["status"] != "finished":

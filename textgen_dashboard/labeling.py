@@ -20,7 +20,7 @@ from textgen_core.summary import scale_text
 
 from . import data
 from .label_agreement import agreement_section
-from .pickers import keep_choice, open_datum, pick_run, runs_or_hint
+from .pickers import keep_choice, open_requested, pick_run, runs_or_hint
 from .safe_text import plain
 from .state import (LABEL_ANNOTATOR, LABEL_COUNT, LABEL_NOTE, LABEL_OPEN, LABEL_POSITION, LABEL_RUN, LABEL_SAVED,
                     LABEL_SCORE, LABEL_STRATEGY, LABEL_VALUE, label_button)
@@ -36,9 +36,7 @@ def render() -> None:
     if runs is None:
         return
     run_id = pick_run(runs, LABEL_RUN, resets=(LABEL_SCORE, LABEL_POSITION))
-    target = st.session_state.pop(LABEL_OPEN, None)
-    if target is not None:
-        open_datum(run_id, target)
+    open_requested(run_id, LABEL_OPEN)
     counts = data.scored_counts(run_id)
     scores = list(dict.fromkeys(counts["score"]))
     if not scores:

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 import streamlit as st
 
+from textgen_core.compare.jury import member_column
 from textgen_core.errors import ParameterError
 from textgen_core.formatting import plain_table
 from textgen_core.judge.panel import AGGREGATES, MAX_SAMPLES, Jury
@@ -88,7 +89,7 @@ def members_table(reports: Sequence[Any], summary: pd.DataFrame, models: Sequenc
         means = r.by_member.set_index(["model", "judge"])["mean"]
         for model in models:
             row = {"score": r.score, "model": model, "panel": panel.get((model, r.score))}
-            row.update({member: means.get((model, member)) for member in r.members})
+            row.update({member_column(m): means.get((model, m)) for m in r.members})
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -98,7 +99,7 @@ def split_table(reports: Sequence[Any], models: Sequence[str], limit: int = SPLI
     parts = []
     for r in reports:
         split = r.split[r.split["model"].isin(list(models))].head(limit)
-        values = {m: split[m].map(_value) for m in r.members}
+        values = {c: split[c].map(_value) for c in map(member_column, r.members)}
         parts.append(pd.DataFrame({"score": r.score, "datum_id": split["datum_id"], "model": split["model"],
                                    **values, "spread": split["spread"]}))
     found = [p for p in parts if not p.empty]

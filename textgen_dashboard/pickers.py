@@ -88,6 +88,13 @@ def open_datum(run_id: int, datum_id: str) -> NoReturn:
     st.switch_page(page_path(EXPLORE_PAGE), query_params={"run": str(run_id), "datum": str(datum_id)})
 
 
+def open_requested(run_id: int, key: str) -> None:
+    """Open on Explore the datum this page's table asked for on the last rerun (its row stored under ``key``)."""
+    target = st.session_state.pop(key, None)
+    if target is not None:
+        open_datum(run_id, target)
+
+
 def score_range(rows: pd.DataFrame, key: str) -> tuple[float | None, float | None]:
     """A range slider over a score's observed values (summary rows); None ends while it spans them."""
     lo, hi = rows["min"].min(), rows["max"].max()

@@ -19,7 +19,7 @@ from . import calibrated, charts, data, panel
 from .classification import classification_section
 from .pairwise import pairwise_section
 from .safe_text import plain
-from .pickers import (MANY_MODELS, keep_choice, keep_choices, many_models, open_datum, pick_run, runs_or_hint,
+from .pickers import (MANY_MODELS, keep_choice, keep_choices, many_models, open_requested, pick_run, runs_or_hint,
                       score_range)
 from .state import (RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_ROWS, RESULTS_RUN, RESULTS_SCORE,
                     RESULTS_UNSCORED, results_range)
@@ -38,9 +38,7 @@ def render() -> None:
     if runs is None:
         return
     run_id = pick_run(runs, RESULTS_RUN, resets=(RESULTS_MODELS, RESULTS_SCORE))
-    target = st.session_state.pop(RESULTS_OPEN, None)
-    if target is not None:
-        open_datum(run_id, target)
+    open_requested(run_id, RESULTS_OPEN)
     run = data.run(run_id)
     if run["status"] != "finished":
         st.info(f"Run status: {run['status']}. Figures cover the cells stored so far.")

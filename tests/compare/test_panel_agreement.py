@@ -225,3 +225,44 @@ def test_each_member_has_its_own_mean_per_model() -> None:
     assert means.loc[("m", "judge-0"), "mean"] == 2.75 and means.loc[("m", "judge-1"), "mean"] == 5.0
     assert means.loc[("m", "judge-1"), ["n_scored", "n_unscored"]].tolist() == [1, 1]
     assert means.loc[("n", "judge-1"), "mean"] == 4.0 and means.loc[("n", "judge-0"), "n_unscored"] == 0
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "ratio"])
+def test_the_weighted_bootstrap_equals_resampling_units(level) -> None:
+    """Our interval weights each cell's coincidences by how often a resample drew it: the same draws as
+    agreement_stats' resampling of units (the same generator), so the same interval to 1e-9."""
+    from textgen_core.compare import agreement_stats as ag
+
+    data = ratings(6, cells=60)
+    ours = jury.interval(data.T, level, confidence=0.9, resamples=200, rng=np.random.default_rng(8))
+    units = ag.krippendorff_interval(data, level, confidence=0.9, resamples=200, rng=np.random.default_rng(8))
+    assert ours == pytest.approx(units, abs=1e-9)
+
+
+def test_members_named_like_key_columns_keep_their_own_columns() -> None:
+    """A judge model called "model" or "spread" does not overwrite the split table's keys."""
+    votes = votes_from(np.array([[1.0, 5.0, 3.0], [1.0, 1.0, 3.0]]))
+    votes["judge"] = votes["judge"].map({"judge-0": "model", "judge-1": "spread"})
+    report = jury.agreement_of(votes, "coherence", resamples=20)
+    assert report.members == ["model", "spread"]
+    row = report.split.iloc[0]
+    assert (row["datum_id"], row["model"], row["spread"]) == ("d001", "m", 4.0)
+    assert (row["model (member)"], row["spread (member)"]) == (5.0, 1.0)
+    assert jury.panel_lines([report])[0].endswith("1 split (members more than 1 apart): d001 (m)")
+
+
+def test_panel_report_from_python_reads_a_stored_panel(tmp_path) -> None:
+    """textgen_core.panel_report on a stored run: one report per score judged by two members, none otherwise."""
+    import textgen_core
+    from textgen_core.model import Dataset, Datum
+
+    store = textgen_core.Store(tmp_path / "panel.duckdb")
+    data = ratings(9, members=2, cells=12, missing=0.0)
+    rows = [Datum(f"d{u:03d}", "m", "q", "p", ("r",)) for u in range(12)]
+    run_id = store.create_run(store.save_dataset(Dataset("p", rows)), ["coherence"], {}, {}, ["m"])
+    assert textgen_core.panel_report(store, run_id) == []  # no votes: no panel
+    store.write_votes(run_id, votes_from(data)[jury.VOTE_COLUMNS[:-1]].itertuples(index=False))
+    (report,) = textgen_core.panel_report(store, run_id, resamples=50)
+    assert report.score == "coherence" and report.members == ["judge-0", "judge-1"] and report.n_units == 12
+    assert report.alpha == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal"),
+                                         abs=1e-9)

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from app_helpers import all_text, frame_with, no_exception, page, store
+from app_helpers import all_text, app_page, frame_with, no_exception, page, store
 from scipy import stats
 
 from textgen_core.compare import compare_models
@@ -29,8 +29,7 @@ def sample_scores(run_id: int) -> list[str]:
 
 
 def compare_page():
-    at = page("app.py").run()
-    return at.switch_page("views/compare.py").run()
+    return app_page("compare")
 
 
 def synthetic_run() -> int:
@@ -69,12 +68,6 @@ def table_of(at) -> pd.DataFrame:
 
 
 # -- pages ---------------------------------------------------------------------
-def test_empty_database(app_db):
-    at = compare_page()
-    no_exception(at)
-    assert "No runs yet" in all_text(at)
-
-
 def test_page_file_runs_on_its_own(sample_run):
     _, run_id = sample_run
     at = page("views/compare.py").run()

@@ -79,9 +79,8 @@ def test_write_try_save_pick_and_edit(app_db, judge_server) -> None:
     at.text_area(key=state.CRITERIA_TEXT).set_value(RUBRIC.replace("Is the reply warm?", "Is it warm and brief?"))
     at.run()
     at.button(key=state.CRITERIA_SAVE).click().run()
-    versions = store().criterion_versions("page_tone")
-    assert list(versions["version"]) == [1, 2]
-    assert "Is the reply warm?" in versions["definition"].iloc[0]  # the run's version stays as it was
+    assert store().load_criterion("page_tone")[0] == 2
+    assert store().load_criterion("page_tone", 1)[1]["criteria"] == "Is the reply warm?"  # the run's version stays
 
 
 def test_a_malformed_definition_is_one_clear_message(app_db) -> None:

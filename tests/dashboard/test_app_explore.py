@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from app_helpers import all_text, frame_with, no_exception, page, store
+from app_helpers import all_text, app_page, frame_with, no_exception, page, store
 
 from textgen_dashboard import data
 from textgen_dashboard.state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_TEXT,
@@ -14,8 +14,15 @@ REPLY = '{"verdicts": [{"statement": "Au", "verdict": "yes"}]}'
 
 
 def explore_page(at=None):
-    at = at or page("app.py").run()
-    return at.switch_page("views/explore.py").run()
+    return at.switch_page("views/explore.py").run() if at else app_page("explore")
+
+
+def deep_link(run_id: int, datum_id: str):
+    """Explore opened from a link that carries ?run=...&datum=... (the app reads them on its first run)."""
+    at = page("app.py").run()
+    at.query_params["run"] = str(run_id)
+    at.query_params["datum"] = datum_id
+    return explore_page(at)
 
 
 def param(at, name: str) -> str:
@@ -55,12 +62,6 @@ def judged_run(sample_run) -> tuple[int, str]:
     db.set_run_status(run_id, "finished")
     data.refresh()
     return run_id, "q01"
-
-
-def test_empty_database(app_db):
-    at = explore_page()
-    no_exception(at)
-    assert "No runs yet" in all_text(at)
 
 
 def test_first_datum_in_full(sample_run):
@@ -125,10 +126,7 @@ def test_unscored_filter_and_reasons(judged_run):
 
 def test_verdicts_and_the_raw_exchange(judged_run):
     run_id, datum_id = judged_run
-    at = page("app.py").run()
-    at.query_params["run"] = str(run_id)
-    at.query_params["datum"] = datum_id
-    at = explore_page(at)
+    at = deep_link(run_id, datum_id)
     no_exception(at)
     assert at.selectbox(key=EXPLORE_RUN).value == run_id and headers(at) == [f"Datum {datum_id}"]
     verdicts = frame_with(at, "verdict")
@@ -148,10 +146,7 @@ def test_verdicts_and_the_raw_exchange(judged_run):
 
 def test_deep_link_to_a_datum_outside_the_filters(sample_run):
     _, run_id = sample_run
-    at = page("app.py").run()
-    at.query_params["run"] = str(run_id)
-    at.query_params["datum"] = "q05"
-    at = explore_page(at)
+    at = deep_link(run_id, "q05")
     at.text_input(key=EXPLORE_TEXT).input("chemical symbol for gold").run()
     no_exception(at)
     assert at.selectbox(key=EXPLORE_DATUM).value == "q05"
@@ -162,10 +157,7 @@ def test_deep_link_to_a_datum_outside_the_filters(sample_run):
 
 def test_unknown_datum_and_any_score(sample_run):
     _, run_id = sample_run
-    at = page("app.py").run()
-    at.query_params["run"] = str(run_id)
-    at.query_params["datum"] = "nope"
-    at = explore_page(at)
+    at = deep_link(run_id, "nope")
     no_exception(at)
     assert "no datum with that id" in all_text(at)
     assert at.selectbox(key=EXPLORE_SCORE).value == ANY_SCORE

@@ -7,7 +7,7 @@ import io
 import numpy as np
 import pandas as pd
 import pytest
-from app_helpers import all_text, no_exception, page, store
+from app_helpers import all_text, app_page, no_exception, page, store
 
 from textgen_core.model import Dataset, Datum
 from textgen_dashboard import data
@@ -36,8 +36,7 @@ def graded(app_db) -> int:
 
 
 def label_page(run_id: int, annotator: str, score: str = "qa_grade"):
-    at = page("app.py").run()
-    at = at.switch_page("views/label.py").run()
+    at = app_page("label")
     no_exception(at)
     at.selectbox(key=LABEL_RUN).set_value(run_id).run()
     at.selectbox(key=LABEL_SCORE).set_value(score).run()

@@ -77,3 +77,24 @@ def test_a_run_without_a_panel_shows_no_panel_section(sample_run) -> None:
     no_exception(at)
     assert "Judge panel" not in all_text(at)
     assert not [e for e in at.dataframe if "alpha" in e.value.columns]
+
+
+def test_members_named_like_the_tables_columns_get_their_own() -> None:
+    """Judge models called "panel" and "model": the Results tables keep the panel's mean and the model apart."""
+    import pandas as pd
+
+    from textgen_core.compare import jury
+    from textgen_dashboard.panel import members_table, split_table
+
+    votes = pd.DataFrame([{"datum_id": d, "model": "a", "metric": "coherence", "score": "coherence", "judge": j,
+                           "sample": 0, "value": v, "reason": None, "label": None}
+                          for d, pair in (("d0", (1.0, 5.0)), ("d1", (2.0, 2.0)), ("d2", (4.0, 3.0)))
+                          for j, v in zip(("panel", "model"), pair)])
+    report = jury.agreement_of(votes, "coherence", resamples=20)
+    summary = pd.DataFrame({"model": ["a"], "score": ["coherence"], "mean": [2.8333]})
+    means = members_table([report], summary, ["a"]).iloc[0]
+    assert (means["model"], means["panel"]) == ("a", 2.8333)
+    assert (means["panel (member)"], means["model (member)"]) == (pytest.approx(7 / 3), pytest.approx(10 / 3))
+    split = split_table([report], ["a"]).iloc[0]
+    assert (split["datum_id"], split["model"], split["panel (member)"], split["model (member)"]) == ("d0", "a", "1",
+                                                                                                      "5")

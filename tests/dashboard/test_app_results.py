@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from app_helpers import all_text, frame_with, no_exception, page, store
+from app_helpers import all_text, app_page, frame_with, no_exception, store
 
 from textgen_core.summary import run_summary
 from textgen_dashboard import data
@@ -16,8 +16,7 @@ from textgen_dashboard.state import RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN,
 
 
 def results_page():
-    at = page("app.py").run()
-    return at.switch_page("views/results.py").run()
+    return app_page("results")
 
 
 def figures(at) -> list[dict]:
@@ -33,12 +32,6 @@ def numbers(field) -> list[float]:
 
 def rows_caption(at) -> str:
     return next(c.value for c in at.caption if "Select a row" in c.value)
-
-
-def test_empty_database(app_db):
-    at = results_page()
-    no_exception(at)
-    assert "No runs yet" in all_text(at)
 
 
 def test_summary_matches_the_core(sample_run):

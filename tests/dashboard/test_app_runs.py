@@ -17,12 +17,6 @@ from textgen_dashboard.runs import INTERRUPTED
 FORMULAS = b"id,prediction,reference\n=1+1,=HYPERLINK(\"http://x\"),a\n@cmd,b,b\n"
 
 
-def test_empty_database_renders(app_db):
-    at = page("views/runs.py").run()
-    no_exception(at)
-    assert "No runs yet." in all_text(at)
-
-
 def test_history_shows_each_run(sample_run):
     _, run_id = sample_run
     at = page("views/runs.py").run()

@@ -248,13 +248,13 @@ def test_cache_rows_round_trip(db_path) -> None:
                    schema={"type": "object"}, temperature=0.0, seed=None, prompt_version="v1")
     entry = CacheEntry(key, "http://x/v1", "m", "v1", {"messages": [{"role": "user", "content": "q"}]},
                        '{"a": 1}', {"a": 1}, 12, 3)
-    assert store.judge_cache_put([entry]) == 1 and store.judge_cache_put([entry]) == 1
+    store.write_judge_batch([entry], [])
+    store.write_judge_batch([entry], [])  # the same key again replaces its entry
     assert CacheEntry(**store.judge_cache_get(key)) == entry
     assert store.judge_cache_get("missing") is None
     assert store.judge_cache_has([key, "missing", key]) == {key} and store.judge_cache_has([]) == set()
-    stats = store.judge_cache_stats()
-    assert stats[["model", "entries", "prompt_tokens"]].values.tolist() == [["m", 1, 12]]
-    assert store.clear_judge_cache(model="other") == 0 and store.clear_judge_cache(model="m") == 1
+    assert store.judge_cache_rows("http://x/v1", ["m"]) == {key: store.judge_cache_get(key)}
+    assert store.judge_cache_holds("http://x/v1", ["m"]) and not store.judge_cache_holds("http://x/v1", ["other"])
     store.close()
 
 
@@ -287,8 +287,7 @@ def test_verdicts_and_exchanges(db_path) -> None:
     assert rows["messages"][0] == '[{"content": "q", "role": "user"}]'
     with pytest.raises(ValueError, match="exchange status"):
         store.write_exchanges(7, [{"datum_id": "d", "model": "a", "metric": "m", "step": "s", "status": "meh"}])
-    with store.transaction() as cur:
-        store._delete_judge_rows(cur, 7)
+    store.delete_run(7, force=True)
     assert store.verdicts(7, "d1").empty and store.exchanges(7).empty
     store.close()
 

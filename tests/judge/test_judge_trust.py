@@ -142,7 +142,8 @@ def test_empty_predictions_never_flatter_and_are_counted_per_model(tmp_path: Pat
         assert empty["answer_correctness"][0] == 0.0 and empty["qa_grade"][0] == 0.0
         for metric in set(metrics) - {"answer_correctness", "qa_grade"}:
             assert empty[metric][0] != empty[metric][0] and empty[metric][1] == "empty prediction", metric
-        assert store.empty_predictions(run_id) == {"m": 1}  # what summaries show per model
+        counts = store.score_counts(run_id)  # what summaries show per model
+        assert set(counts["n_empty"]) == {1} and set(counts["model"]) == {"m"}
         store.close()
 
 

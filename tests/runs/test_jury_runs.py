@@ -114,10 +114,14 @@ def test_samples_give_a_spread_per_cell_and_an_unstable_count_and_rerun_from_the
     assert voter.reasks == (9 if voter.impolite else 0)
     calls = server.count(None)
     assert calls == 9 + voter.reasks and store.get_run(1)["judge_calls"] == calls
-    # the same run again: every sample from the cache, 0 calls
+    # the same run again: every sample from the cache, 0 calls (and the estimate says so first)
+    assert main([*args, "--dry-run", "--no-probe"]) == 0
+    assert "judge calls: 0 to make, 9 cached" in capsys.readouterr().out
     assert main(args) == 0
     capsys.readouterr()
     assert server.count(None) == calls
+    assert main(["summary", "1", "--db", str(db)]) == 0  # the stored run's summary says it again
+    assert "unstable cells, jury_tone: m 2 of 3 scored" in capsys.readouterr().out
     assert {k: v[0] for k, v in _cells(store, 2).items()} == {k: v[0] for k, v in cells.items()}
     # resuming with other samples or another panel is refused, naming the change
     for changed, named in ((["--samples", "2"], "samples: 3 -> 2"), (["--samples", "3", "--jury-model", "m2"],

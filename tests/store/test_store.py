@@ -109,7 +109,8 @@ def test_rename_and_search(db_path):
     dataset_id = store.save_dataset(_dataset())
     store.rename_dataset(dataset_id, "renamed")
     assert store.dataset_id("renamed") == dataset_id
-    found = store.search_data(dataset_id, "P3 B")
+    run_id = store.create_run(dataset_id, ["exact_match"], {}, {}, ["a", "b"])
+    found = store.find_rows(run_id, text="P3 B")  # the dashboard's row search: case-insensitive, any field
     assert found[["datum_id", "model"]].values.tolist() == [["3", "b"]]
     assert len(store.datum(dataset_id, "2")) == 2
 
@@ -119,7 +120,8 @@ def test_values_never_formatted_into_sql(db_path):
     hostile = "x'); DROP TABLE scores; --"
     dataset_id = store.save_dataset(_dataset(hostile))
     assert store.dataset_id(hostile) == dataset_id
-    assert store.search_data(dataset_id, hostile).empty
+    run_id = store.create_run(dataset_id, ["exact_match"], {}, {}, ["a", "b"])
+    assert store.find_rows(run_id, text=hostile).empty
     assert store.list_datasets()["name"].tolist() == [hostile]
 
 

@@ -215,7 +215,7 @@ def _score(args: argparse.Namespace) -> int:
     if jury is not None and args.engine == "ray":
         raise ParameterError("--samples and judge panels run on the local engine only: drop --engine ray")
     store = open_store(args)  # nothing is opened or created until the store is first used
-    if args.engine == "ray" or (not args.dry_run and Path(args.data).is_file() and jury is None):
+    if args.engine == "ray" or (not args.dry_run and Path(args.data).is_file()):
         run_id = _stream(args, store, metrics, params, judge, models)
         if run_id is not None:
             return _report(store, run_id, args.out, args.fail_if_unscored_above, args.calibrate)

@@ -20,6 +20,8 @@ Weights = Literal["linear", "quadratic"] | None
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 #: Bootstrap resamples of an agreement interval.
 RESAMPLES = 1000
+#: Item indices drawn at once by a bootstrap (16 MB of them).
+DRAWS_AT_ONCE = 2_000_000
 
 
 def kappa(first: Sequence[float], second: Sequence[float], *, labels: Sequence[float] | None = None,
@@ -95,8 +97,10 @@ def bootstrap_interval(statistic: Callable[..., float], *columns: np.ndarray, co
     n = len(columns[0])
     if n < 3:
         return float("nan"), float("nan")
-    draws = rng.integers(0, n, size=(resamples, n))
-    values = np.array([statistic(*(c[d] for c in columns)) for d in draws])
+    rows = max(1, DRAWS_AT_ONCE // n)  # resamples drawn together: memory stays bounded however many items
+    values = np.array([statistic(*(c[d] for c in columns))
+                       for start in range(0, resamples, rows)
+                       for d in rng.integers(0, n, size=(min(rows, resamples - start), n))])
     values = values[~np.isnan(values)]
     if values.size < resamples / 2:
         return float("nan"), float("nan")
@@ -143,6 +147,22 @@ def _alpha(counts: np.ndarray, domain: np.ndarray, level: Level) -> float:
     m = pairable.sum(axis=1)
     coincidence = np.einsum("uc,uk->ck", pairable / (m - 1)[:, None], pairable)
     coincidence -= np.diag((pairable / (m - 1)[:, None]).sum(axis=0))
+    return alpha_of_coincidences(coincidence, domain, level)
+
+
+def unit_coincidences(ratings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each pairable unit's coincidences, flattened ((pairable units) x values^2), and the sorted values seen, of a
+    (raters x units) array: a resample of units is then a weighted sum of rows (:func:`alpha_of_coincidences`)."""
+    counts, domain = _unit_counts(np.asarray(ratings, dtype=float))
+    pairable = counts[counts.sum(axis=1) >= 2]
+    scaled = pairable / (pairable.sum(axis=1) - 1)[:, None]
+    per_unit = scaled[:, :, None] * pairable[:, None, :]
+    per_unit[:, np.arange(domain.size), np.arange(domain.size)] -= scaled
+    return per_unit.reshape(len(pairable), -1), domain
+
+
+def alpha_of_coincidences(coincidence: np.ndarray, domain: np.ndarray, level: Level) -> float:
+    """Alpha from a values x values coincidence matrix; NaN when nothing varies."""
     totals = coincidence.sum(axis=1)
     n = totals.sum()
     delta = _distance(domain, totals, level)

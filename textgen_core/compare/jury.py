@@ -38,6 +38,8 @@ SPLIT_SHARE = 0.25
 #: The columns of a vote (as the votes table stores them; ``label`` may be absent).
 VOTE_COLUMNS = ["datum_id", "model", "metric", "score", "judge", "sample", "value", "reason", "label"]
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
+#: Columns of the split and member tables that a member's own column must not take (see member_column).
+KEY_COLUMNS = frozenset({"datum_id", "model", "score", "spread", "panel"})
 #: Split cells named in a summary line before the rest are counted.
 SPLIT_SHOWN = 5
 
@@ -60,8 +62,8 @@ class PanelAgreement:
     reason: str = ""
     #: Range above which a numeric cell is split (0: any disagreement).
     threshold: float = 0.0
-    #: datum_id, model, one column per member (its value or label; missing = no value), spread (the members'
-    #: range; for nominal scores, how many different values beyond one): widest spread first.
+    #: datum_id, model, one column per member (its value or label; missing = no value; named by member_column),
+    #: spread (the members' range; for nominal scores, how many different values beyond one): widest first.
     split: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: model, judge, mean (of the member's cell values: its samples' mean), n_scored, n_unscored (cells).
     by_member: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -198,17 +200,25 @@ def alpha(matrix: np.ndarray, level: str) -> float:
 def interval(matrix: np.ndarray, level: str, *, confidence: float, resamples: int,
              rng: np.random.Generator) -> tuple[float, float]:
     """Percentile bootstrap interval of alpha over the pairable units (rows)."""
-    if level != "interval":
-        return ag.krippendorff_interval(matrix.T, level, confidence=confidence, resamples=resamples, rng=rng)
     if not 0.0 < confidence < 1.0:
         raise ParameterError(f"confidence must be between 0 and 1, got {confidence!r}")
-    moments = _unit_moments(matrix)
-    n = moments[0].size
+    if level == "interval":
+        moments = _unit_moments(matrix)
+        n = moments[0].size
+
+        def resampled(draw: np.ndarray) -> float:
+            return _interval_alpha(*(column[draw] for column in moments))
+    else:  # a resample's coincidences: the units' own, weighted by how often each was drawn
+        per_unit, domain = ag.unit_coincidences(matrix.T)
+        n, size = len(per_unit), domain.size
+
+        def resampled(draw: np.ndarray) -> float:
+            weights = np.bincount(draw, minlength=n).astype(float)
+            return ag.alpha_of_coincidences((weights @ per_unit).reshape(size, size), domain, level)
     if n < 3:
         return float("nan"), float("nan")
-    # one resample at a time: memory stays at one draw of the units however large the run
-    values = np.array([_interval_alpha(*(column[draw] for column in moments))
-                       for draw in (rng.integers(0, n, n) for _ in range(resamples))])
+    # one resample at a time (the draws of agreement_stats.bootstrap_interval): memory stays at one draw of units
+    values = np.array([resampled(rng.integers(0, n, n)) for _ in range(resamples)])
     values = values[~np.isnan(values)]
     if values.size < resamples / 2:  # as agreement_stats.bootstrap_interval: mostly undefined resamples
         return float("nan"), float("nan")
@@ -258,6 +268,11 @@ def _span(score: str, raw: np.ndarray) -> float:
     return float(np.ptp(raw)) if raw.size else 0.0
 
 
+def member_column(member: str) -> str:
+    """A member's column in a table of cells: its name, unless a member is called like a key column."""
+    return f"{member} (member)" if member in KEY_COLUMNS else member
+
+
 def _split(grid: pd.DataFrame, pairable: np.ndarray, threshold: float, level: str,
            names: list[str] | None) -> pd.DataFrame:
     """Split cells: ``spread`` is the members' range, or for nominal scores how many values beyond one."""
@@ -269,6 +284,7 @@ def _split(grid: pd.DataFrame, pairable: np.ndarray, threshold: float, level: st
             spread[pairable] = [np.unique(r[~np.isnan(r)]).size - 1 for r in rows]
         else:
             spread[pairable] = np.nanmax(rows, axis=1) - np.nanmin(rows, axis=1)
+    grid = grid.rename(columns=member_column)
     out = grid.reset_index().assign(spread=spread)
     out.columns.name = None
     out = out[pairable & (spread > threshold)]

@@ -184,23 +184,25 @@ class _Collected:
     def session(self) -> Any:
         return nullcontext(self)
 
-    def judge_cache_get(self, cache_key: str) -> dict[str, Any] | None:
-        return self.cache.get(cache_key)
+    @property
+    def judge_writer(self) -> "_Collected":
+        return self  # the write queue too: writes are kept, in order, for the driver to commit
 
     def judge_cache_entries(self, cache_keys: Sequence[str]) -> dict[str, Any]:
-        return {k: self.cache[k] for k in cache_keys if k in self.cache}
+        with self._lock:
+            return {k: self.cache[k] for k in cache_keys if k in self.cache}
 
     def judge_cache_values(self, cache_keys: Sequence[str]) -> dict[str, Any]:
-        return {k: self.cache[k]["parsed"] for k in cache_keys if k in self.cache}
-
-    def judge_cache_has(self, cache_keys: Sequence[str]) -> set[str]:
-        return {k for k in cache_keys if k in self.cache}
+        with self._lock:
+            return {k: self.cache[k]["parsed"] for k in cache_keys if k in self.cache}
 
     def judge_cache_maybe(self, cache_keys: Sequence[str]) -> list[str]:
-        return [k for k in cache_keys if k in self.cache]
+        with self._lock:
+            return [k for k in cache_keys if k in self.cache]
 
     def judge_cache_surely_missing(self, cache_key: str) -> bool:
-        return cache_key not in self.cache
+        with self._lock:
+            return cache_key not in self.cache
 
     def judge_cache_holds(self, base_url: str, models: Sequence[str]) -> bool:
         return bool(self.cache)
@@ -208,18 +210,31 @@ class _Collected:
     def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:
         return set()  # the driver knows which cells it stored unscored before
 
-    def write_judge_batch(self, entries: Sequence[Any], cells: Sequence[Any],
-                          usage: Sequence[tuple[int, tuple[int, int, int, float | None]]] = ()) -> None:
+    # -- the write queue (JudgeWrites) -------------------------------------------------
+    def put_cache(self, entry: Any, on_done: Any = None) -> None:
         with self._lock:
-            self.entries.extend(entries)
-            self.cells.extend(cells)
-        for run_id, used in usage:  # what requests billed, handed to the driver with the block's usage
-            self.add_run_usage(run_id, calls=used[0], prompt_tokens=used[1], completion_tokens=used[2])
+            self.entries.append(entry)
+            self.cache[entry.cache_key] = dict(vars(entry))  # a later ask in this worker reads it back
+        if on_done is not None:
+            on_done()
 
-    def add_run_usage(self, run_id: int, *, calls: int = 0, prompt_tokens: int = 0, completion_tokens: int = 0,
-                      cost: float | None = None) -> None:
+    def put_cell(self, write: Any) -> None:
+        with self._lock:
+            self.cells.append(write)
+
+    def put_usage(self, run_id: int, calls: int, prompt_tokens: int, completion_tokens: int,
+                  cost: float | None) -> None:
         with self._lock:
             self.usage = [self.usage[0] + calls, self.usage[1] + prompt_tokens, self.usage[2] + completion_tokens]
+
+    def nudge(self) -> None:
+        return None
+
+    def flush(self, timeout: float | None = None, *, check: bool = True) -> None:
+        return None
+
+    def check(self) -> None:
+        return None
 
     def get_run(self, run_id: int) -> dict[str, Any]:
         return {"judge_calls": 0, "cost": 0.0}

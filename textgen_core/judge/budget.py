@@ -22,7 +22,7 @@ endpoint reports no usage. A resume starts from the earlier parts' calls and
 cost, the cost taken from their tokens at this run's prices when that is more
 (an earlier part run without prices counted $0). What each request billed is
 written to the run's totals as the request ends, with its cached reply and
-before its cell (:mod:`.store_writer`), so a process killed with kill -9 loses
+before its cell (the store's judge write queue), so a process killed with kill -9 loses
 from them only the requests it had on the wire (at most ``concurrency``) and
 those that ended in the writer's last batch window: a resume's cap starts from
 everything else.
@@ -30,18 +30,17 @@ everything else.
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 from .accounting import Usage
 from .asker import Stopped
+from .prompting import prompt_bound
 from .settings import JudgeSettings
 
 #: Completion tokens assumed for a request before any reply has been seen.
 FIRST_REPLY_TOKENS = 256
-CHARS_PER_TOKEN = 4
 
 
 class CapReached(Stopped):
@@ -152,10 +151,7 @@ class SpendingCap:
                 self._held_cost -= hold.cost
 
     def _estimate(self, payload: Mapping[str, Any], reply: int | None = None) -> float:
-        messages = payload.get("messages")
-        text = json.dumps(messages if messages is not None else payload.get("input") or payload.get("prompt") or "",
-                          ensure_ascii=False)
-        prompt = len(text) // CHARS_PER_TOKEN + 1
+        prompt = prompt_bound(payload)
         if reply is None:
             reply = min(self._longest_reply or FIRST_REPLY_TOKENS, self.settings.max_tokens)
         return self.settings.price(prompt, reply) or 0.0

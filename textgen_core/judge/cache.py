@@ -128,7 +128,7 @@ class MemoryCache:
 class StoreCache:
     """The judge_cache table of a :class:`Store`, written behind by the store's writer thread.
 
-    :meth:`put` hands an entry to :func:`~textgen_core.judge.store_writer.writer_for`
+    :meth:`put` hands an entry to the store's write queue (``store.judge_writer``)
     at once (so it is queued before any cell that uses it) and keeps it in
     memory until it is committed, so :meth:`get`/:meth:`has` see it at once.
     Reads of the table are point queries (:meth:`get`), skipped when the store's
@@ -138,10 +138,8 @@ class StoreCache:
     """
 
     def __init__(self, store: "JudgeStore") -> None:
-        from .store_writer import writer_for
-
         self.store = store
-        self.writer = writer_for(store)
+        self.writer = store.judge_writer
         self._pending: dict[str, CacheEntry] = {}
         self._lock = threading.Lock()
         self._reads: dict[asyncio.AbstractEventLoop, dict[str, asyncio.Future]] = {}
@@ -161,7 +159,7 @@ class StoreCache:
             return entry
         if self.surely_missing(key):
             return None
-        row = self.store.judge_cache_get(key)
+        row = self.store.judge_cache_entries([key]).get(key)
         return None if row is None else CacheEntry(**row)
 
     async def aget(self, key: str) -> CacheEntry | None:
@@ -223,7 +221,7 @@ class StoreCache:
         keys = list(keys)
         with self._lock:
             pending = {k for k in keys if k in self._pending}
-        return pending | self.store.judge_cache_has([k for k in keys if k not in pending])
+        return pending | set(self.store.judge_cache_values([k for k in keys if k not in pending]))
 
     def put(self, entry: CacheEntry) -> None:
         with self._lock:

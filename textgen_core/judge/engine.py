@@ -5,7 +5,7 @@ a fixed pool of workers, so no more than ``concurrency`` groups are in flight
 and the client's semaphore bounds the HTTP requests. Inside a group every
 request is asked once (a reference's statements serve every model's row), and
 every finished cell is queued with its verdicts to the store's writer thread
-(:mod:`.store_writer`), which commits cells and the replies they came from in
+(``Store.judge_writer``), which commits cells and the replies they came from in
 batches, replies first. Nothing touches the database on the event loop's
 thread but cache point reads, so a cancelled or killed run leaves only
 whole cells behind (losing at most the last uncommitted batch) and resumes
@@ -32,8 +32,7 @@ from .metric import JudgePlan, Outcome, StepFailed, precheck
 from .metrics import BY_NAME
 from .scale import attach as attach_scale, width as group_width
 from .settings import JudgeSettings
-from .storage import JudgeStore
-from .store_writer import ResultWriter
+from .storage import JudgeStore, ResultWriter
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -329,12 +328,8 @@ async def _run(store: JudgeStore, run_id: int, groups: list[list[Job]], client: 
         watcher.cancel()
         for task in workers:
             task.cancel()
+        writer.add_usage(_priced(tracker.take_usage(), settings))  # calls behind cells a stop dropped
         writer.flush()
-        used = tracker.take_usage()  # calls behind cells dropped by a stop: not in any written batch
-        if used.calls or used.prompt_tokens or used.completion_tokens:
-            store.add_run_usage(run_id, calls=used.calls, prompt_tokens=used.prompt_tokens,
-                                completion_tokens=used.completion_tokens,
-                                cost=settings.price(used.prompt_tokens, used.completion_tokens))
         await client.aclose()
         tracker.report(force=True)
         spent = tracker.spent()
@@ -380,7 +375,7 @@ async def _score_group(asker: ClientAsker, group: list[Job], writer: ResultWrite
 
 def exchange(store: JudgeStore, cache_key: str) -> dict[str, Any] | None:
     """The prompt and reply behind a verdict row's cache key, or None when it is not cached."""
-    entry = store.judge_cache_get(cache_key)
+    entry = store.judge_cache_entries([cache_key]).get(cache_key)
     if entry is None:
         return None
     request = entry.get("request") or {}

@@ -1,9 +1,11 @@
 """Read a judge reply as JSON and check it against the response schema.
 
 Judges wrap JSON in code fences, prepend reasoning, or stop short. This module
-finds the JSON value in a reply and validates it against the small JSON Schema
-subset our prompts use. A reply that fails either step is re-asked by the
-client and, in the end, unscored with the message produced here: never a 0.
+finds the JSON value in a reply and validates it with ``jsonschema`` (Draft 2020-12,
+numbers finite) against the JSON Schema subset our prompts use (the subset strict
+structured outputs accept). A reply that fails either step is re-asked by the
+client, told the first problem in a short form ("$.verdicts: expected exactly 3
+items, got 2"), and in the end unscored with that message: never a 0.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from functools import lru_cache
 from typing import Any, Mapping
+
+from jsonschema import Draft202012Validator, SchemaError, ValidationError, validators
 
 #: Keywords the validator enforces.
 CHECKED_KEYWORDS = frozenset({
@@ -22,16 +27,13 @@ CHECKED_KEYWORDS = frozenset({
 #: Keywords that describe but do not constrain; accepted and ignored.
 ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$schema", "$comment"})
 
-_TYPES: Mapping[str, Any] = {
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "string": lambda v: isinstance(v, str),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
+_TYPES = frozenset({"object", "array", "string", "boolean", "null", "number", "integer"})
+#: Draft 2020-12, except that NaN and infinities (which Python's json reads) are not numbers.
+_Validator = validators.extend(Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many({
+    "number": lambda _c, v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+    "integer": lambda _c, v: (isinstance(v, int) and not isinstance(v, bool))
     or (isinstance(v, float) and math.isfinite(v) and v.is_integer()),
-}
+}))
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n?(.*?)```", re.DOTALL)
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
@@ -44,12 +46,19 @@ class ReplyError(ValueError):
         self.schema = schema
 
 
-def check_schema(schema: Any, path: str = "$") -> None:
-    """Raise ValueError for a schema using keywords this validator cannot enforce.
+def check_schema(schema: Any) -> None:
+    """Raise ValueError for a schema using keywords this validator cannot enforce, or malformed.
 
     Silently ignoring an unknown constraint would let invalid replies through,
-    so a schema must stay within the supported subset.
+    so a schema must stay within the supported subset. Each schema is checked
+    once per process (every ask checks its schema; the answer is remembered).
     """
+    if not isinstance(schema, Mapping):
+        raise ValueError(f"schema at $ must be an object, got {type(schema).__name__}")
+    _validator(json.dumps(schema, sort_keys=True))
+
+
+def _subset(schema: Any, path: str) -> None:
     if not isinstance(schema, Mapping):
         raise ValueError(f"schema at {path} must be an object, got {type(schema).__name__}")
     unknown = set(schema) - CHECKED_KEYWORDS - ANNOTATIONS
@@ -60,13 +69,13 @@ def check_schema(schema: Any, path: str = "$") -> None:
         if kind not in _TYPES:
             raise ValueError(f"schema at {path} has unknown type {kind!r}")
     for name, sub in (schema.get("properties") or {}).items():
-        check_schema(sub, f"{path}.{name}")
+        _subset(sub, f"{path}.{name}")
     if isinstance(schema.get("additionalProperties"), Mapping):
-        check_schema(schema["additionalProperties"], f"{path}.*")
+        _subset(schema["additionalProperties"], f"{path}.*")
     if "items" in schema:
-        check_schema(schema["items"], f"{path}[]")
+        _subset(schema["items"], f"{path}[]")
     for i, sub in enumerate(schema.get("anyOf") or []):
-        check_schema(sub, f"{path}|{i}")
+        _subset(sub, f"{path}|{i}")
 
 
 def is_strict_compatible(schema: Mapping[str, Any]) -> bool:
@@ -111,9 +120,77 @@ def extract_json(text: str | None) -> Any:
 
 def validate(value: Any, schema: Mapping[str, Any]) -> None:
     """Raise :class:`ReplyError` naming the first place where ``value`` breaks ``schema``."""
-    problem = _first_problem(value, schema, "$")
-    if problem:
-        raise ReplyError(problem, schema=True)
+    errors = list(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
+    if errors:
+        raise ReplyError(_message(min(errors, key=lambda e: _order(e, value))), schema=True)
+
+
+@lru_cache(maxsize=1024)
+def _validator(schema_text: str) -> Any:
+    """The validator of one schema (by its JSON text), built once after checking the schema."""
+    schema = json.loads(schema_text)
+    _subset(schema, "$")
+    try:  # a malformed value of a known keyword ("minItems": "2")
+        _Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise ValueError(f"schema at $: {exc.message}") from None
+    return _Validator(schema)
+
+
+#: Which problem of a node is told first: its type, the alternatives, the fixed values, then the contents.
+_RANK = {k: i for i, k in enumerate(("type", "anyOf", "const", "enum", "required", "minItems", "maxItems",
+                                     "additionalProperties", "minLength", "maxLength", "minimum", "maximum",
+                                     "exclusiveMinimum", "exclusiveMaximum"))}
+
+
+def _order(error: ValidationError, root: Any = None) -> tuple:
+    """Outer places first; at one place, by :data:`_RANK`; among items and fields, in the reply's order."""
+    positions, node = [], root
+    for step in error.absolute_path:
+        if isinstance(step, int):
+            positions.append(step)
+        else:
+            positions.append(list(node).index(step) if isinstance(node, dict) and step in node else 0)
+        node = node[step] if isinstance(node, (dict, list)) and (isinstance(node, dict) or step < len(node)) else None
+    return len(positions), tuple(positions), _RANK.get(str(error.validator), len(_RANK))
+
+
+def _where(error: ValidationError) -> str:
+    return "$" + "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in error.absolute_path)
+
+
+def _message(error: ValidationError) -> str:
+    """One problem in the words a judge is re-asked with."""
+    path, value, bound, keyword = _where(error), error.instance, error.validator_value, error.validator
+    if keyword == "type":
+        kinds = [bound] if isinstance(bound, str) else list(bound)
+        return f"{path}: expected {' or '.join(kinds)}, got {_describe(value)}"
+    if keyword == "anyOf":
+        first = min(error.context or [], key=lambda e: (e.schema_path[0], _order(e)), default=None)
+        return f"{path}: matches none of the allowed forms ({_message(first) if first else 'no form'})"
+    if keyword == "const":
+        return f"{path}: expected {json.dumps(bound)}, got {json.dumps(value)[:60]}"
+    if keyword == "enum":
+        return f"{path}: {json.dumps(value)[:60]} is not one of {', '.join(json.dumps(o) for o in bound)}"
+    if keyword == "required":
+        missing = [name for name in bound if name not in value]
+        return f"{path}: missing required field(s) {', '.join(missing)}"
+    if keyword == "additionalProperties":
+        known = error.schema.get("properties") or {}
+        return f"{path}: unexpected field {next(k for k in value if k not in known)!r}"
+    if keyword in ("minItems", "maxItems"):
+        low, high = error.schema.get("minItems"), error.schema.get("maxItems")
+        if low is not None and low == high:
+            return f"{path}: expected exactly {low} items, got {len(value)}"
+        return f"{path}: expected {'at least' if keyword == 'minItems' else 'at most'} {bound} items, got {len(value)}"
+    if keyword in ("minLength", "maxLength"):
+        words = "at least" if keyword == "minLength" else "at most"
+        return f"{path}: expected {words} {bound} characters, got {len(value)}"
+    words = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "more than",
+             "exclusiveMaximum": "less than"}.get(str(keyword))
+    if words:
+        return f"{path}: expected {words} {bound}, got {value}"
+    return f"{path}: {error.message}"
 
 
 def parse_reply(text: str | None, schema: Mapping[str, Any]) -> Any:
@@ -153,89 +230,3 @@ def _describe(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"
     return {dict: "object", list: "array", str: "string", int: "integer", float: "number"}.get(type(value), type(value).__name__)
-
-
-def _first_problem(value: Any, schema: Mapping[str, Any], path: str) -> str | None:
-    kinds = schema.get("type")
-    if kinds is not None:
-        kinds = [kinds] if isinstance(kinds, str) else list(kinds)
-        if not any(_TYPES[k](value) for k in kinds):
-            return f"{path}: expected {' or '.join(kinds)}, got {_describe(value)}"
-    if "anyOf" in schema:
-        problems = [_first_problem(value, sub, path) for sub in schema["anyOf"]]
-        if all(problems):
-            return f"{path}: matches none of the allowed forms ({problems[0]})"
-    if "const" in schema and not _same(value, schema["const"]):
-        return f"{path}: expected {json.dumps(schema['const'])}, got {json.dumps(value)[:60]}"
-    if "enum" in schema and not any(_same(value, option) for option in schema["enum"]):
-        allowed = ", ".join(json.dumps(o) for o in schema["enum"])
-        return f"{path}: {json.dumps(value)[:60]} is not one of {allowed}"
-    if isinstance(value, dict):
-        return _object_problem(value, schema, path)
-    if isinstance(value, list):
-        return _array_problem(value, schema, path)
-    if isinstance(value, str):
-        if "minLength" in schema and len(value) < schema["minLength"]:
-            return f"{path}: expected at least {schema['minLength']} characters, got {len(value)}"
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            return f"{path}: expected at most {schema['maxLength']} characters, got {len(value)}"
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        return _number_problem(value, schema, path)
-    return None
-
-
-def _object_problem(value: dict, schema: Mapping[str, Any], path: str) -> str | None:
-    props = schema.get("properties") or {}
-    missing = [name for name in schema.get("required") or () if name not in value]
-    if missing:
-        return f"{path}: missing required field(s) {', '.join(missing)}"
-    extra = schema.get("additionalProperties", True)
-    for name, item in value.items():
-        where = f"{path}.{name}"
-        if name in props:
-            problem = _first_problem(item, props[name], where)
-        elif extra is False:
-            problem = f"{path}: unexpected field {name!r}"
-        elif isinstance(extra, Mapping):
-            problem = _first_problem(item, extra, where)
-        else:
-            problem = None
-        if problem:
-            return problem
-    return None
-
-
-def _array_problem(value: list, schema: Mapping[str, Any], path: str) -> str | None:
-    low, high = schema.get("minItems"), schema.get("maxItems")
-    if low is not None and low == high and len(value) != low:
-        return f"{path}: expected exactly {low} items, got {len(value)}"
-    if low is not None and len(value) < low:
-        return f"{path}: expected at least {low} items, got {len(value)}"
-    if high is not None and len(value) > high:
-        return f"{path}: expected at most {high} items, got {len(value)}"
-    if "items" in schema:
-        for i, item in enumerate(value):
-            problem = _first_problem(item, schema["items"], f"{path}[{i}]")
-            if problem:
-                return problem
-    return None
-
-
-def _number_problem(value: float, schema: Mapping[str, Any], path: str) -> str | None:
-    checks = (
-        ("minimum", lambda b: value >= b, "at least"),
-        ("maximum", lambda b: value <= b, "at most"),
-        ("exclusiveMinimum", lambda b: value > b, "more than"),
-        ("exclusiveMaximum", lambda b: value < b, "less than"),
-    )
-    for keyword, ok, words in checks:
-        if keyword in schema and not ok(schema[keyword]):
-            return f"{path}: expected {words} {schema[keyword]}, got {value}"
-    return None
-
-
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality: 1 == 1.0, but True is not 1."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    return a == b

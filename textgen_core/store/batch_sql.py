@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+from .database import Part, reads, writes
+
 #: DDL run by :class:`~textgen_core.store.Store` with the rest of the schema.
 BATCH_DDL: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS judge_batches (
@@ -27,27 +29,30 @@ BATCH_DDL: tuple[str, ...] = (
 )
 
 
-class BatchTablesMixin:
-    """Reads and writes of ``judge_batches``; uses the owning Store's ``transaction()`` and ``_cur()``."""
+class JudgeBatches(Part):
+    """Reads and writes of ``judge_batches``."""
 
+    @writes
     def judge_batch_add(self, run_id: int, batch_id: str, input_file_id: str, endpoint: str, model: str,
                         custom_ids: Sequence[str]) -> None:
         """Record a batch just created (committed before this returns)."""
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            cur.execute("INSERT OR REPLACE INTO judge_batches (batch_id, run_id, endpoint, model, input_file_id, "
-                        "custom_ids, n_requests, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'submitted')",
-                        [batch_id, run_id, endpoint, model, input_file_id, json.dumps(list(custom_ids)),
-                         len(custom_ids)])
+        cur = self.cur
+        cur.execute("INSERT OR REPLACE INTO judge_batches (batch_id, run_id, endpoint, model, input_file_id, "
+                    "custom_ids, n_requests, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'submitted')",
+                    [batch_id, run_id, endpoint, model, input_file_id, json.dumps(list(custom_ids)),
+                     len(custom_ids)])
 
+    @writes
     def judge_batch_status(self, batch_id: str, status: str) -> None:
         """Record a batch's latest status."""
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            cur.execute("UPDATE judge_batches SET status = ?, updated_at = current_timestamp WHERE batch_id = ?",
-                        [status, batch_id])
+        cur = self.cur
+        cur.execute("UPDATE judge_batches SET status = ?, updated_at = current_timestamp WHERE batch_id = ?",
+                    [status, batch_id])
 
+    @reads
     def judge_batches(self, run_id: int) -> list[dict[str, Any]]:
         """The batches of a run, oldest first, with their request ids."""
-        rows = self._cur().execute(  # type: ignore[attr-defined]
+        rows = self.cur.execute(
             "SELECT batch_id, endpoint, model, input_file_id, custom_ids, n_requests, status, created_at "
             "FROM judge_batches WHERE run_id = ? ORDER BY created_at, batch_id", [run_id]).fetchall()
         names = ("batch_id", "endpoint", "model", "input_file_id", "custom_ids", "n_requests", "status", "created_at")
@@ -55,6 +60,3 @@ class BatchTablesMixin:
         for row in found:
             row["custom_ids"] = json.loads(row["custom_ids"] or "[]")
         return found
-
-    def _delete_batch_rows(self, cur: Any, run_id: int) -> None:
-        cur.execute("DELETE FROM judge_batches WHERE run_id = ?", [run_id])

@@ -1,4 +1,4 @@
-"""SQL for the judge's reply cache (mixed into :class:`Store` through :class:`JudgeTablesMixin`).
+"""SQL for the judge's reply cache: a part of the store, the one write path of ``judge_cache``.
 
 A reply is stored under a key of what changes the answer; the key index (the first 60 bits of every key,
 in memory) lets a run prove a miss without opening the database file.
@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
+
+from .database import Database, Part, insert_arrow, reads, writes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -88,23 +90,27 @@ class _KeyIndex:
         return [k for k, seen, present in zip(keys, known, hit.tolist()) if seen or present]
 
 
-class JudgeCacheMixin:
-    """The reply cache's reads and writes; uses the owning Store's cursor and transaction helpers."""
+class JudgeCache(Part):
+    """The reply cache's reads and writes, with an in-memory index of its keys (one per store)."""
 
-    # -- reply cache -----------------------------------------------------------
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+        self._judge_keys: _KeyIndex | None = None
+
     def _judge_key_index(self) -> _KeyIndex:
         """The in-memory prefix index of the cache, loaded on first use (0.2 s per million entries)."""
-        index = getattr(self, "_judge_keys", None)
+        index = self._judge_keys
         if index is None:
-            with self._write_lock:  # no cache write between the load and the first add
-                index = getattr(self, "_judge_keys", None)
+            with self.db.write_lock:  # no cache write between the load and the first add
+                index = self._judge_keys
                 if index is None:
-                    loaded = self._cur().execute(
+                    loaded = self.cur.execute(
                         "SELECT p FROM (SELECT TRY_CAST('0x' || substr(cache_key, 1, 15) AS BIGINT) AS p "
                         "FROM judge_cache) WHERE p IS NOT NULL").fetchnumpy()["p"]
                     index = self._judge_keys = _KeyIndex(np.asarray(loaded))
         return index
 
+    @reads
     def judge_cache_maybe(self, cache_keys: Sequence[str]) -> list[str]:
         """The keys that may be in the cache, from memory (no query): every other key certainly is not."""
         return self._judge_key_index().maybe(list(cache_keys))
@@ -119,86 +125,67 @@ class JudgeCacheMixin:
         return self._judge_cache_surely_missing
 
     def _judge_cache_surely_missing(self, cache_key: str) -> bool:
-        index = getattr(self, "_judge_keys", None)
+        index = self._judge_keys
         return index is not None and not index.maybe_one(cache_key)
 
-    def _judge_keys_added(self, keys: Iterable[str]) -> None:
-        index = getattr(self, "_judge_keys", None)
+    def keys_added(self, keys: Iterable[str]) -> None:
+        """Inside the write that stores them: the index learns ``keys`` before any reader can see them."""
+        index = self._judge_keys
         if index is not None:
             index.add(keys)
 
+    @reads
     def judge_cache_get(self, cache_key: str) -> dict[str, Any] | None:
         """One cached reply as a dict of :class:`CacheRow` fields, or None."""
-        row = self._cur().execute(f"SELECT {_CACHE_COLUMNS} FROM judge_cache WHERE cache_key = ?",
+        row = self.cur.execute(f"SELECT {_CACHE_COLUMNS} FROM judge_cache WHERE cache_key = ?",
                                   [cache_key]).fetchone()
         return None if row is None else _cache_row(row)
 
+    @reads
     def judge_cache_entries(self, cache_keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Many cached replies in one query: {cache_key: CacheRow fields} for the keys present."""
         keys = self.judge_cache_maybe(list(dict.fromkeys(cache_keys)))
         if not keys:
             return {}
-        rows = self._cur().execute(
+        rows = self.cur.execute(
             f"SELECT {_CACHE_COLUMNS} FROM judge_cache WHERE cache_key IN (SELECT unnest(?::VARCHAR[]))",
             [keys]).fetchall()
         return {row[0]: _cache_row(row) for row in rows}
 
+    @reads
     def judge_cache_has(self, cache_keys: Sequence[str]) -> set[str]:
         """The subset of ``cache_keys`` present in the cache (one query, for pre-run estimates)."""
         keys = self.judge_cache_maybe(list(dict.fromkeys(cache_keys)))
         if not keys:
             return set()
-        rows = self._cur().execute(
+        rows = self.cur.execute(
             "SELECT cache_key FROM judge_cache WHERE cache_key IN (SELECT unnest(?::VARCHAR[]))", [keys]).fetchall()
         return {r[0] for r in rows}
 
-    def judge_cache_put(self, entries: Iterable[CacheRow]) -> int:
-        """Store validated replies (replacing any entry with the same key); returns how many."""
-        entries = list(entries)
-        if not entries:
-            return 0
-        with self._write_lock:  # the index learns the keys before any reader can see them committed
-            self._judge_keys_added(e.cache_key for e in entries)
-            self._insert_arrow("judge_cache", "incoming_judge_cache", cache_table(entries))
-        return len(entries)
-
-    def judge_cache_stats(self) -> "pd.DataFrame":
-        """Entries and the tokens they saved, per endpoint and model."""
-        return self._frame(
-            "SELECT base_url, model, count(*) AS entries, sum(prompt_tokens) AS prompt_tokens, "
-            "sum(completion_tokens) AS completion_tokens, min(created_at) AS oldest, max(created_at) AS newest "
-            "FROM judge_cache GROUP BY base_url, model ORDER BY base_url, model")
-
-    def clear_judge_cache(self, *, model: str | None = None, prompt_version: str | None = None) -> int:
-        """Delete cached replies, all or those of one model and/or prompt version; returns how many."""
-        with self.transaction() as cur:
-            where = "(? IS NULL OR model = ?) AND (? IS NULL OR prompt_version = ?)"
-            params = [model, model, prompt_version, prompt_version]
-            count = cur.execute(f"SELECT count(*) FROM judge_cache WHERE {where}", params).fetchone()[0]
-            cur.execute(f"DELETE FROM judge_cache WHERE {where}", params)
-        return int(count)
-
+    @reads
     def judge_cache_values(self, cache_keys: Sequence[str]) -> dict[str, Any]:
         """Parsed replies of many cached exchanges in one query: {cache_key: parsed} for those present."""
         keys = self.judge_cache_maybe(list(dict.fromkeys(cache_keys)))
         if not keys:
             return {}
-        rows = self._cur().execute(
+        rows = self.cur.execute(
             "SELECT cache_key, parsed FROM judge_cache WHERE cache_key IN (SELECT unnest(?::VARCHAR[]))",
             [keys]).fetchall()
         return {key: json.loads(parsed) if parsed is not None else None for key, parsed in rows}
 
+    @reads
     def judge_cache_rows(self, base_url: str, models: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Every cached reply of this endpoint for ``models``: {cache_key: CacheRow fields} (for Ray workers,
         which cannot open the file the driver holds)."""
-        rows = self._cur().execute(
+        rows = self.cur.execute(
             f"SELECT {_CACHE_COLUMNS} FROM judge_cache WHERE base_url = ? AND list_contains(?::VARCHAR[], model)",
             [base_url, list(models)]).fetchall()
         return {row[0]: _cache_row(row) for row in rows}
 
+    @reads
     def judge_cache_holds(self, base_url: str, models: Sequence[str]) -> bool:
         """True when the cache has any reply from this endpoint for one of ``models``."""
-        row = self._cur().execute(
+        row = self.cur.execute(
             "SELECT 1 FROM judge_cache WHERE base_url = ? AND list_contains(?::VARCHAR[], model) LIMIT 1",
             [base_url, list(models)]).fetchone()
         return row is not None

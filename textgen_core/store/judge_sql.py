@@ -1,4 +1,4 @@
-"""SQL for the judge: verdicts, exchanges, finished cells. Mixed into :class:`Store`.
+"""SQL for the judge: verdicts, exchanges, finished cells. A part of the store.
 
 The reply cache is in :mod:`.judge_cache_sql`.
 
@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 import pyarrow as pa
 
 from .connection import registered
-from .dataset_sql import insert_arrow
-from .judge_cache_sql import CacheRow, JudgeCacheMixin, cache_table
+from .database import Database, Part, insert_arrow, reads, writes
+from .judge_cache_sql import CacheRow, JudgeCache, cache_table
+from .run_sql import add_usage
 from .score_writes import insert_cells
 
 if TYPE_CHECKING:
@@ -82,17 +83,15 @@ def _json_text(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
 
 
-class JudgeTablesMixin(JudgeCacheMixin):
-    """Judge-related reads and writes; uses the owning Store's cursor and transaction helpers."""
+class JudgeTables(Part):
+    """Verdicts, exchanges and finished judge cells; a batch's cache entries go through ``cache``."""
 
-    # Relies on Store's ``_cur()``, ``transaction()`` and ``_frame()``.
-
-    def _insert_arrow(self, table_name: str, view: str, table: pa.Table) -> None:
-        """INSERT OR REPLACE an Arrow table into a judge table (names are module constants)."""
-        with self.transaction() as cur, registered(cur, view, table):
-            cur.execute(f"INSERT OR REPLACE INTO {table_name} BY NAME SELECT * FROM {view}")
+    def __init__(self, db: Database, cache: JudgeCache) -> None:
+        super().__init__(db)
+        self.cache = cache
 
     # -- verdicts --------------------------------------------------------------
+    @writes
     def write_verdicts(self, run_id: int, rows: Iterable[VerdictRecord | Mapping[str, Any]]) -> int:
         """Upsert verdict rows in one transaction; returns how many were written.
 
@@ -111,10 +110,11 @@ class JudgeTablesMixin(JudgeCacheMixin):
             "item": [_text(v) for v in columns[5]], "verdict": [_text(v) for v in columns[6]],
             "reason": [_text(v) for v in columns[7]], "cache_key": list(columns[8]),
         }, schema=_VERDICT_SCHEMA)
-        self._insert_arrow("verdicts", "incoming_verdicts", table)
+        insert_arrow(self.cur, "verdicts", table, replace=True, by_name=True)
         return len(records)
 
     # -- exchanges -------------------------------------------------------------
+    @writes
     def write_exchanges(self, run_id: int, rows: Iterable[Sequence[Any] | Mapping[str, Any]]) -> int:
         """Upsert the judge requests behind a run's verdicts, whatever their outcome.
 
@@ -139,43 +139,21 @@ class JudgeTablesMixin(JudgeCacheMixin):
             "attempts": [None if a is None else int(a) for a in columns[12]],
             "latency_s": [None if s is None else float(s) for s in columns[13]],
         }, schema=_EXCHANGE_SCHEMA)
-        self._insert_arrow("exchanges", "incoming_exchanges", table)
+        insert_arrow(self.cur, "exchanges", table, replace=True, by_name=True)
         return len(records)
 
+    @reads
     def exchanges(self, run_id: int, datum_id: str | None = None, model: str | None = None,
                   metric: str | None = None) -> "pd.DataFrame":
         """Judge requests of a run, optionally of one datum/model/metric, in call order."""
-        return self._frame(
+        return self.cur.execute(
             "SELECT datum_id, model, metric, step, call_index, status, reason, cache_key, messages, reply, "
             "prompt_tokens, completion_tokens, attempts, latency_s, created_at FROM exchanges WHERE run_id = ? "
             "AND (? IS NULL OR datum_id = ?) AND (? IS NULL OR model = ?) AND (? IS NULL OR metric = ?) "
             "ORDER BY datum_id, model, metric, step, call_index",
-            [run_id, datum_id, datum_id, model, model, metric, metric])
+            [run_id, datum_id, datum_id, model, model, metric, metric]).df()
 
-    def _delete_judge_rows(self, cur: "duckdb.DuckDBPyConnection", run_id: int) -> None:
-        """Remove a run's verdicts and exchanges (the cache is shared across runs and kept)."""
-        for table in ("verdicts", "exchanges"):  # constants
-            cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
-
-    # -- judge engine results (appended by the judge-metrics engine; keep at the end) -----------
-    def write_judge_results(self, run_id: int, cells: Sequence[Sequence[Any]], verdicts: Sequence[Sequence[Any]],
-                            exchanges: Sequence[Sequence[Any] | Mapping[str, Any]] = (),
-                            rewritten: Sequence[tuple[str, str, str]] | None = None) -> int:
-        """Write finished judge cells with their verdicts and failed exchanges, all in one transaction.
-
-        ``cells`` are :data:`~textgen_core.store.store.CellRecord` tuples. Earlier verdicts and
-        exchanges of the (datum, model, metric) cells in ``rewritten`` (default: every cell) are
-        deleted first, so a re-scored cell never keeps stale items; pass only the cells written
-        before (see :meth:`judge_unscored_cells`) to spare large runs a scan per batch. Returns the
-        number of cells written.
-        """
-        if not cells:
-            return 0
-        with self.transaction() as cur:
-            _write_results(cur, run_id, cells, verdicts, exchanges,
-                           [c[:3] for c in cells] if rewritten is None else rewritten)
-        return len(cells)
-
+    @writes
     def write_judge_batch(self, entries: Sequence[CacheRow], cells: Sequence[CellRows],
                           usage: Sequence[tuple[int, tuple[int, int, int, float | None]]] = ()) -> None:
         """Reply-cache entries, finished cells and billed usage (of any runs) in one transaction, entries first.
@@ -193,30 +171,44 @@ class JudgeTablesMixin(JudgeCacheMixin):
         for run_id, used in usage:
             spent.setdefault(run_id, []).append(used)
         cache = cache_table(entries) if entries else None
-        with self.transaction() as cur:
-            if cache is not None:
-                self._judge_keys_added(e.cache_key for e in entries)
-                insert_arrow(cur, "judge_cache", cache, replace=True, by_name=True)
-            for run_id, writes in runs.items():
-                _write_results(cur, run_id, [w.cell for w in writes], [v for w in writes for v in w.verdicts],
-                               [e for w in writes for e in w.exchanges], [w.cell[:3] for w in writes if w.rewritten])
-            for run_id in dict.fromkeys([*runs, *spent]):
-                _add_usage(cur, run_id, [w.usage for w in runs.get(run_id, ())] + spent.get(run_id, []))
+        cur = self.cur
+        if cache is not None:
+            self.cache.keys_added(e.cache_key for e in entries)
+            insert_arrow(cur, "judge_cache", cache, replace=True, by_name=True)
+        for run_id, run_cells in runs.items():
+            _write_results(cur, run_id, [w.cell for w in run_cells], [v for w in run_cells for v in w.verdicts],
+                           [e for w in run_cells for e in w.exchanges], [w.cell[:3] for w in run_cells if w.rewritten])
+        for run_id in dict.fromkeys([*runs, *spent]):
+            _add_usage(cur, run_id, [w.usage for w in runs.get(run_id, ())] + spent.get(run_id, []))
 
-    def empty_predictions(self, run_id: int) -> dict[str, int]:
-        """Per model of a run, how many of its predictions are empty or whitespace only (for summaries)."""
-        rows = self._cur().execute(
-            "SELECT d.model, count(*) FILTER (WHERE d.prediction IS NULL OR regexp_matches(d.prediction, '^\\s*$')) "
-            "FROM data d JOIN runs r ON d.dataset_id = r.dataset_id "
-            "WHERE r.run_id = ? AND list_contains(r.models, d.model) GROUP BY d.model ORDER BY d.model",
-            [run_id]).fetchall()
-        return {model: int(n) for model, n in rows}
-
+    @reads
     def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:
         """(datum_id, model, metric) of the run's unscored cells: the ones a resume scores again."""
-        rows = self._cur().execute(
+        rows = self.cur.execute(
             "SELECT DISTINCT datum_id, model, metric FROM scores WHERE run_id = ? AND value IS NULL", [run_id]).fetchall()
         return {(d, m, k) for d, m, k in rows}
+
+    @reads
+    def verdicts(self, run_id: int, datum_id: str, model: str | None = None) -> "pd.DataFrame":
+        return self.cur.execute(
+            "SELECT model, metric, step, item_index, item, verdict, reason, cache_key FROM verdicts "
+            "WHERE run_id = ? AND datum_id = ? AND (? IS NULL OR model = ?) ORDER BY model, metric, step, item_index",
+            [run_id, datum_id, model, model]).df()
+
+    @reads
+    def run_verdicts(self, run_id: int) -> "pd.DataFrame":
+        """Every verdict of a run, for export."""
+        return self.cur.execute(
+            "SELECT datum_id, model, metric, step, item_index, item, verdict, reason, cache_key FROM verdicts "
+            "WHERE run_id = ? ORDER BY datum_id, model, metric, step, item_index", [run_id]).df()
+
+    @reads
+    def verdict_reason_words(self, run_id: int) -> "pd.DataFrame":
+        """metric, n_reasons, n_one_word: the judge's stated reasons per metric, and how many are one word or none."""
+        return self.cur.execute(
+            "SELECT metric, count(*) AS n_reasons, count(*) FILTER (WHERE len(string_split_regex("
+            "trim(coalesce(reason, '')), '\\s+')) <= 1) AS n_one_word FROM verdicts WHERE run_id = ? "
+            "GROUP BY metric ORDER BY metric", [run_id]).df()
 
 def _add_usage(cur: "duckdb.DuckDBPyConnection", run_id: int, usage: Sequence[tuple]) -> None:
     """Add the judge usage behind a batch of cells to its run, in the batch's transaction."""
@@ -224,10 +216,7 @@ def _add_usage(cur: "duckdb.DuckDBPyConnection", run_id: int, usage: Sequence[tu
     costs = [u[3] for u in usage if u[3] is not None]
     if not (calls or prompt or completion):
         return
-    cost = sum(costs) if costs else None
-    cur.execute("UPDATE runs SET judge_calls = judge_calls + ?, prompt_tokens = prompt_tokens + ?, "
-                "completion_tokens = completion_tokens + ?, cost = CASE WHEN ? IS NULL THEN cost "
-                "ELSE coalesce(cost, 0) + ? END WHERE run_id = ?", [calls, prompt, completion, cost, cost, run_id])
+    add_usage(cur, run_id, calls, prompt, completion, sum(costs) if costs else None)
 
 
 _STALE_SCHEMA = pa.schema([("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string())])

@@ -15,7 +15,8 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from .dataset_sql import insert_arrow
+from .database import Part, insert_arrow, reads, writes
+from .run_sql import require_run
 
 #: DDL run by :class:`~textgen_core.store.Store` with the rest of the schema.
 LABELS_DDL: tuple[str, ...] = (
@@ -33,16 +34,17 @@ LABELS_DDL: tuple[str, ...] = (
         PRIMARY KEY (run_id, datum_id, model, score, annotator))""",
 )
 
-#: Columns of one label as :meth:`LabelTablesMixin.write_labels` takes them.
+#: Columns of one label as :meth:`Labels.write_labels` takes them.
 LABEL_FIELDS = ("datum_id", "model", "score", "annotator", "value", "note", "sampling", "probability")
 _SCHEMA = pa.schema([("run_id", pa.int32()), ("datum_id", pa.string()), ("model", pa.string()),
                      ("score", pa.string()), ("annotator", pa.string()), ("value", pa.float64()),
                      ("note", pa.string()), ("sampling", pa.string()), ("probability", pa.float64())])
 
 
-class LabelTablesMixin:
-    """Writes and reads of ``labels``; uses the owning Store's ``transaction()`` and ``_cur()``."""
+class Labels(Part):
+    """Writes and reads of ``labels``."""
 
+    @writes
     def write_labels(self, run_id: int, labels: Iterable[Sequence[Any]]) -> int:
         """Upsert labels (tuples in :data:`LABEL_FIELDS` order) in one transaction; a newer label of the same
         (datum, model, score, annotator) replaces the older one. Returns how many were written."""
@@ -52,24 +54,19 @@ class LabelTablesMixin:
             return 0
         columns = {name: [row[i] for row in rows] for i, name in enumerate(LABEL_FIELDS)}
         table = pa.Table.from_pydict({"run_id": [run_id] * len(rows), **columns}, schema=_SCHEMA)
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            self._require_run(cur, run_id)  # type: ignore[attr-defined]
-            insert_arrow(cur, "labels", table, replace=True, by_name=True)
+        cur = self.cur
+        require_run(cur, run_id)
+        insert_arrow(cur, "labels", table, replace=True, by_name=True)
         return len(rows)
 
-    def delete_label(self, run_id: int, datum_id: str, model: str, score: str, annotator: str) -> None:
-        """Take one label back (an annotator's undo)."""
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            cur.execute("DELETE FROM labels WHERE run_id = ? AND datum_id = ? AND model = ? AND score = ? "
-                        "AND annotator = ?", [run_id, datum_id, model, score, annotator])
-
+    @reads
     def labels(self, run_id: int, *, score: str | None = None, annotator: str | None = None) -> pd.DataFrame:
         """Labels of a run (optionally one score, one annotator), in the order they were given.
 
         A file written before labels existed, opened read-only, has no table yet: no labels.
         """
         try:
-            return self._cur().execute(  # type: ignore[attr-defined]
+            return self.cur.execute(
                 "SELECT datum_id, model, score, annotator, value, note, sampling, probability, created_at "
                 "FROM labels WHERE run_id = ? AND (? IS NULL OR score = ?) AND (? IS NULL OR annotator = ?) "
                 "ORDER BY created_at, datum_id, model, score, annotator",
@@ -77,6 +74,3 @@ class LabelTablesMixin:
         except duckdb.CatalogException:
             return pd.DataFrame(columns=["datum_id", "model", "score", "annotator", "value", "note", "sampling",
                                          "probability", "created_at"])
-
-    def _delete_label_rows(self, cur: Any, run_id: int) -> None:
-        cur.execute("DELETE FROM labels WHERE run_id = ?", [run_id])

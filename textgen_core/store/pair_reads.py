@@ -2,7 +2,7 @@
 
 A run's datums are the dataset's distinct datum ids in the order they first appear,
 then any datum id that only the scores know (ordered by its first score name, then id).
-Mixed into :class:`Store`.
+A part of the store.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
+
+from .database import Part, reads
 
 _DATASET = "(SELECT dataset_id FROM runs WHERE run_id = $run)"
 _SCORED = "run_id = $run AND value IS NOT NULL AND ($all_scores OR list_contains($scores, score))"
@@ -42,25 +44,27 @@ class ScoreArrays(NamedTuple):
     dataset_datums: bool = True
 
 
-class PairReadsMixin:
+class PairReads(Part):
     """Which models and scores a run has values for, and those values as datum-aligned arrays."""
 
     def _datum_params(self, run_id: int, scores: Sequence[str] | None) -> dict[str, Any]:
         return {"run": run_id, "all_scores": scores is None, "scores": list(scores or [])}
 
+    @reads
     def scored_pairs(self, run_id: int, scores: Sequence[str] | None = None, *,
                      by_first_datum: bool = False) -> list[tuple[str, str]]:
         """(model, score) with at least one scored value, by score, then model name.
 
         ``by_first_datum`` orders a score's models by their smallest datum id first (slower: it reads every id).
         """
-        rows = self._cur().execute(
+        rows = self.cur.execute(
             "SELECT model, score FROM scores WHERE run_id = $run AND value IS NOT NULL "
             "AND ($all_scores OR list_contains($scores, score)) GROUP BY model, score "
             f"ORDER BY score, {'min(datum_id), ' if by_first_datum else ''}model",
             self._datum_params(run_id, scores)).fetchall()
         return [(str(m), str(s)) for m, s in rows]
 
+    @reads
     def scored_counts(self, run_id: int) -> pd.DataFrame:
         """model, metric, score, n_scored, mean of every (model, metric, score) with a scored value, by metric,
         score, model.
@@ -68,16 +72,18 @@ class PairReadsMixin:
         The counts and means of :meth:`summary` without its other statistics (a median of millions of values
         costs seconds); the means rank a run of many models (:func:`textgen_core.summary.ranked_models`).
         """
-        return self._cur().execute(
+        return self.cur.execute(
             "SELECT model, metric, score, count(*) AS n_scored, avg(value) AS mean FROM scores "
             "WHERE run_id = $run AND value IS NOT NULL "
             "GROUP BY model, metric, score ORDER BY metric, score, model", {"run": run_id}).df()
 
+    @reads
     def dataset_datum_ids(self, run_id: int) -> np.ndarray:
         """The distinct datum ids of the run's dataset, in the order they first appear."""
-        return self._cur().execute(_DATUMS_OF_DATASET + "SELECT datum_id FROM u ORDER BY i",
+        return self.cur.execute(_DATUMS_OF_DATASET + "SELECT datum_id FROM u ORDER BY i",
                                    {"run": run_id}).fetchnumpy()["datum_id"]
 
+    @reads
     def score_arrays(self, run_id: int, pick: Sequence[str], models: Sequence[str],
                      scores: Sequence[str] | None = None, *, with_ids: bool = False) -> ScoreArrays:
         """Values of the ``pick`` scores, shape (scores, models, datums), NaN where a model has no scored value.
@@ -91,7 +97,7 @@ class PairReadsMixin:
         # then is the slower numbering with those ids needed.
         cells = ("SELECT CAST(u.i AS INTEGER) AS i, CAST(pk.k * $nm + pm.m AS INTEGER) AS km, s.value FROM scores s "
                  "LEFT JOIN u USING (datum_id) LEFT JOIN pk USING (score) LEFT JOIN pm USING (model) WHERE " + _SCORED)
-        found = self._cur().execute(
+        found = self.cur.execute(
             _DATUMS_OF_DATASET + _PICKED + cells + " AND (u.i IS NULL OR (pk.k IS NOT NULL AND pm.m IS NOT NULL))",
             params).fetchnumpy()
         dataset = not np.ma.getmaskarray(found["i"]).any()
@@ -99,11 +105,11 @@ class PairReadsMixin:
             datums, numbering = _DATUMS_OF_DATASET, {"run": run_id}
         else:
             datums, numbering = _DATUMS, self._datum_params(run_id, scores)
-            found = self._cur().execute(
+            found = self.cur.execute(
                 _DATUMS + _PICKED + cells + " AND pk.k IS NOT NULL AND pm.m IS NOT NULL", params).fetchnumpy()
-        ids = (self._cur().execute(datums + "SELECT datum_id FROM u ORDER BY i", numbering).fetchnumpy()["datum_id"]
+        ids = (self.cur.execute(datums + "SELECT datum_id FROM u ORDER BY i", numbering).fetchnumpy()["datum_id"]
                if with_ids else None)
-        n = len(ids) if ids is not None else self._cur().execute(datums + "SELECT count(*) FROM u", numbering).fetchone()[0]
+        n = len(ids) if ids is not None else self.cur.execute(datums + "SELECT count(*) FROM u", numbering).fetchone()[0]
         cube = np.full((len(pick) * len(models), int(n)), np.nan)
         cube[np.asarray(found["km"]), np.asarray(found["i"])] = np.asarray(found["value"], dtype=float)
         return ScoreArrays(cube.reshape(len(pick), len(models), int(n)), ids, dataset)

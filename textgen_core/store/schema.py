@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+#: Columns of the ``scores`` table.
+SCORE_COLUMNS = """run_id INTEGER NOT NULL,
+        datum_id VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,
+        score VARCHAR NOT NULL,
+        value DOUBLE,
+        details JSON,
+        reason VARCHAR"""
+
 #: Numbered migrations: ``MIGRATIONS[i]`` takes a file at schema version ``i + 1`` to ``i + 2`` (every statement
 #: safe to run again). A new file gets DDL, then every migration; an older file gets those it lacks, on the
 #: first read-write open in a process; ``meta.schema_version`` says where a file is.
@@ -25,6 +35,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         PRIMARY KEY (run_id, datum_id, model, score, judge, sample))""",),
     # 4 -> 5: a vote's label (label and yes/no metrics), which a majority counts
     ("ALTER TABLE votes ADD COLUMN IF NOT EXISTS label VARCHAR",),
+    # 5 -> 6: the scores table without its primary-key index (see DDL), rebuilt with the same rows
+    (f"""CREATE OR REPLACE TABLE scores_unkeyed ({SCORE_COLUMNS})""",
+     "INSERT INTO scores_unkeyed SELECT * FROM scores",
+     "DROP TABLE scores",
+     "ALTER TABLE scores_unkeyed RENAME TO scores"),
 )
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
@@ -71,16 +86,10 @@ DDL: tuple[str, ...] = (
         prompt_tokens BIGINT DEFAULT 0,
         completion_tokens BIGINT DEFAULT 0,
         cost DOUBLE)""",
-    """CREATE TABLE IF NOT EXISTS scores (
-        run_id INTEGER NOT NULL,
-        datum_id VARCHAR NOT NULL,
-        model VARCHAR NOT NULL,
-        metric VARCHAR NOT NULL,
-        score VARCHAR NOT NULL,
-        value DOUBLE,
-        details JSON,
-        reason VARCHAR,
-        PRIMARY KEY (run_id, datum_id, model, score))""",
+    # One cell per (run_id, datum_id, model, score), kept by its one write path (store/score_writes.py), not
+    # by an index: a fresh run appends (an index made storing cost more than scoring), a re-scored cell
+    # replaces its row. Files of schema 3 and older had a primary key here (migration 3 -> 4).
+    f"""CREATE TABLE IF NOT EXISTS scores ({SCORE_COLUMNS})""",
     """CREATE TABLE IF NOT EXISTS run_aggregates (
         run_id INTEGER NOT NULL,
         model VARCHAR NOT NULL,

@@ -1,4 +1,4 @@
-"""Score reads for the dashboard's charts and row lists. Mixed into :class:`Store`.
+"""Score reads for the dashboard's charts and row lists (a part of the store).
 
 Distributions are aggregated here in SQL, so a page never pulls every row of a run.
 """
@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import pandas as pd
+
+from .database import Part, reads
 
 
 def like_pattern(text: str) -> str:
@@ -25,7 +27,7 @@ BLANK_PREDICTION = (
 )
 
 
-class ScoreReadsMixin:
+class ScoreCharts(Part):
     """Histograms, box statistics, samples, score by length and row finding for one run's scores."""
 
     _VALUES_CTE = (
@@ -39,11 +41,12 @@ class ScoreReadsMixin:
         return {"run": run_id, "score": score, "all_models": models is None, "models": list(models or []),
                 "low": low, "high": high}
 
+    @reads
     def score_histogram(self, run_id: int, score: str, *, models: Sequence[str] | None = None, bins: int = 30,
                         low: float | None = None, high: float | None = None) -> pd.DataFrame:
         """model, bin, lo, hi, count of scored values in ``bins`` equal-width bins, binned in SQL."""
         params = self._value_params(run_id, score, models, low, high) | {"bins": max(1, int(bins))}
-        return self._cur().execute(
+        return self.cur.execute(
             self._VALUES_CTE + ", e AS (SELECT min(value) AS a, max(value) AS b FROM v), "
             "k AS (SELECT v.model, e.a, e.b, coalesce(least(CAST(floor((v.value - e.a) / nullif(e.b - e.a, 0) "
             "* $bins) AS INTEGER), $bins - 1), 0) AS bin FROM v, e) "
@@ -51,10 +54,11 @@ class ScoreReadsMixin:
             "CASE WHEN b > a THEN a + (bin + 1) * (b - a) / $bins ELSE a + 0.5 END AS hi, count(*) AS count "
             "FROM k GROUP BY model, bin, a, b ORDER BY model, bin", params).df()
 
+    @reads
     def score_box(self, run_id: int, score: str, *, models: Sequence[str] | None = None,
                   low: float | None = None, high: float | None = None) -> pd.DataFrame:
         """Per model: n, quartiles, mean, min, max and Tukey whiskers (1.5 IQR) of scored values."""
-        return self._cur().execute(
+        return self.cur.execute(
             self._VALUES_CTE + ", q AS (SELECT model, count(*) AS n, quantile_cont(value, 0.25) AS q1, "
             "median(value) AS median, quantile_cont(value, 0.75) AS q3, avg(value) AS mean, min(value) AS min, "
             "max(value) AS max FROM v GROUP BY model) "
@@ -64,15 +68,17 @@ class ScoreReadsMixin:
             "FROM q JOIN v USING (model) GROUP BY ALL ORDER BY q.model",
             self._value_params(run_id, score, models, low, high)).df()
 
+    @reads
     def score_sample(self, run_id: int, score: str, *, models: Sequence[str] | None = None, per_model: int = 2000,
                      low: float | None = None, high: float | None = None) -> pd.DataFrame:
         """model, value: at most ``per_model`` scored values per model, a stable pseudo-random pick."""
         params = self._value_params(run_id, score, models, low, high) | {"n": int(per_model)}
-        return self._cur().execute(
+        return self.cur.execute(
             self._VALUES_CTE + "SELECT model, value FROM (SELECT model, value, row_number() OVER "
             "(PARTITION BY model ORDER BY hash(datum_id), datum_id) AS k FROM v) WHERE k <= $n ORDER BY model",
             params).df()
 
+    @reads
     def score_by_length(self, run_id: int, score: str, *, models: Sequence[str] | None = None, bins: int = 12,
                         low: float | None = None, high: float | None = None) -> pd.DataFrame:
         """model, bin, chars (mean prediction length in characters), its min and max, mean score, n.
@@ -80,7 +86,7 @@ class ScoreReadsMixin:
         Bins hold equal numbers of rows (length quantiles), so a long tail does not leave bins empty.
         """
         params = self._value_params(run_id, score, models, low, high) | {"bins": max(1, int(bins))}
-        return self._cur().execute(
+        return self.cur.execute(
             self._VALUES_CTE + ", w AS (SELECT v.model, v.value, length(coalesce(d.prediction, '')) AS chars FROM v "
             "JOIN data d ON d.dataset_id = (SELECT dataset_id FROM runs WHERE run_id = $run) "
             "AND d.datum_id = v.datum_id AND d.model = v.model), "
@@ -88,14 +94,16 @@ class ScoreReadsMixin:
             "SELECT model, bin, avg(chars) AS chars, min(chars) AS min_chars, max(chars) AS max_chars, "
             "avg(value) AS mean, count(*) AS n FROM b GROUP BY model, bin ORDER BY model, bin", params).df()
 
+    @reads
     def score_moments(self, run_id: int, models: Sequence[str] | None = None) -> pd.DataFrame:
         """Per (model, score): n, mean, std (sample), total and whether every value is 0 or 1, of scored cells."""
-        return self._cur().execute(
+        return self.cur.execute(
             "SELECT model, score, count(value) AS n, avg(value) AS mean, stddev_samp(value) AS std, "
             "sum(value) AS total, bool_and(value = 0 OR value = 1) AS binary FROM scores "
             "WHERE run_id = ? AND value IS NOT NULL AND (? IS NULL OR list_contains(?, model)) GROUP BY model, score",
             [run_id, None if models is None else 1, list(models or [])]).df()
 
+    @reads
     def score_counts(self, run_id: int) -> pd.DataFrame:
         """Per (model, score) of a run: n_scored, n_unscored, n_missing (no cell), n_empty, n_datums.
 
@@ -104,7 +112,7 @@ class ScoreReadsMixin:
         are the dataset's distinct datum ids; n_empty counts the model's rows whose
         prediction is empty or blank (whatever the metric made of them).
         """
-        return self._cur().execute(
+        return self.cur.execute(
             # the dataset by a scalar subquery: joined to ``r`` instead, DuckDB took 10 s at 10,000 models
             "WITH r AS (SELECT dataset_id, models FROM runs WHERE run_id = $run), "
             "u AS (SELECT count(DISTINCT d.datum_id) AS n FROM data d "
@@ -121,6 +129,7 @@ class ScoreReadsMixin:
             "FROM m CROSS JOIN k CROSS JOIN u LEFT JOIN c ON c.model = m.model AND c.score = k.score "
             "LEFT JOIN e ON e.model = m.model ORDER BY k.score, m.model", {"run": run_id}).df()
 
+    @reads
     def find_rows(self, run_id: int, *, score: str | None = None, models: Sequence[str] | None = None,
                   low: float | None = None, high: float | None = None, unscored: bool = False, text: str = "",
                   order: str = "row", limit: int = 200, snippet: int = 160) -> pd.DataFrame:
@@ -144,11 +153,11 @@ class ScoreReadsMixin:
         params = {"run": run_id, "score": score, "all_models": models is None, "models": list(models or []),
                   "low": low, "high": high, "unscored": bool(unscored), "text": text, "pattern": pattern}
         run = "WITH r AS (SELECT dataset_id, models FROM runs WHERE run_id = $run) "
-        rows = self._cur().execute(
+        rows = self.cur.execute(
             run + "SELECT d.datum_id, d.model, s.value, s.reason, left(d.query, $snip) AS query, "
             "left(d.prediction, $snip) AS prediction " + matching +
             "ORDER BY CASE WHEN $order = 'asc' THEN s.value WHEN $order = 'desc' THEN -s.value END NULLS LAST, "
             "d.row_index LIMIT $limit", {**params, "order": order, "limit": int(limit), "snip": int(snippet)}).df()
-        count = self._cur().execute(run + "SELECT count(*) " + matching, params).fetchone()[0]
+        count = self.cur.execute(run + "SELECT count(*) " + matching, params).fetchone()[0]
         rows["n_matches"] = pd.Series([int(count)] * len(rows), dtype="int64")
         return rows

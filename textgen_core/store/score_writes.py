@@ -16,8 +16,10 @@ from typing import Any, Mapping, Sequence
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from .dataset_sql import insert_arrow, json_text
+from .connection import registered
+from .database import insert_arrow, json_text
 
 #: One score cell as written: (datum_id, model, metric, score, value, details, reason).
 CellRecord = tuple[str, str, str, str, float | None, Mapping[str, Any] | None, str | None]
@@ -49,15 +51,30 @@ def insert_cells(cur: duckdb.DuckDBPyConnection, run_id: int, cells: Sequence[Se
 
 
 def write_scores(cur: duckdb.DuckDBPyConnection, table: pa.Table, *, replace: bool) -> None:
-    """Write cells in the :data:`SCORE_SCHEMA` layout: appended, or replacing stored ones (``replace``)."""
-    insert_arrow(cur, "scores", table.select(SCORE_SCHEMA.names).cast(SCORE_SCHEMA), replace=replace)
+    """Write cells in the :data:`SCORE_SCHEMA` layout: appended, or replacing stored ones (``replace``).
+
+    The table keeps no index (one costs more than scoring): a cell that may already be stored (a resumed run,
+    a re-scored judge cell) is written with ``replace``, which first deletes the stored cells of the same
+    (run, datum, model, score); a fresh run's cells are appended, and :func:`duplicate_cells` checks it once.
+    """
+    table = table.select(SCORE_SCHEMA.names).cast(SCORE_SCHEMA)
+    if replace and table.num_rows:
+        with registered(cur, "replacing_cells", table.select(["run_id", "datum_id", "model", "score"])):
+            for run_id in pc.unique(table.column("run_id")).to_pylist():  # a constant run: its row groups alone
+                cur.execute("DELETE FROM scores WHERE run_id = ? AND (datum_id, model, score) IN "
+                            "(SELECT datum_id, model, score FROM replacing_cells WHERE run_id = ?)", [run_id, run_id])
+    insert_arrow(cur, "scores", table)
+
+
+def duplicate_cells(cur: duckdb.DuckDBPyConnection, run_id: int) -> int:
+    """How many cells of a run repeat a (datum, model, score) already stored (0 unless a write path is wrong)."""
+    return int(cur.execute("SELECT count(*) - count(DISTINCT (datum_id, model, score)) FROM scores "
+                           "WHERE run_id = ?", [run_id]).fetchone()[0])
 
 
 def block_scores(run_id: int, block: pa.Table) -> pa.Table:
     """A Ray block's cells (``cells``: a list of metric, score, value, details, reason structs per row, beside
     ``datum_id`` and ``model``) in the :data:`SCORE_SCHEMA` layout."""
-    import pyarrow.compute as pc
-
     lists = block.column("cells").combine_chunks()
     rows = pc.list_parent_indices(lists)
     cells = pc.list_flatten(lists)

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from ..errors import StoreError
 from ..model import Datum
+from .database import Part, reads, writes
 from .score_writes import block_scores, write_scores
 
 DATA_SCHEMA = pa.schema([
@@ -62,16 +63,17 @@ def data_table(dataset_id: int, first_index: int, rows: Sequence[Datum]) -> pa.T
     }, schema=DATA_SCHEMA)
 
 
-class StreamTablesMixin:
-    """Mixed into :class:`~textgen_core.store.Store`; uses its ``transaction`` and ``_cur``."""
+class StreamTables(Part):
+    """Datasets filled chunk by chunk, and the records of runs scored in chunks or blocks."""
 
     @contextmanager
     def memory_limit(self, limit: str) -> Iterator[None]:
         """DuckDB's memory limit (e.g. '512MB') while a long write runs in this session, then the previous one.
 
         DuckDB otherwise caches up to 80% of the machine's memory; a streamed million rows does not need that.
+        Used inside ``with store.session():`` (the setting belongs to the open file).
         """
-        cur = self._cur()  # type: ignore[attr-defined]
+        cur = self.cur
         before = cur.execute("SELECT current_setting('memory_limit')").fetchone()[0]
         cur.execute(f"SET memory_limit = '{_size(limit)}'")
         try:
@@ -79,9 +81,10 @@ class StreamTablesMixin:
         finally:
             cur.execute(f"SET memory_limit = '{_size(before)}'")
 
+    @reads
     def free_dataset_names(self, name: str) -> tuple[str, list[str]]:
         """(the first free name among ``name``, ``name (2)``..., the taken ones before it)."""
-        taken = {n for (n,) in self._cur().execute("SELECT name FROM datasets").fetchall()}  # type: ignore[attr-defined]
+        taken = {n for (n,) in self.cur.execute("SELECT name FROM datasets").fetchall()}
         before = []
         for candidate in [name] + [f"{name} ({i})" for i in range(2, len(taken) + 3)]:
             if candidate not in taken:
@@ -89,26 +92,28 @@ class StreamTablesMixin:
             before.append(candidate)
         raise AssertionError("unreachable: there is always a free name")  # pragma: no cover
 
+    @writes
     def start_dataset(self, name: str, source: str, mapping: Mapping[str, Any]) -> int:
         """Register an empty dataset (no row count yet) to fill with :meth:`append_chunks`."""
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            return int(cur.execute(
-                "INSERT INTO datasets (name, source, n_rows, models, mapping, metadata_columns) "
-                "VALUES (?, ?, NULL, [], ?, []) RETURNING dataset_id",
-                [name, source, json.dumps(dict(mapping), ensure_ascii=False, default=str)]).fetchone()[0])
+        cur = self.cur
+        return int(cur.execute(
+            "INSERT INTO datasets (name, source, n_rows, models, mapping, metadata_columns) "
+            "VALUES (?, ?, NULL, [], ?, []) RETURNING dataset_id",
+            [name, source, json.dumps(dict(mapping), ensure_ascii=False, default=str)]).fetchone()[0])
 
+    @writes
     def append_chunks(self, dataset_id: int, first_index: int, rows: pa.Table, cells: pa.Table | None = None, *,
                       run_id: int | None = None, finished: Sequence[str] = ()) -> None:
         """One transaction: rows (the data table's columns but dataset_id and row_index, numbered from
         ``first_index``), the cells of a new run scored on them (rows of the scores table) and the keys of the
         chunks of ``run_id`` they finish; a (datum id, model) already stored raises :class:`DuplicateRow` and
         adds nothing."""
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            self._insert_data(cur, dataset_id, first_index, rows, "INSERT")
-            if cells is not None:
-                write_scores(cur, cells, replace=False)  # a new run's cells: appended
-            if finished:
-                self._mark_finished(cur, run_id, finished)
+        cur = self.cur
+        self._insert_data(cur, dataset_id, first_index, rows, "INSERT")
+        if cells is not None:
+            write_scores(cur, cells, replace=False)  # a new run's cells: appended
+        if finished:
+            self._mark_finished(cur, run_id, finished)
 
     def _insert_data(self, cur: Any, dataset_id: int, first_index: int, rows: pa.Table, verb: str) -> None:
         count = rows.num_rows
@@ -121,7 +126,7 @@ class StreamTablesMixin:
             raise self._duplicate(dataset_id, block_rows) from None
 
     def _duplicate(self, dataset_id: int, table: pa.Table) -> DuplicateRow:
-        cur = self._cur().cursor()  # type: ignore[attr-defined]  # the failed insert's cursor is not reusable
+        cur = self.cur.cursor()  # the failed insert's cursor is not reusable
         cur.register("incoming_rows", table)
         try:
             found = cur.execute(
@@ -137,101 +142,100 @@ class StreamTablesMixin:
             raise StoreError("a (datum id, model) pair is stored twice")
         return DuplicateRow(found[0], found[1], int(found[2]), int(found[3]))
 
+    @writes
     def finish_dataset(self, dataset_id: int, n_rows: int, models: Sequence[str],
                        metadata_columns: Sequence[str]) -> None:
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            cur.execute("UPDATE datasets SET n_rows = ?, models = ?, metadata_columns = ? WHERE dataset_id = ?",
-                        [n_rows, list(models), list(metadata_columns), dataset_id])
+        cur = self.cur
+        cur.execute("UPDATE datasets SET n_rows = ?, models = ?, metadata_columns = ? WHERE dataset_id = ?",
+                    [n_rows, list(models), list(metadata_columns), dataset_id])
 
+    @reads
     def same_rows(self, first: int, second: int) -> bool:
         """True when two datasets hold the same rows in the same order (compared in SQL)."""
         columns = "row_index, datum_id, model, query, prediction, refs, contexts, CAST(metadata AS VARCHAR)"
-        counts = self._cur().execute(  # type: ignore[attr-defined]
+        counts = self.cur.execute(
             "SELECT count(*) FILTER (WHERE dataset_id = ?), count(*) FILTER (WHERE dataset_id = ?) FROM data "
             "WHERE dataset_id IN (?, ?)", [first, second, first, second]).fetchone()
         if counts[0] != counts[1]:
             return False
-        differ = self._cur().execute(  # type: ignore[attr-defined]
+        differ = self.cur.execute(
             f"SELECT count(*) FROM (SELECT {columns} FROM data WHERE dataset_id = ? "  # columns: a constant
             f"EXCEPT ALL SELECT {columns} FROM data WHERE dataset_id = ?)", [first, second]).fetchone()[0]
         return differ == 0
 
+    @writes
     def move_runs(self, from_dataset: int, to_dataset: int) -> None:
         """Give ``from_dataset``'s runs to ``to_dataset`` (same rows), then delete ``from_dataset``."""
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            cur.execute("UPDATE runs SET dataset_id = ? WHERE dataset_id = ?", [to_dataset, from_dataset])
-            cur.execute("DELETE FROM data WHERE dataset_id = ?", [from_dataset])
-            cur.execute("DELETE FROM datasets WHERE dataset_id = ?", [from_dataset])
-
-    def set_run_models(self, run_id: int, models: Sequence[str]) -> None:
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            cur.execute("UPDATE runs SET models = ? WHERE run_id = ?", [list(models), run_id])
+        cur = self.cur
+        cur.execute("UPDATE runs SET dataset_id = ? WHERE dataset_id = ?", [to_dataset, from_dataset])
+        cur.execute("DELETE FROM data WHERE dataset_id = ?", [from_dataset])
+        cur.execute("DELETE FROM datasets WHERE dataset_id = ?", [from_dataset])
 
     # -- runs scored in chunks or blocks (streamed runs, the Ray engine) --------
-    def _delete_block_rows(self, cur: Any, run_id: int) -> None:
-        """Forget where a deleted run read its data and which of its chunks were stored."""
-        for table in ("block_runs", "run_blocks"):
-            cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])  # table names are constants
-
     def _mark_finished(self, cur: Any, run_id: int | None, keys: Sequence[str]) -> None:
         for key in keys:
             cur.execute("INSERT OR REPLACE INTO run_blocks VALUES (?, ?)", [run_id, key])
 
+    @writes
     def record_block_run(self, run_id: int, source: str, mapping: Mapping[str, Any] | None, block_rows: int) -> None:
         """Remember where (and in blocks or chunks of how many rows) a run reads its data, to resume it."""
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            cur.execute("INSERT OR REPLACE INTO block_runs VALUES (?, ?, ?, ?)",
-                        [run_id, source, None if mapping is None else json.dumps(dict(mapping), default=str),
-                         block_rows])
+        cur = self.cur
+        cur.execute("INSERT OR REPLACE INTO block_runs VALUES (?, ?, ?, ?)",
+                    [run_id, source, None if mapping is None else json.dumps(dict(mapping), default=str),
+                     block_rows])
 
+    @reads
     def block_run(self, run_id: int) -> tuple[str, dict[str, Any] | None, int] | None:
         """(source, column mapping, rows per block) of a block-scored run, or None for any other run."""
         rows = self._block_rows("SELECT source, mapping, block_rows FROM block_runs WHERE run_id = ?", run_id)
         return None if not rows else (rows[0][0], json.loads(rows[0][1]) if rows[0][1] else None, int(rows[0][2]))
 
+    @reads
     def finished_blocks(self, run_id: int) -> set[str]:
         return {key for (key,) in self._block_rows("SELECT block FROM run_blocks WHERE run_id = ?", run_id)}
 
     def _block_rows(self, sql: str, run_id: int) -> list[tuple]:
         """The rows of a query on one run's block records; none before a file holds any (read-only works too)."""
         try:
-            return self._cur().execute(sql, [run_id]).fetchall()  # type: ignore[attr-defined]
+            return self.cur.execute(sql, [run_id]).fetchall()
         except duckdb.CatalogException:
             return []
 
+    @writes
     def write_block(self, run_id: int, dataset_id: int | None, first_index: int, table: pa.Table,
                     finished: Sequence[str], *, resumed: bool = False) -> None:
         """One transaction: the block's data rows (unless ``dataset_id`` is None: already stored), its cells
         (``cells``: a list of (metric, score, value, details, reason) per row) and the blocks it finishes.
         ``resumed``: rows a stopped run already stored are kept as they are."""
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            if dataset_id is not None:
-                self._insert_data(cur, dataset_id, first_index, table, "INSERT OR IGNORE" if resumed else "INSERT")
-            write_scores(cur, block_scores(run_id, table), replace=True)
-            self._mark_finished(cur, run_id, finished)
+        cur = self.cur
+        if dataset_id is not None:
+            self._insert_data(cur, dataset_id, first_index, table, "INSERT OR IGNORE" if resumed else "INSERT")
+        write_scores(cur, block_scores(run_id, table), replace=resumed)  # a fresh run appends
+        self._mark_finished(cur, run_id, finished)
 
+    @reads
     def data_arrow(self, dataset_id: int, models: Sequence[str] | None = None) -> pa.Table:
         """A stored dataset's rows (of ``models``, default all) as Arrow, in row order."""
-        return self._cur().sql(  # type: ignore[attr-defined]  # a relation: Arrow without an extra copy
+        return self.cur.sql(  # a relation: Arrow without an extra copy
             "SELECT datum_id, model, query, prediction, refs, contexts, CAST(metadata AS VARCHAR) AS metadata "
             "FROM data WHERE dataset_id = ? AND (? OR list_contains(?, model)) ORDER BY row_index",
             params=[dataset_id, not models, list(models or [])]).to_arrow_table()
 
+    @reads
     def corpus_cells(self, run_id: int, dataset_id: int, metric: str, batch: int = 50_000, *,
                      below: int | None = None) -> Iterator[tuple[int, str, str, float | None, str | None]]:
         """(row index, model, score, value, details JSON) of one metric's cells in row order (of rows before row
         index ``below`` when given), read in batches."""
-        with self.session():  # type: ignore[attr-defined]  # a generator: the file stays open until it ends
-            result = self._cur().execute(  # type: ignore[attr-defined]
-                "SELECT d.row_index, s.model, s.score, s.value, CAST(s.details AS VARCHAR) FROM scores s JOIN data d "
-                "ON d.dataset_id = ? AND d.datum_id = s.datum_id AND d.model = s.model "
-                "WHERE s.run_id = ? AND s.metric = ? AND (? IS NULL OR d.row_index < ?) ORDER BY d.row_index, s.score",
-                [dataset_id, run_id, metric, below, below])
-            while True:
-                rows = result.fetchmany(batch)
-                if not rows:
-                    return
-                yield from rows
+        result = self.cur.execute(  # a generator: the file stays open until it ends
+            "SELECT d.row_index, s.model, s.score, s.value, CAST(s.details AS VARCHAR) FROM scores s JOIN data d "
+            "ON d.dataset_id = ? AND d.datum_id = s.datum_id AND d.model = s.model "
+            "WHERE s.run_id = ? AND s.metric = ? AND (? IS NULL OR d.row_index < ?) ORDER BY d.row_index, s.score",
+            [dataset_id, run_id, metric, below, below])
+        while True:
+            rows = result.fetchmany(batch)
+            if not rows:
+                return
+            yield from rows
 
 
 BLOCK_DDL = (

@@ -17,9 +17,10 @@ import pandas as pd
 import pyarrow as pa
 
 from .connection import registered
-from .dataset_sql import insert_arrow
-from .judge_cache_sql import cache_table
+from .database import Database, Part, insert_arrow, reads, writes
+from .judge_cache_sql import JudgeCache, cache_table
 from .judge_sql import VERDICT_FIELDS, CellRows, _add_usage, _write_results
+from .run_sql import require_run
 
 if TYPE_CHECKING:
     from .judge_cache_sql import CacheRow
@@ -54,20 +55,24 @@ def _insert_votes(cur: duckdb.DuckDBPyConnection, run_id: int, rows: Sequence[Se
     insert_arrow(cur, "votes", table, replace=True, by_name=True)
 
 
-class VoteTablesMixin:
-    """Writes and reads of ``votes``; uses the owning Store's ``transaction()``, ``_cur()`` and ``_require_run``."""
+class Votes(Part):
+    """Writes and reads of ``votes``; a batch's cache entries go through ``cache``."""
 
+    def __init__(self, db: Database, cache: JudgeCache) -> None:
+        super().__init__(db)
+        self.cache = cache
+
+    @writes
     def write_votes(self, run_id: int, rows: Iterable[Sequence[Any]]) -> int:
         """Upsert votes, tuples of (datum_id, model, metric, score, judge, sample, value, reason[, label]), in
         one transaction (``label``: the label a label or yes/no vote gave). Returns how many were written."""
         rows = [tuple(r) for r in rows]
-        if not rows:
-            return 0
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            self._require_run(cur, run_id)  # type: ignore[attr-defined]
-            _insert_votes(cur, run_id, rows)
+        if rows:
+            require_run(self.cur, run_id)
+            _insert_votes(self.cur, run_id, rows)
         return len(rows)
 
+    @writes
     def write_vote_batch(self, entries: Sequence["CacheRow"], judge: str, sample: int,
                          cells: Sequence[CellRows], labels: Sequence[str | None] = (),
                          usage: Sequence[tuple[int, tuple[int, int, int, float | None]]] = ()) -> None:
@@ -86,30 +91,31 @@ class VoteTablesMixin:
             runs.setdefault(write.run_id, []).append((write, labels[i] if i < len(labels) else None))
         tag = vote_tag(judge, sample)
         step = VERDICT_FIELDS.index("step")
-        with self.transaction() as cur:  # type: ignore[attr-defined]
-            if entries:
-                self._judge_keys_added(e.cache_key for e in entries)  # type: ignore[attr-defined]
-                insert_arrow(cur, "judge_cache", cache_table(entries), replace=True, by_name=True)
-            for run_id, labelled in runs.items():
-                writes = [w for w, _ in labelled]
-                again = [w.cell[:3] for w in writes if w.rewritten]
-                if again:
-                    stale = pa.Table.from_pydict({name: [c[i] for c in again] for i, name in
-                                                  enumerate(_CELLS.names)}, schema=_CELLS)
-                    with registered(cur, "stale_votes", stale):
-                        for table in ("verdicts", "exchanges"):  # constants
-                            cur.execute(f"DELETE FROM {table} WHERE run_id = ? AND ends_with(step, ?) AND "
-                                        "(datum_id, model, metric) IN (SELECT datum_id, model, metric "
-                                        "FROM stale_votes)", [run_id, tag])
-                verdicts = [tuple(v[:step]) + (f"{v[step]}{tag}",) + tuple(v[step + 1:])
-                            for w in writes for v in w.verdicts]
-                exchanges = [{**e, "step": f"{e.get('step') or ''}{tag}"} for w in writes for e in w.exchanges]
-                _write_results(cur, run_id, [], verdicts, exchanges, [])
-                _insert_votes(cur, run_id, [(*w.cell[:4], judge, sample, w.cell[4], w.cell[6], label)
-                                            for w, label in labelled])
-            for run_id in dict.fromkeys([*runs, *spent]):
-                _add_usage(cur, run_id, [w.usage for w, _ in runs.get(run_id, ())] + spent.get(run_id, []))
+        cur = self.cur
+        if entries:
+            self.cache.keys_added(e.cache_key for e in entries)
+            insert_arrow(cur, "judge_cache", cache_table(entries), replace=True, by_name=True)
+        for run_id, labelled in runs.items():
+            judged = [w for w, _ in labelled]
+            again = [w.cell[:3] for w in judged if w.rewritten]
+            if again:
+                stale = pa.Table.from_pydict({name: [c[i] for c in again] for i, name in
+                                              enumerate(_CELLS.names)}, schema=_CELLS)
+                with registered(cur, "stale_votes", stale):
+                    for table in ("verdicts", "exchanges"):  # constants
+                        cur.execute(f"DELETE FROM {table} WHERE run_id = ? AND ends_with(step, ?) AND "
+                                    "(datum_id, model, metric) IN (SELECT datum_id, model, metric "
+                                    "FROM stale_votes)", [run_id, tag])
+            verdicts = [tuple(v[:step]) + (f"{v[step]}{tag}",) + tuple(v[step + 1:])
+                        for w in judged for v in w.verdicts]
+            exchanges = [{**e, "step": f"{e.get('step') or ''}{tag}"} for w in judged for e in w.exchanges]
+            _write_results(cur, run_id, [], verdicts, exchanges, [])
+            _insert_votes(cur, run_id, [(*w.cell[:4], judge, sample, w.cell[4], w.cell[6], label)
+                                        for w, label in labelled])
+        for run_id in dict.fromkeys([*runs, *spent]):
+            _add_usage(cur, run_id, [w.usage for w, _ in runs.get(run_id, ())] + spent.get(run_id, []))
 
+    @reads
     def votes_for_run(self, run_id: int, score: str | None = None, datum_id: str | None = None) -> pd.DataFrame:
         """Every vote of a run (optionally of one score, of one datum), by datum, model, score, judge, sample.
 
@@ -121,20 +127,18 @@ class VoteTablesMixin:
         try:
             try:
                 columns = ", ".join(VOTE_COLUMNS)
-                return self._cur().execute(sql.format(columns), params).df()  # type: ignore[attr-defined]
+                return self.cur.execute(sql.format(columns), params).df()
             except duckdb.BinderException:  # a schema-4 file opened read-only: votes without labels
-                return self._cur().execute(sql.format(", ".join(VOTE_COLUMNS[:-1]) + ", NULL::VARCHAR AS label"),
-                                           params).df()  # type: ignore[attr-defined]
+                return self.cur.execute(sql.format(", ".join(VOTE_COLUMNS[:-1]) + ", NULL::VARCHAR AS label"),
+                                           params).df()
         except duckdb.CatalogException:
             return pd.DataFrame({c: pd.Series(dtype="float64" if c == "value" else "object") for c in VOTE_COLUMNS})
 
+    @reads
     def vote_cells(self, run_id: int, judge: str, sample: int, *, scored: bool) -> set[tuple[str, str, str]]:
         """(datum_id, model, metric) with a vote of this member and sample: a scored one (``scored``, what a
         resume skips) or an unscored one (what it judges again)."""
-        rows = self._cur().execute(  # type: ignore[attr-defined]
+        rows = self.cur.execute(
             "SELECT DISTINCT datum_id, model, metric FROM votes WHERE run_id = ? AND judge = ? AND sample = ? "
             "AND (value IS NOT NULL) = ?", [run_id, judge, sample, scored]).fetchall()
         return {(d, m, k) for d, m, k in rows}
-
-    def _delete_vote_rows(self, cur: Any, run_id: int) -> None:
-        cur.execute("DELETE FROM votes WHERE run_id = ?", [run_id])

@@ -63,6 +63,11 @@ class TokenText:
             self._counts[n] = counts
         return counts
 
+    @property
+    def has_masks(self) -> bool:
+        """Whether :meth:`masks` is built already (a reference shared by several predictions keeps its masks)."""
+        return self._masks is not None
+
     def masks(self) -> dict[str, int]:
         """Token -> bit mask of its positions."""
         if self._masks is None:
@@ -117,7 +122,7 @@ def overlaps(a: TokenText, b: TokenText, orders: int) -> list[int]:
         return [0] * orders
     # Masks over the shorter text's positions: narrower, so more often one machine word each;
     # but masks a text already has (a reference shared by several predictions) are reused.
-    if long._masks is not None and short._masks is None and (len(long.tokens) < 64 or len(short.tokens) >= 64):
+    if long.has_masks and not short.has_masks and (len(long.tokens) < 64 or len(short.tokens) >= 64):
         short, long = long, short
     return overlaps_from(position_masks(long, short), orders, len(short.tokens))
 

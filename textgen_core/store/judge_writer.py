@@ -1,4 +1,5 @@
-"""The one thread that writes a Store's judge rows: reply-cache entries and finished cells, in batches.
+"""The store's judge write queue: one thread that writes reply-cache entries, finished cells and run usage,
+in batches. It belongs to the store (``Store.judge_writer``); the judge only queues plain records on it.
 
 A DuckDB commit costs milliseconds (about 5 in memory, 11 on a file), so a
 commit per reply or per cell on the event loop's thread made the loop, not the
@@ -17,7 +18,7 @@ Guarantees:
 * A crash loses at most the batch not yet committed (at most ``max_delay``
   seconds of work). Its cells are scored again on resume; their replies come
   from the cache when their entries landed in an earlier batch.
-* What each request billed (:class:`UsageWrite`) is queued as the request
+* What each request billed (:meth:`StoreWriter.put_usage`) is queued as the request
   ends, right after its reply: the run's totals (``runs.judge_calls``, tokens,
   cost) hold every reply the cache holds, whether or not its cell was written,
   so a resume's spending cap starts from them.
@@ -30,42 +31,28 @@ Guarantees:
 from __future__ import annotations
 
 import atexit
-import json
 import logging
 import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
-
-from ..model import Datum
-from .metric import Outcome
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from .storage import JudgeStore
+    from .store import Store as JudgeStore
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class CellWrite:
-    """One finished cell: its score row, verdict rows and failed exchanges; ``rewritten`` if written before."""
+class _Usage:
+    """What requests of a run billed, queued as they end (or usage no written cell carries)."""
 
     run_id: int
-    cell: tuple
-    verdicts: Sequence[tuple]
-    exchanges: Sequence[dict[str, Any]]
-    rewritten: bool
-    #: Usage spent since the previous cell of the run: (calls, prompt tokens, completion tokens, cost or None).
-    usage: tuple[int, int, int, float | None] = (0, 0, 0, None)
-
-
-@dataclass(frozen=True)
-class UsageWrite:
-    """What requests of a run billed, queued as they end: (calls, prompt tokens, completion tokens, cost or None)."""
-
-    run_id: int
-    usage: tuple[int, int, int, float | None]
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
 
 
 class StoreWriter:
@@ -89,17 +76,25 @@ class StoreWriter:
 
     # -- producers (any thread) ----------------------------------------------------------
     def put_cache(self, entry: Any, on_done: Callable[[], None] | None = None) -> None:
-        """Queue a validated reply; ``on_done`` runs on the writer thread once it is written (or dropped)."""
-        self._put(entry, on_done)
+        """Queue a validated reply (a record with the judge_cache columns as fields); ``on_done`` runs on the
+        writer thread once it is written (or dropped)."""
+        self._put("cache", entry, on_done)
 
-    def put_cell(self, write: "CellWrite | UsageWrite") -> None:
-        self._put(write, None)
+    def put_cell(self, write: Any) -> None:
+        """Queue one finished cell: a record with ``run_id``, ``cell``, ``verdicts``, ``exchanges``, ``rewritten``
+        and ``usage`` (spent since the run's previous cell), written with the replies queued before it."""
+        self._put("cell", write, None)
 
-    def _put(self, item: Any, on_done: Callable[[], None] | None) -> None:
+    def put_usage(self, run_id: int, calls: int, prompt_tokens: int, completion_tokens: int,
+                  cost: float | None) -> None:
+        """Queue usage that no cell carries; it lands after everything queued before it."""
+        self._put("usage", _Usage(run_id, calls, prompt_tokens, completion_tokens, cost), None)
+
+    def _put(self, kind: str, item: Any, on_done: Callable[[], None] | None) -> None:
         with self._cond:
             if not self._items:
                 self._first_at = time.monotonic()
-            self._items.append((item, on_done))
+            self._items.append(((kind, item), on_done))
             self._queued += 1
             self._ensure_thread()
             if len(self._items) >= self.max_items:
@@ -170,10 +165,11 @@ class StoreWriter:
                     self._done += len(batch)
                     self._cond.notify_all()
 
-    def _write(self, items: list[Any]) -> None:
-        entries = [i for i in items if not isinstance(i, (CellWrite, UsageWrite))]  # reply-cache entries
-        cells = [i for i in items if isinstance(i, CellWrite)]
-        usage = [(i.run_id, i.usage) for i in items if isinstance(i, UsageWrite)]
+    def _write(self, items: list[tuple[str, Any]]) -> None:
+        entries = [i for kind, i in items if kind == "cache"]
+        cells = [i for kind, i in items if kind == "cell"]
+        usage = [(u.run_id, (u.calls, u.prompt_tokens, u.completion_tokens, u.cost))
+                 for kind, u in items if kind == "usage"]
         store = self._store()
         if store is None:  # nobody holds the store any more: there is nothing to write to
             return
@@ -197,57 +193,6 @@ class StoreWriter:
             except Exception as exc:  # noqa: BLE001 - raised in the run's thread by flush()/check()
                 with self._cond:
                     self._error = self._error or exc
-
-
-class ResultWriter:
-    """Queues finished cells of one run for :class:`~textgen_core.judge.store_writer.StoreWriter`.
-
-    Nothing is written on the caller's thread: :meth:`add` only builds the
-    rows. They share the store's queue with the reply cache, so a cell is
-    committed with, or after, the replies it was computed from.
-    """
-
-    def __init__(self, store: "JudgeStore", run_id: int, *, written: set[tuple[str, str, str]] | None = None,
-                 sink: StoreWriter | None = None) -> None:
-        self.store, self.run_id = store, run_id
-        #: Cells written by an earlier pass of this run: their old verdicts are replaced, not added to.
-        self.written = written if written is not None else set()
-        self.sink = sink or writer_for(store)
-        self.count = 0
-
-    def add(self, row: Datum, metric: str, outcome: Outcome,
-            usage: tuple[int, int, int, float | None] = (0, 0, 0, None)) -> None:
-        """Queue one finished cell with the usage (calls, prompt and completion tokens, cost) spent since
-        the previous cell: both land in one transaction. Raises if an earlier batch could not be written."""
-        self.sink.check()
-        cell = outcome.cell
-        record = (row.datum_id, row.model, metric, metric, cell.value,
-                  dict(cell.details) if cell.details is not None else None, cell.reason)
-        verdicts = [(row.datum_id, row.model, metric, step, index, item, verdict, reason, key)
-                    for step, index, item, verdict, reason, key in outcome.verdicts]
-        exchanges = []
-        for i, failed in enumerate(outcome.exchanges):
-            messages = failed.get("messages")
-            exchanges.append({
-                "datum_id": row.datum_id, "model": row.model, "metric": metric, "step": failed.get("step", ""),
-                "call_index": i, "status": "unscored", "reason": failed.get("reason"), "cache_key": None,
-                "messages": messages if isinstance(messages, list) else [{"role": "user", "content": json.dumps(messages)}],
-                "reply": failed.get("reply"), "prompt_tokens": failed.get("prompt_tokens") or 0,
-                "completion_tokens": failed.get("completion_tokens") or 0,
-                "attempts": failed.get("attempts"), "latency_s": failed.get("latency_s"),
-            })
-        self.sink.put_cell(CellWrite(self.run_id, record, verdicts, exchanges, record[:3] in self.written,
-                                     usage))
-        self.count += 1
-
-    def add_usage(self, usage: tuple[int, int, int, float | None]) -> None:
-        """Queue what requests just billed (calls, prompt and completion tokens, cost), ahead of their cells."""
-        if usage[0] or usage[1] or usage[2]:
-            self.sink.put_cell(UsageWrite(self.run_id, usage))
-
-    def flush(self) -> None:
-        """Wait until every queued cell (and every reply queued before it) is committed."""
-        self.sink.flush()
 
 
 _WRITERS: "weakref.WeakKeyDictionary[JudgeStore, StoreWriter]" = weakref.WeakKeyDictionary()

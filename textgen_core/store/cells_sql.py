@@ -1,0 +1,127 @@
+"""The ``scores`` and ``run_aggregates`` tables of a run: cells written (through :mod:`.score_writes`) and read.
+
+A cell is one (datum, model, score) value of a run, or no value with the reason
+it is unscored; reads that summarize cells count the unscored ones beside the
+scored, never as 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
+import pyarrow as pa
+
+from ..errors import StoreError
+from .database import Part, insert_arrow, json_text, reads, writes
+from .run_sql import require_run
+from .score_writes import CellRecord, insert_cells
+
+_AGG_SCHEMA = pa.schema([
+    ("run_id", pa.int32()), ("model", pa.string()), ("score", pa.string()),
+    ("value", pa.float64()), ("details", pa.string()),
+])
+
+
+def _filter(values: Sequence[str] | None) -> list[Any]:
+    """The two parameters of a ``(? IS NULL OR list_contains(?, column))`` filter (None: no filter)."""
+    return [None if values is None else 1, list(values or [])]
+
+
+class Cells(Part):
+    """Score cells and corpus values of runs."""
+
+    @writes
+    def write_cells(self, run_id: int, cells: Iterable[CellRecord]) -> int:
+        """Upsert score cells in one transaction; returns how many were written."""
+        cells = list(cells)
+        if cells:
+            require_run(self.cur, run_id)
+            insert_cells(self.cur, run_id, cells)
+        return len(cells)
+
+    @writes
+    def write_aggregates(self, run_id: int,
+                         rows: Iterable[tuple[str, str, float | None, Mapping[str, Any] | None]]) -> None:
+        """Corpus-level values (corpus BLEU, corpus WER, pass@k over problems) per (model, score)."""
+        rows = list(rows)
+        if not rows:
+            return
+        table = pa.Table.from_pydict({
+            "run_id": [run_id] * len(rows), "model": [r[0] for r in rows], "score": [r[1] for r in rows],
+            "value": [r[2] for r in rows], "details": [json_text(r[3]) for r in rows],
+        }, schema=_AGG_SCHEMA)
+        insert_arrow(self.cur, "run_aggregates", table, replace=True)
+
+    @reads
+    def finished_cells(self, run_id: int, *, with_unscored: bool = False) -> set[tuple[str, str, str]]:
+        """(datum_id, model, metric) with a scored cell (or any cell, ``with_unscored``), for resuming."""
+        rows = self.cur.execute(
+            "SELECT DISTINCT datum_id, model, metric FROM scores WHERE run_id = ? AND (? OR value IS NOT NULL)",
+            [run_id, with_unscored]).fetchall()
+        return {(d, m, k) for d, m, k in rows}
+
+    @reads
+    def summary(self, run_id: int, models: Sequence[str] | None = None) -> pd.DataFrame:
+        """Per (model, score): counts, mean, median, std, min, max — computed in SQL."""
+        return self.cur.execute(
+            "SELECT model, metric, score, count(value) AS n_scored, count(*) - count(value) AS n_unscored, "
+            "avg(value) AS mean, median(value) AS median, stddev_samp(value) AS std, "
+            "min(value) AS min, max(value) AS max FROM scores WHERE run_id = ? "
+            "AND (? IS NULL OR list_contains(?, model)) GROUP BY model, metric, score ORDER BY metric, score, model",
+            [run_id, *_filter(models)]).df()
+
+    @reads
+    def aggregates(self, run_id: int) -> pd.DataFrame:
+        return self.cur.execute("SELECT model, score, value, details FROM run_aggregates WHERE run_id = ? "
+                                "ORDER BY score, model", [run_id]).df()
+
+    @reads
+    def scores(self, run_id: int, *, models: Sequence[str] | None = None, scores: Sequence[str] | None = None,
+               datum_id: str | None = None, limit: int | None = None) -> pd.DataFrame:
+        """Long-format scores, filtered in SQL."""
+        return self.cur.execute(
+            "SELECT datum_id, model, metric, score, value, details, reason FROM scores WHERE run_id = ? "
+            "AND (? IS NULL OR list_contains(?, model)) AND (? IS NULL OR list_contains(?, score)) "
+            "AND (? IS NULL OR datum_id = ?) ORDER BY datum_id, model, score LIMIT ?",
+            [run_id, *_filter(models), *_filter(scores), datum_id, datum_id,
+             limit if limit is not None else 2**62]).df()
+
+    @reads
+    def wide_scores(self, run_id: int, order: Sequence[str] = ()) -> pd.DataFrame:
+        """One row per (datum, model), one column per score (``order`` first); empty where unscored."""
+        if self.cur.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone() is None:
+            raise StoreError(f"no run with id {run_id}")
+        present = [r[0] for r in self.cur.execute(
+            "SELECT DISTINCT score FROM scores WHERE run_id = ? ORDER BY score", [run_id]).fetchall()]
+        names = [n for n in order if n in present] + [n for n in present if n not in order]
+        long = self.cur.execute(
+            "SELECT s.datum_id AS id, s.model, s.score, s.value, d.row_index FROM scores s "
+            "JOIN data d ON d.dataset_id = (SELECT dataset_id FROM runs WHERE run_id = ?) "
+            "AND d.datum_id = s.datum_id AND d.model = s.model WHERE s.run_id = ?", [run_id, run_id]).df()
+        if long.empty:
+            return pd.DataFrame(columns=["id", "model", *names])
+        wide = long.pivot(index=["row_index", "id", "model"], columns="score", values="value").reset_index()
+        wide = wide.sort_values("row_index").drop(columns="row_index")
+        wide.columns.name = None
+        for name in names:
+            if name not in wide.columns:
+                wide[name] = float("nan")
+        return wide[["id", "model", *names]].reset_index(drop=True)
+
+    @reads
+    def score_values(self, run_id: int, *, models: Sequence[str] | None = None,
+                     scores: Sequence[str] | None = None) -> pd.DataFrame:
+        """datum_id, model, score, value of scored cells only (no details), for pairing models."""
+        return self.cur.execute(
+            "SELECT datum_id, model, score, value FROM scores WHERE run_id = ? AND value IS NOT NULL "
+            "AND (? IS NULL OR list_contains(?, model)) AND (? IS NULL OR list_contains(?, score)) "
+            "ORDER BY score, datum_id, model", [run_id, *_filter(models), *_filter(scores)]).df()
+
+    @reads
+    def unscored_reasons(self, run_id: int) -> pd.DataFrame:
+        """score, model, reason, n: unscored cells of a run grouped by their exact reason, most frequent first."""
+        return self.cur.execute(
+            "SELECT score, model, coalesce(reason, '(no reason stored)') AS reason, count(*) AS n FROM scores "
+            "WHERE run_id = ? AND value IS NULL GROUP BY score, model, reason ORDER BY score, n DESC, reason, model",
+            [run_id]).df()
