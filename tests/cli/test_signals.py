@@ -17,7 +17,7 @@ from textgen_core.model import Dataset, Datum
 from textgen_core.store import Store
 
 CLI = [sys.executable, "-m", "textgen_core.cli.main"]
-ROWS = 20_000
+ROWS = 5_000  # 5 chunks of 1,000 (at least POOL_THRESHOLD, so the pool case has a pool): a stop lands mid-run; the resume scores the rest (was 20,000)
 
 
 def _big_dataset() -> Dataset:
