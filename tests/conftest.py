@@ -38,6 +38,7 @@ def db_path(tmp_path: Path) -> Path:
     """A fresh DuckDB file for one test."""
     return tmp_path / "textgen.duckdb"
 pytest_plugins.append("judge_fixtures")  # judge_server, judge_settings, fast_retry
+pytest_plugins.append("judge_metric_env")  # env: the judge metric tests' scripted judge and store
 pytest_plugins.append("app_helpers")  # app_db, sample_run (dashboard AppTests)
 
 

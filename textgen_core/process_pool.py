@@ -32,13 +32,17 @@ def _ignore_stop_signals() -> None:
 def in_order(chunks: Iterable[Any], work: Callable[..., Any], args: tuple, workers: int) -> Iterator[Any]:
     """``work(chunk, *args)`` for every chunk, in input order, on a pool of ``workers`` processes (inline for 1).
 
-    At most ``workers + 1`` chunks are in flight, so memory stays bounded however many chunks come.
+    At most ``workers + 1`` chunks are in flight, so memory stays bounded however many chunks come. A single
+    chunk is worked on inline: only one worker could take it, and starting the pool costs seconds (each
+    spawned worker imports the package), which made a small file's run slow.
     """
     chunks = iter(chunks)
-    if workers <= 1:
-        for chunk in chunks:
+    first = list(itertools.islice(chunks, 2))
+    if workers <= 1 or len(first) < 2:
+        for chunk in itertools.chain(first, chunks):
             yield work(chunk, *args)
         return
+    chunks = itertools.chain(first, chunks)
     pending: deque[tuple[Any, Future | None]] = deque()
     context = multiprocessing.get_context("spawn")  # safe inside threaded hosts such as Streamlit
     try:

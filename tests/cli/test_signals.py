@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from local_servers import free_port, streamlit_healthy
 from textgen_core.model import Dataset, Datum
 from textgen_core.store import Store
 
 CLI = [sys.executable, "-m", "textgen_core.cli.main"]
-ROWS = 20_000
+ROWS = 5_000  # 5 chunks of 1,000 (at least POOL_THRESHOLD, so the pool case has a pool): a stop lands mid-run; the resume scores the rest (was 20,000)
 
 
 def _big_dataset() -> Dataset:
@@ -75,20 +74,6 @@ def test_sigterm_marks_the_run_interrupted_and_resume_finishes_it(db_path: Path,
     assert _scored(db_path, 1) == ROWS
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
-            return reply.status == 200
-    except OSError:
-        return False
-
-
 def _servers_on(port: int) -> list[int]:
     """PIDs of processes whose command line serves Streamlit on ``port``."""
     found = []
@@ -107,17 +92,17 @@ def _servers_on(port: int) -> list[int]:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
 def test_stopping_the_dashboard_command_stops_its_server(tmp_path: Path, stop: int) -> None:
-    port = _free_port()
+    port = free_port()
     db = tmp_path / "dash.duckdb"
     proc = subprocess.Popen([*CLI, "--db", str(db), "dashboard", "--port", str(port)], cwd=tmp_path,
                             env=dict(os.environ, STREAMLIT_SERVER_HEADLESS="true"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _wait_for(lambda: _healthy(port), 60, "the dashboard server")
+        _wait_for(lambda: streamlit_healthy(f"http://127.0.0.1:{port}"), 60, "the dashboard server")
         assert _servers_on(port) == [proc.pid]  # the command became the server: nothing else to orphan
         proc.send_signal(stop)
         proc.wait(timeout=30)
-        _wait_for(lambda: not _healthy(port), 10, "the server to stop answering")
+        _wait_for(lambda: not streamlit_healthy(f"http://127.0.0.1:{port}"), 10, "the server to stop answering")
         assert _servers_on(port) == []
     finally:
         if proc.poll() is None:

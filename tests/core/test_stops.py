@@ -47,13 +47,16 @@ _CHILD = textwrap.dedent("""
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(("signum", "expected"), [(15, "Terminated"), (2, "KeyboardInterrupt")], ids=["TERM", "INT"])
 def test_a_stop_during_a_write_waits_for_its_commit(tmp_path: Path, signum: int, expected: str) -> None:
-    for trial, delay in enumerate((0.05, 0.2, 0.5)):  # before, inside and after the insert, depending on speed
-        db = tmp_path / f"t{trial}.duckdb"
-        done = subprocess.run([sys.executable, "-c", _CHILD, str(db), str(signum), str(delay), str(CELLS)],
-                              capture_output=True, text=True, timeout=100)
-        assert done.returncode == 0, done.stderr
-        report = json.loads(done.stdout)
-        assert report["outcome"] == expected, (delay, report, done.stderr)  # never a DuckDB error
+    # before, inside and after the insert, depending on speed; the three programs run at once (one file each)
+    children = {delay: subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path / f"t{trial}.duckdb"),
+                                         str(signum), str(delay), str(CELLS)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for trial, delay in enumerate((0.05, 0.2, 0.5))}
+    for delay, child in children.items():
+        out, err = child.communicate(timeout=100)
+        assert child.returncode == 0, err
+        report = json.loads(out)
+        assert report["outcome"] == expected, (delay, report, err)  # never a DuckDB error
         assert report["stored"] in (0, CELLS), (delay, report)  # all or nothing, never part
-        assert "Traceback" not in done.stderr
+        assert "Traceback" not in err
 

@@ -17,6 +17,14 @@ def explore_page(at=None):
     return at.switch_page("views/explore.py").run() if at else app_page("explore")
 
 
+def deep_link(run_id: int, datum_id: str):
+    """Explore opened from a link that carries ?run=...&datum=... (the app reads them on its first run)."""
+    at = page("app.py").run()
+    at.query_params["run"] = str(run_id)
+    at.query_params["datum"] = datum_id
+    return explore_page(at)
+
+
 def param(at, name: str) -> str:
     value = at.query_params[name]
     return value[0] if isinstance(value, list) else value
@@ -118,10 +126,7 @@ def test_unscored_filter_and_reasons(judged_run):
 
 def test_verdicts_and_the_raw_exchange(judged_run):
     run_id, datum_id = judged_run
-    at = page("app.py").run()
-    at.query_params["run"] = str(run_id)
-    at.query_params["datum"] = datum_id
-    at = explore_page(at)
+    at = deep_link(run_id, datum_id)
     no_exception(at)
     assert at.selectbox(key=EXPLORE_RUN).value == run_id and headers(at) == [f"Datum {datum_id}"]
     verdicts = frame_with(at, "verdict")
@@ -141,10 +146,7 @@ def test_verdicts_and_the_raw_exchange(judged_run):
 
 def test_deep_link_to_a_datum_outside_the_filters(sample_run):
     _, run_id = sample_run
-    at = page("app.py").run()
-    at.query_params["run"] = str(run_id)
-    at.query_params["datum"] = "q05"
-    at = explore_page(at)
+    at = deep_link(run_id, "q05")
     at.text_input(key=EXPLORE_TEXT).input("chemical symbol for gold").run()
     no_exception(at)
     assert at.selectbox(key=EXPLORE_DATUM).value == "q05"
@@ -155,10 +157,7 @@ def test_deep_link_to_a_datum_outside_the_filters(sample_run):
 
 def test_unknown_datum_and_any_score(sample_run):
     _, run_id = sample_run
-    at = page("app.py").run()
-    at.query_params["run"] = str(run_id)
-    at.query_params["datum"] = "nope"
-    at = explore_page(at)
+    at = deep_link(run_id, "nope")
     no_exception(at)
     assert "no datum with that id" in all_text(at)
     assert at.selectbox(key=EXPLORE_SCORE).value == ANY_SCORE

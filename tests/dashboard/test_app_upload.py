@@ -21,6 +21,13 @@ def _upload(at, name: str, payload: bytes, mime: str = "text/csv"):
     return at.run()
 
 
+def _with_file(name: str, payload: bytes):
+    """The Upload page run with ``payload`` as the file already chosen (as the uploader leaves it in the session)."""
+    at = page("views/upload.py")
+    at.session_state[state.UPLOAD_FILE] = (name, payload)
+    return at.run()
+
+
 def test_empty_database_renders(app_db):
     at = page("views/upload.py").run()
     no_exception(at)
@@ -55,9 +62,7 @@ def test_upload_guess_preview_and_save(app_db):
 
 def test_override_mapping_and_delimiter_list_through_the_state_hook(app_db):
     payload = b"qid,output,gold,ctx\n1,x,a||b,c1||c2\n2,y,c,c3\n"
-    at = page("views/upload.py")
-    at.session_state[state.UPLOAD_FILE] = ("refs.csv", payload)
-    at.run()
+    at = _with_file("refs.csv", payload)
     no_exception(at)
     at.selectbox(key=state.upload_field("query")).set_value("ctx")
     at.multiselect(key=state.upload_field("contexts")).set_value([])
@@ -99,9 +104,7 @@ def test_parquet_upload(app_db):
 
 def test_validation_names_row_and_column(app_db):
     payload = b"id,model,prediction,references\nq1,a,x,[\"ok\"]\nq2,a,y,[\"ok\"]\nq3,a,z,[not json\n"
-    at = page("views/upload.py")
-    at.session_state[state.UPLOAD_FILE] = ("bad.csv", payload)
-    at.run()
+    at = _with_file("bad.csv", payload)
     no_exception(at)
     at.selectbox(key=state.UPLOAD_LIST_FORMAT).set_value("json").run()
     message = at.error[0].value
@@ -112,9 +115,7 @@ def test_validation_names_row_and_column(app_db):
 
 def test_duplicate_pairs_are_reported_with_both_rows(app_db):
     payload = b"id,model,prediction\nq1,a,x\nq1,a,y\n"
-    at = page("views/upload.py")
-    at.session_state[state.UPLOAD_FILE] = ("dup.csv", payload)
-    at.run()
+    at = _with_file("dup.csv", payload)
     assert "rows 1 and 2" in at.error[0].value
 
 
@@ -136,17 +137,13 @@ def test_oversized_file_is_refused(app_db, monkeypatch):
     import textgen_dashboard.upload
 
     monkeypatch.setattr(textgen_dashboard.upload, "max_upload_bytes", lambda: 10)
-    at = page("views/upload.py")
-    at.session_state[state.UPLOAD_FILE] = ("big.csv", LONG_CSV)
-    at.run()
+    at = _with_file("big.csv", LONG_CSV)
     assert "the limit is" in at.error[0].value
 
 
 def test_dataset_text_is_never_rendered_as_html(app_db):
     payload = b"id,model,prediction\n<img src=x onerror=alert(1)>,<b>m</b>,**bold** [link](http://x)\n"
-    at = page("views/upload.py")
-    at.session_state[state.UPLOAD_FILE] = ("<script>.csv", payload)
-    at.run()
+    at = _with_file("<script>.csv", payload)
     no_exception(at)
     no_raw_html(at)
     at.text_input(key=state.UPLOAD_NAME).set_value("<i>name</i>").run()

@@ -9,75 +9,24 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
 
+from browser_session import WAIT_MS, browser_context, require_browser
+from local_servers import free_port, wait_healthy
+
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("TEXTGEN_EVAL_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync", "--disable-quic"]
-WAIT_MS = 20_000
-
-
-def _require_browser() -> None:
-    """Skip when Chromium is absent, except under CI=true, where that is a failure."""
-    if Path(CHROMIUM).is_file() or shutil.which(CHROMIUM):
-        return
-    message = f"the browser test needs chromium at {CHROMIUM}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message + " (CI=true: install it with apt-get install chromium)")
-    pytest.skip(message)
-
-
-@contextmanager
-def browser_context() -> Iterator[Any]:
-    """A headless system-Chromium context with the suite's window size and wait; closed on the way out."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            context.set_default_timeout(WAIT_MS)
-            yield context
-        finally:
-            browser.close()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_healthy(url: str, server: subprocess.Popen, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                if reply.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise TimeoutError(f"streamlit did not answer at {url} within {timeout} s")
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
     """`streamlit run app.py` on a free 127.0.0.1 port over an empty database; yields its URL."""
-    _require_browser()
-    port = _free_port()
+    require_browser()
+    port = free_port()
     env = dict(os.environ, TEXTGEN_EVAL_DB=str(tmp_path / "browser.duckdb"))
     log = (tmp_path / "streamlit.log").open("w")
     process = subprocess.Popen(
@@ -86,7 +35,7 @@ def server(tmp_path: Path) -> Iterator[str]:
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, process)
+        wait_healthy(url, process)
         yield url
     finally:
         process.terminate()

@@ -10,7 +10,9 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from test_browser import WAIT_MS, _free_port, _require_browser, _wait_healthy, browser_context
+
+from browser_session import WAIT_MS, browser_context, require_browser
+from local_servers import free_port, wait_healthy
 
 CLI = [sys.executable, "-m", "textgen_core.cli.main"]
 
@@ -25,17 +27,17 @@ def _cli(db: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
 def test_cli_commands_beside_an_open_dashboard(tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
-    _require_browser()
+    require_browser()
     db = tmp_path / "shared.duckdb"
     first = _cli(db, "run", "sample", "--metrics", "exact_match,rouge", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     dashboard = subprocess.Popen([*CLI, "--db", str(db), "dashboard", "--port", str(port)], cwd=tmp_path,
                                  env=dict(os.environ, STREAMLIT_SERVER_HEADLESS="true"),
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _wait_healthy(url, dashboard, timeout=60)
+        wait_healthy(url, dashboard, timeout=60)
         with browser_context() as context:
             page = context.new_page()
             page.goto(f"{url}/runs")

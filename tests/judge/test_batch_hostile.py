@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from judge_server import CHAT, JudgeServer
+from local_servers import free_port
 from textgen_core.errors import TextgenError
 from textgen_core.evaluate import evaluate, resume
 from textgen_core.judge.settings import JudgeSettings
@@ -105,12 +106,6 @@ def test_a_reask_does_not_send_an_echoed_key_back(db_path: Path) -> None:
     assert "your key [redacted]" in sent and KEY not in sent  # the quoted reply is scrubbed
     assert store.scores(run_id)["value"].notna().all()
     assert KEY not in everything_stored(store, run_id)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_batch_mode_fails_fast_on_a_dead_endpoint(db_path: Path) -> None:

@@ -6,7 +6,6 @@ and for kill -9 a real CLI process.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -18,7 +17,7 @@ from typing import Any
 import pytest
 
 from judge_server import CHAT, JudgeServer
-from scripted_judge import ScriptedJudge, suite_rows
+from scripted_judge import ScriptedJudge, suite_rows, write_suite_jsonl
 from textgen_core.errors import TextgenError
 from textgen_core.evaluate import evaluate
 from textgen_core.judge.settings import JudgeSettings
@@ -121,14 +120,6 @@ def test_a_batch_that_keeps_failing_unscores_with_the_reason(db_path: Path) -> N
         assert len(server.batches.created) == 2
 
 
-def _write_data(path: Path, n: int = ROWS) -> None:
-    with path.open("w", encoding="utf-8") as out:
-        for row in suite_rows(n):
-            out.write(json.dumps({"id": row.datum_id, "model": row.model, "query": row.query,
-                                  "prediction": row.prediction, "references": list(row.references),
-                                  "contexts": list(row.contexts)}) + "\n")
-
-
 def _cli(server: JudgeServer, *args: str) -> list[str]:
     return [sys.executable, "-m", "textgen_core", *args, "--judge-base-url", server.url, "--judge-model", "judge",
             "--price-prompt", "2", "--price-completion", "8", "--batch", "--batch-poll", "0.05"]
@@ -136,7 +127,7 @@ def _cli(server: JudgeServer, *args: str) -> list[str]:
 
 def test_kill_9_while_a_batch_is_pending_then_resume_submits_nothing_twice(tmp_path: Path, direct: dict) -> None:
     data, db = tmp_path / "data.jsonl", tmp_path / "runs.duckdb"
-    _write_data(data)
+    write_suite_jsonl(data, ROWS)
     env = {**os.environ, "TEXTGEN_EVAL_JUDGE_API_KEY": "sk-batch", "PYTHONPATH": str(ROOT)}
     with JudgeServer(responder=ScriptedJudge()) as server:
         server.batches.delay = 3600.0  # the first batch stays in progress
@@ -174,7 +165,7 @@ def test_kill_9_while_a_batch_is_pending_then_resume_submits_nothing_twice(tmp_p
 
 def test_dry_run_shows_direct_and_batch_cost(tmp_path: Path) -> None:
     data = tmp_path / "data.jsonl"
-    _write_data(data)
+    write_suite_jsonl(data, ROWS)
     env = {**os.environ, "TEXTGEN_EVAL_JUDGE_API_KEY": "sk-batch", "PYTHONPATH": str(ROOT)}
     with JudgeServer(responder=ScriptedJudge()) as server:
         done = subprocess.run(_cli(server, "run", str(data), "--metrics", ",".join(METRICS), "--db",

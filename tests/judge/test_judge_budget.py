@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from judge_server import CHAT, JudgeServer
-from scripted_judge import ScriptedJudge, suite_rows
+from scripted_judge import ScriptedJudge, suite_rows, write_suite_jsonl
 from textgen_core.errors import ParameterError
 from textgen_core.evaluate import evaluate, resume
 from textgen_core.judge.settings import JudgeSettings
@@ -124,11 +124,10 @@ def test_cli_max_calls_then_resume(tmp_path: Path, reference: dict) -> None:
     import subprocess
     import sys
 
-    from test_judge_batch_run import ROOT, _write_data
-
     data, db = tmp_path / "data.jsonl", tmp_path / "runs.duckdb"
-    _write_data(data, 6)  # the rows of the reference run
-    env = {**os.environ, "TEXTGEN_EVAL_JUDGE_API_KEY": "sk-budget", "PYTHONPATH": str(ROOT)}
+    write_suite_jsonl(data, 6)  # the rows of the reference run
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "TEXTGEN_EVAL_JUDGE_API_KEY": "sk-budget", "PYTHONPATH": str(root)}
     with JudgeServer(responder=ScriptedJudge()) as server:
         judge = ["--judge-base-url", server.url, "--judge-model", "judge", "--price-prompt", "2",
                  "--price-completion", "8", "--db", str(db)]

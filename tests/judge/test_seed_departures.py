@@ -11,7 +11,7 @@ import re
 import pandas as pd
 import pytest
 
-from test_judge_metrics import Env, env, row  # noqa: F401 - env is the fixture the tests below use
+from judge_metric_env import Env, row
 from scripted_judge import ScriptedJudge, blocks, norm, numbered, passages, step_of
 from textgen_core.cli.main import main
 from textgen_core.datasets.loader import load_dataset

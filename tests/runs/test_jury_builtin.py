@@ -62,7 +62,9 @@ def test_samples_and_a_panel_on_a_deterministic_judge_equal_the_plain_run(tmp_pa
 
 
 def test_the_vote_sink_keeps_the_judge_store_write_signature() -> None:
-    wanted = inspect.signature(JudgeStore.write_judge_batch)
+    from textgen_core.store.judge_sql import JudgeTables
+
+    wanted = inspect.signature(JudgeTables.write_judge_batch)  # what the store's judge write queue calls
     assert inspect.signature(VoteSink.write_judge_batch).parameters.keys() == wanted.parameters.keys()
     assert inspect.signature(VoteSink.judge_unscored_cells).parameters.keys() == \
         inspect.signature(JudgeStore.judge_unscored_cells).parameters.keys()
@@ -70,4 +72,4 @@ def test_the_vote_sink_keeps_the_judge_store_write_signature() -> None:
     from textgen_core.runs.jury import _PASSED
 
     interface = {n for proto in (JudgeStore, BatchLog) for n in vars(proto) if not n.startswith("_")}
-    assert interface == _PASSED | {"write_judge_batch", "judge_unscored_cells"}  # every method served, no more
+    assert interface == _PASSED | {"judge_writer", "judge_unscored_cells"}  # every method served, no more

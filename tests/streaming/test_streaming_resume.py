@@ -22,7 +22,7 @@ from textgen_core.progress import Progress
 from textgen_core.store import Store
 from textgen_core.streaming import stream_file
 
-ROWS = 5000  # rows of the file the CLI streams
+ROWS = 2000  # rows of the file the CLI streams: 10 chunks of 200, room for a stop between writes (was 5000)
 #: The CLI with small chunks, each written alone: a stop lands between two writes of a short file.
 RUNNER = ("import sys\nimport textgen_core.streaming.run as run\nrun.CHUNK_ROWS, run.ROWS_PER_WRITE = 200, 1\n"
           "from textgen_core.cli.main import main\nsys.exit(main())")

@@ -38,12 +38,7 @@ def kappa(first: Sequence[float], second: Sequence[float], *, labels: Sequence[f
     if a.size == 0:
         return float("nan")
     cats = np.unique(np.concatenate([a, b])) if labels is None else np.asarray(labels, dtype=float)
-    index = {float(v): i for i, v in enumerate(cats)}
-    try:
-        ia = np.array([index[float(v)] for v in a])
-        ib = np.array([index[float(v)] for v in b])
-    except KeyError as exc:
-        raise ParameterError(f"rating {exc.args[0]:g} is not one of the categories") from None
+    ia, ib = _positions(a, cats), _positions(b, cats)
     k = cats.size
     observed = np.zeros((k, k))
     np.add.at(observed, (ia, ib), 1.0)
@@ -61,6 +56,22 @@ def kappa(first: Sequence[float], second: Sequence[float], *, labels: Sequence[f
     if chance == 0.0:
         return float("nan")
     return float(1.0 - np.sum(weight * observed) / chance)
+
+
+def _positions(values: np.ndarray, cats: np.ndarray) -> np.ndarray:
+    """Each value's index in ``cats`` (the last, should a category repeat), in numpy: a bootstrap interval
+    calls kappa thousands of times, and a Python lookup per rating made that seconds per interval."""
+    if cats.size == 0:
+        if values.size:
+            raise ParameterError(f"rating {values[0]:g} is not one of the categories")
+        return np.zeros(0, dtype=int)
+    order = np.argsort(cats, kind="stable")
+    ranked = cats[order]
+    at = np.clip(np.searchsorted(ranked, values, side="right") - 1, 0, None)
+    bad = ranked[at] != values  # NaN is never a category
+    if bad.any():
+        raise ParameterError(f"rating {values[int(np.argmax(bad))]:g} is not one of the categories")
+    return order[at]
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:

@@ -30,18 +30,17 @@ everything else.
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 from .accounting import Usage
 from .asker import Stopped
+from .prompting import prompt_bound
 from .settings import JudgeSettings
 
 #: Completion tokens assumed for a request before any reply has been seen.
 FIRST_REPLY_TOKENS = 256
-CHARS_PER_TOKEN = 4
 
 
 class CapReached(Stopped):
@@ -152,10 +151,7 @@ class SpendingCap:
                 self._held_cost -= hold.cost
 
     def _estimate(self, payload: Mapping[str, Any], reply: int | None = None) -> float:
-        messages = payload.get("messages")
-        text = json.dumps(messages if messages is not None else payload.get("input") or payload.get("prompt") or "",
-                          ensure_ascii=False)
-        prompt = len(text) // CHARS_PER_TOKEN + 1
+        prompt = prompt_bound(payload)
         if reply is None:
             reply = min(self._longest_reply or FIRST_REPLY_TOKENS, self.settings.max_tokens)
         return self.settings.price(prompt, reply) or 0.0

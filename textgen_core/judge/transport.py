@@ -31,6 +31,7 @@ import openai
 from .accounting import Meter
 from .endpoint import async_openai
 from .replies import Unscored, shape_problem
+from .prompting import prompt_bound
 from .ratelimit import limiter_for
 from .redact import scrub
 from .retry import Failure, RetryPolicy, classify
@@ -75,9 +76,8 @@ async def _send(api: openai.AsyncOpenAI, path: str, payload: dict) -> tuple[Any,
 
 
 def _token_estimate(payload: dict, max_tokens: int) -> int:
-    """Tokens a request may count against a tokens-per-minute limit: prompt characters / 4 plus the reply."""
-    sent = payload.get("messages") or payload.get("input") or payload.get("prompt") or ""
-    return len(str(sent)) // 4 + (max_tokens if "messages" in payload else 0)
+    """Tokens a request may count against a tokens-per-minute limit: its prompt bound plus the longest reply."""
+    return prompt_bound(payload) + (max_tokens if "messages" in payload else 0)
 
 
 class FormatRejected(Exception):

@@ -65,11 +65,12 @@ class VoteSink:
         raise AttributeError(f"a vote sink serves the judge store interface only, not {name!r}")
 
 
-#: What a vote sink hands to the store as it is: the reply cache, the run's record and usage, the batch log
-#: (judge/storage.py JudgeStore and judge/batch.py BatchLog, less the two writes it makes votes of).
-_PASSED = frozenset({"session", "judge_cache_get", "judge_cache_entries", "judge_cache_values", "judge_cache_has",
-                     "judge_cache_maybe", "judge_cache_surely_missing", "judge_cache_holds", "add_run_usage",
-                     "get_run", "judge_batch_add", "judge_batch_status", "judge_batches"})
+#: What a vote sink hands to the store as it is: the reply cache, the run's record, the batch log
+#: (judge/storage.py JudgeStore and judge/batch.py BatchLog, less the queue and the unscored cells it serves
+#: itself: its queue commits through its own write_judge_batch, which makes votes of cells).
+_PASSED = frozenset({"session", "judge_cache_entries", "judge_cache_values", "judge_cache_maybe",
+                     "judge_cache_surely_missing", "judge_cache_holds", "get_run", "judge_batch_add",
+                     "judge_batch_status", "judge_batches"})
 
 
 def vote_label(metric: str, details: Mapping[str, Any] | None) -> str | None:

@@ -1,0 +1,41 @@
+"""A headless system Chromium for the browser tests (Playwright drives it; no browser download)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+CHROMIUM = os.environ.get("TEXTGEN_EVAL_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync", "--disable-quic"]
+WAIT_MS = 20_000
+
+
+def require_browser() -> None:
+    """Skip when Chromium is absent, except under CI=true, where that is a failure."""
+    if Path(CHROMIUM).is_file() or shutil.which(CHROMIUM):
+        return
+    message = f"the browser test needs chromium at {CHROMIUM}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message + " (CI=true: install it with apt-get install chromium)")
+    pytest.skip(message)
+
+
+@contextmanager
+def browser_context() -> Iterator[Any]:
+    """A headless system-Chromium context with the suite's window size and wait; closed on the way out."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context.set_default_timeout(WAIT_MS)
+            yield context
+        finally:
+            browser.close()
