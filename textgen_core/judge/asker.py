@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from .cache import embedding_key, logprobs_key
+from .cache import RoundReader, embedding_key, logprobs_key
 from .client import JudgeClient, Unscored
 from .metric import Answer, StepFailed
 from .prompting import Request, estimate_tokens
@@ -148,9 +148,9 @@ class CacheLookup:
     """Answers the dry asks' cache questions without a query per request.
 
     A key the store's in-memory index proves absent is a miss at once. The
-    others wait for the end of the round: the first of them schedules one
-    query that lets the other runnable tasks queue their keys, then fetches the
-    parsed replies of all of them at once (a lookup per request would take
+    others are read together by the cache's batched reader (:class:`RoundReader`,
+    inline: an estimate holds the file open), after a few turns that let the
+    other runnable tasks queue their keys (a lookup per request would take
     hours on 100k rows).
     """
 
@@ -158,40 +158,13 @@ class CacheLookup:
         self.client = client
         #: True when the cache holds nothing for this judge: every lookup is a miss, no key is computed.
         self.empty = empty
-        self._pending: dict[str, list[asyncio.Future]] = {}
-        self._flushes: set[asyncio.Task] = set()  # strong references until each flush is done
-        self.queries = 0
+        self._reader = RoundReader(client.cached_values, offload=False, settle=4)
 
     async def check(self, key: str) -> tuple[bool, Any]:
         """(cached?, parsed reply or None)."""
         if self.empty or self.client.surely_uncached(key):
             return False, None
-        future = asyncio.get_running_loop().create_future()
-        if not self._pending:
-            task = asyncio.ensure_future(self._flush())
-            self._flushes.add(task)
-            task.add_done_callback(self._flushes.discard)
-        self._pending.setdefault(key, []).append(future)
-        return await future
-
-    async def _flush(self) -> None:
-        for _ in range(4):  # let every runnable task reach its lookup
-            await asyncio.sleep(0)
-        batch, self._pending = self._pending, {}
-        self.queries += 1
-        try:
-            values = self.client.cached_values(list(batch))
-        except Exception as exc:  # noqa: BLE001 - delivered to every waiting ask
-            for futures in batch.values():
-                for future in futures:
-                    if not future.done():
-                        future.set_exception(exc)
-            return
-        for key, futures in batch.items():
-            hit = (key in values, values.get(key))
-            for future in futures:
-                if not future.done():
-                    future.set_result(hit)
+        return await self._reader.read(key)
 
 
 class DryAsker:

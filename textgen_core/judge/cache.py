@@ -15,7 +15,7 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:
     from .storage import JudgeStore
@@ -83,6 +83,52 @@ class ReplyCache(Protocol):
     def flush(self) -> int: ...
 
 
+class RoundReader:
+    """The one batched cache reader: keys asked during a turn of the event loop (or ``settle`` turns) are
+    fetched by one call of ``fetch`` ({key: value} of those found), on a worker thread when ``offload``.
+
+    A real ask reads entries this way (a store operation opens the file, so never one per ask, and never on
+    the loop); an estimate reads parsed replies inline, its file held open by its session.
+    """
+
+    def __init__(self, fetch: Callable[[list[str]], Mapping[str, Any]], *, offload: bool, settle: int = 0) -> None:
+        self.fetch, self.offload, self.settle = fetch, offload, settle
+        self._rounds: dict[asyncio.AbstractEventLoop, dict[str, asyncio.Future]] = {}
+        self._tasks: set[asyncio.Task] = set()  # strong references until each round is read
+        self.queries = 0
+
+    async def read(self, key: str) -> tuple[bool, Any]:
+        """(found?, value) of ``key``, read with the other keys of its round."""
+        loop = asyncio.get_running_loop()
+        batch = self._rounds.get(loop)
+        if batch is None:
+            batch = self._rounds[loop] = {}
+            task = loop.create_task(self._read(loop))  # after the asks already runnable in this turn
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        future = batch.get(key)
+        if future is None:
+            future = batch[key] = loop.create_future()
+        return await asyncio.shield(future)
+
+    async def _read(self, loop: asyncio.AbstractEventLoop) -> None:
+        for _ in range(self.settle):  # let every runnable task reach its read
+            await asyncio.sleep(0)
+        batch = self._rounds.pop(loop, {})
+        self.queries += 1
+        try:
+            keys = list(batch)
+            found = await loop.run_in_executor(None, self.fetch, keys) if self.offload else self.fetch(keys)
+        except Exception as exc:  # noqa: BLE001 - delivered to every waiting ask
+            for future in batch.values():
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        for key, future in batch.items():
+            if not future.done():
+                future.set_result((key in found, found.get(key)))
+
+
 class MemoryCache:
     """Process-local cache for clients without a store (tests, one-off scripts)."""
 
@@ -142,7 +188,7 @@ class StoreCache:
         self.writer = store.judge_writer
         self._pending: dict[str, CacheEntry] = {}
         self._lock = threading.Lock()
-        self._reads: dict[asyncio.AbstractEventLoop, dict[str, asyncio.Future]] = {}
+        self._reader = RoundReader(self.get_many, offload=True)
 
     def peek(self, key: str) -> CacheEntry | None:
         """An entry not yet committed, without a query."""
@@ -172,33 +218,7 @@ class StoreCache:
         entry = self.peek(key)
         if entry is not None or self.surely_missing(key):
             return entry
-        loop = asyncio.get_running_loop()
-        batch = self._reads.get(loop)
-        if batch is None:
-            batch = self._reads[loop] = {}
-            loop.call_soon(self._read_batch, loop)  # after the asks already runnable in this turn
-        future = batch.get(key)
-        if future is None:
-            future = batch[key] = loop.create_future()
-        return await asyncio.shield(future)
-
-    def _read_batch(self, loop: asyncio.AbstractEventLoop) -> None:
-        batch = self._reads.pop(loop, {})
-        if not batch:
-            return
-        query = loop.run_in_executor(None, self.get_many, list(batch))
-
-        def deliver(done: asyncio.Future) -> None:
-            error = None if done.cancelled() else done.exception()
-            found = {} if error is not None or done.cancelled() else done.result()
-            for key, future in batch.items():
-                if not future.done():
-                    if error is not None:
-                        future.set_exception(error)
-                    else:
-                        future.set_result(found.get(key))
-
-        query.add_done_callback(deliver)
+        return (await self._reader.read(key))[1]
 
     def get_many(self, keys: Sequence[str]) -> dict[str, CacheEntry]:
         with self._lock:
