@@ -18,7 +18,7 @@ from .metrics.registry import get_metric, resolve_params
 from .model import Cell, Datum
 from .process_pool import in_order
 from .progress import Progress, ProgressCallback
-from .run_rules import cell_records, check_metrics, check_same_judge  # noqa: F401 - check_metrics: the dashboard
+from .run_rules import cell_records, check_same_judge
 from .runs.plan import dataset_fields, plan_run
 from .runs.status import clock, end_run, kept_for_resume, stop_run
 from .store import Store

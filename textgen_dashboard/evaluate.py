@@ -12,11 +12,11 @@ from typing import Any
 import streamlit as st
 
 from textgen_core.errors import ParameterError
-from textgen_core.evaluate import check_metrics
 from textgen_core.judge.panel import Jury
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.metrics.registry import all_metrics, get_metric
 from textgen_core.metrics.spec import MetricSpec
+from textgen_core.runs.plan import plan_problems
 
 from . import data, panel, state
 from .criteria import saved_metrics
@@ -51,7 +51,7 @@ def render() -> None:
             _estimate(dataset_id, models, {m: params[m] for m in judged if m in params}, judge, jury)
     problems = [judge_problem] if judged and judge_problem else []
     if chosen and not errors:
-        problems += check_metrics(chosen, params, fields, judge if judged else None)
+        problems += plan_problems(chosen, params, fields, judge if judged else None)
     _run_section(dataset_id, models, chosen, params, judge, problems, blocked=bool(errors), jury=jury)
 
 

@@ -118,13 +118,13 @@ def test_batch_mode_fails_fast_on_a_dead_endpoint(db_path: Path) -> None:
 
 def test_a_batch_that_never_finishes_stops_interrupted_and_resume_takes_it_over(db_path: Path) -> None:
     with JudgeServer(responder=grade, api_key=KEY) as server:
-        server.batches.delay = 3.0
+        server.batches.delay = 1.5  # still running when --batch-wait (0.5 s) ends
         store, run_id, error = run(db_path, settings(server.url, batch_wait=0.5))
         run_row = store.get_run(run_id)
         assert error is None and run_row["status"] == "interrupted", run_row
         assert "still running after 0.5 s" in run_row["error"] and "resume" in run_row["error"]
         assert len(server.batches.created) == 1 and store.scores(run_id).empty
-        time.sleep(3.0)
+        time.sleep(1.5)
         # resume WITHOUT batch mode: the pending batch is taken over, nothing is paid twice
         resume(store, run_id, judge=settings(server.url, batch=False))
         assert len(server.batches.created) == 1 and server.count(CHAT) == 0

@@ -323,9 +323,10 @@ def _report(store: Store, run_id: int, out: str | None, unscored_above: float | 
         print(f"wrote {path}")
     if run["status"] != "finished":
         return 1
-    values = store.scores(run_id)["value"]
-    if len(values) and not values.notna().any():  # every cell unscored: the run produced nothing (#19.5)
-        print(f"error: run {run_id} scored nothing: all {len(values)} cells are unscored (reasons above)",
+    counts = store.score_counts(run_id)  # counted in SQL: a million-row run's cells are not read back
+    cells = int(counts["n_scored"].sum() + counts["n_unscored"].sum())
+    if cells and not counts["n_scored"].sum():  # every cell unscored: the run produced nothing (#19.5)
+        print(f"error: run {run_id} scored nothing: all {cells} cells are unscored (reasons above)",
               file=sys.stderr)
         return 1
     return unscored_gate(store, run_id, unscored_above) if unscored_above is not None else 0

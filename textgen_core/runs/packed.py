@@ -121,10 +121,16 @@ class RowStats:
             cursor[number] = at
             yield row
 
+    def packed(self) -> tuple[dict, list, array, list]:
+        """The packed form: each cell shape with its number, the numbers per shape, the rows' shape numbers in
+        order, and the rows kept unpacked."""
+        return self._shapes, self._numbers, self._order, self._others
+
     def extend(self, other: RowStats) -> None:
         """Append ``other``'s rows after these (packed arrays are appended, not unpacked)."""
+        shapes, numbers, order, others = other.packed()
         renumber = []
-        for shape, number in sorted(other._shapes.items(), key=lambda item: item[1]):
+        for shape, number in sorted(shapes.items(), key=lambda item: item[1]):
             if shape not in self._shapes and len(self._shapes) >= _MAX_SHAPES:
                 raise ValueError("too many kinds of cells to pack")  # pragma: no cover - thousands of shapes
             mine = self._shapes.get(shape)
@@ -132,6 +138,6 @@ class RowStats:
                 mine = self._shapes[shape] = len(self._shapes)
                 self._numbers.append(array("d"))
             renumber.append(mine)
-            self._numbers[mine].extend(other._numbers[number])
-        self._order.extend(array("H", [renumber[n] for n in other._order]))
-        self._others.extend(other._others)
+            self._numbers[mine].extend(numbers[number])
+        self._order.extend(array("H", [renumber[n] for n in order]))
+        self._others.extend(others)

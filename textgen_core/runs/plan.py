@@ -48,11 +48,18 @@ def plan_run(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]] | N
     if not names:
         raise ParameterError("choose at least one metric")
     resolved = resolve_params(names, params)
-    problems = check_metrics(names, resolved, fields, judge)
+    problems = plan_problems(names, resolved, fields, judge)
     if problems:
         raise ParameterError(f"cannot run these metrics on this dataset{note}:\n  " + "\n  ".join(problems))
     return RunPlan(names, resolved, {m: signature(get_metric(m), resolved[m], judge, jury) for m in names},
                    judge_record(judge, names, jury))
+
+
+def plan_problems(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]], fields: set[str],
+                  judge: Any | None = None) -> list[str]:
+    """Every reason ``metrics`` (with resolved ``params``) cannot run on data offering ``fields``; empty when
+    they can. The check :func:`plan_run` makes, for a form that lists the reasons before anything runs."""
+    return check_metrics(metrics, params, fields, judge)
 
 
 def mapped_fields(mapping: ColumnMapping, columns: Sequence[str]) -> set[str]:

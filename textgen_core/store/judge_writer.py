@@ -36,10 +36,13 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol, Sequence
 
-if TYPE_CHECKING:
-    from .store import Store as JudgeStore
+
+class JudgeStore(Protocol):
+    """What the writer needs of a store: one transaction writing a batch of replies, cells and usage."""
+
+    def write_judge_batch(self, entries: Sequence[Any], cells: Sequence[Any], usage: Any = ...) -> None: ...
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +61,7 @@ class _Usage:
 class StoreWriter:
     """Batches judge writes of one store on a writer thread (started on demand, ends when idle)."""
 
-    def __init__(self, store: "JudgeStore", *, max_items: int = 512, max_delay: float = 0.2,
+    def __init__(self, store: JudgeStore, *, max_items: int = 512, max_delay: float = 0.2,
                  idle_exit: float = 2.0) -> None:
         self._store = weakref.ref(store)  # the registry below must not keep a store alive
         self.max_items, self.max_delay, self.idle_exit = max_items, max_delay, idle_exit
@@ -199,7 +202,7 @@ _WRITERS: "weakref.WeakKeyDictionary[JudgeStore, StoreWriter]" = weakref.WeakKey
 _WRITERS_LOCK = threading.Lock()
 
 
-def writer_for(store: "JudgeStore") -> StoreWriter:
+def writer_for(store: JudgeStore) -> StoreWriter:
     """The writer of ``store`` (one per store object, shared by every client and run in the process)."""
     with _WRITERS_LOCK:
         writer = _WRITERS.get(store)
