@@ -129,11 +129,11 @@ def driver_store_rate(path: Path, rows: int = 20_000) -> float:
     path.with_suffix(".driver.duckdb").unlink(missing_ok=True)
     store = Store(path.with_suffix(".driver.duckdb"))
     with store.session():
-        dataset_id = store.start_dataset("driver", "bench", mapping)
-        run_id = store.create_run(dataset_id, ["rouge", "bleu"], METRICS, {}, [])
+        dataset_id = store.streams.start_dataset("driver", "bench", mapping)
+        run_id = store.runs.create_run(dataset_id, ["rouge", "bleu"], METRICS, {}, [])
         started = time.monotonic()
         for i, block in enumerate(blocks):
-            store.write_block(run_id, dataset_id, i * 5000, block, [str(i)])
+            store.streams.write_block(run_id, dataset_id, i * 5000, block, [str(i)])
         return rows / (time.monotonic() - started)
 
 

@@ -16,19 +16,25 @@ from textgen_core.evaluate import evaluate
 from textgen_core.store import Store
 
 HOLD = textwrap.dedent("""
-    import sys, time
+    import sys, threading
     from textgen_core.store import Store
+    released = threading.Event()
+    def listen():  # a line "release" on stdin ends the hold early
+        if sys.stdin.readline().strip() == "release":
+            released.set()
+    threading.Thread(target=listen, daemon=True).start()
     store = Store(sys.argv[1])
     with store.session():
         store.list_runs()
         print("holding", flush=True)
-        time.sleep(float(sys.argv[2]))
+        released.wait(float(sys.argv[2]))
 """)
 
 
 def _hold(path: Path, seconds: float) -> subprocess.Popen:
     """Another process that keeps the file open for ``seconds``."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path), str(seconds)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path), str(seconds)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "holding"
     return proc
 
@@ -136,13 +142,17 @@ def test_a_finished_run_can_be_deleted(db_path: Path) -> None:
 
 def test_cli_says_it_waits_for_a_busy_file_then_works(db_path: Path) -> None:
     Store(db_path).save_dataset(load_sample(), "sample")
-    holder = _hold(db_path, 6)  # longer than the CLI takes to start
-    done = subprocess.run([sys.executable, "-m", "textgen_core.cli.main", "--db", str(db_path), "datasets"],
-                          capture_output=True, text=True, timeout=60)
+    holder = _hold(db_path, 60)  # held until the CLI says it waits, however long the CLI takes to start
+    cli = subprocess.Popen([sys.executable, "-m", "textgen_core.cli.main", "--db", str(db_path), "datasets"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    said = cli.stderr.readline()  # the CLI's first words on stderr: the wait it starts
+    holder.stdin.write("release\n")
+    holder.stdin.flush()
     holder.wait(timeout=30)
-    assert done.returncode == 0, done.stderr
-    assert "sample" in done.stdout
-    assert "is busy" in done.stderr and "waiting up to" in done.stderr
+    out, err = cli.communicate(timeout=60)
+    assert cli.returncode == 0, said + err
+    assert "sample" in out
+    assert "is busy" in said and "waiting up to" in said, said
 
 
 def test_upload_page_refuses_to_delete_a_dataset_being_scored(app_db) -> None:

@@ -171,7 +171,7 @@ class JudgeClient:
                 except Unscored as exc:
                     self._meter.bump(failed=1)
                     if exc.latency_s is None:  # a failed exchange took time too (every attempt, waits included)
-                        exc.latency_s = time.monotonic() - started
+                        raise exc.but(latency_s=time.monotonic() - started) from None
                     raise
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
@@ -275,8 +275,7 @@ class JudgeClient:
             try:
                 body, sent, mode = await self._chat(state, convo, schema, schema_name, budget)
             except Unscored as exc:  # the replies before it (re-asked) were paid for
-                exc.prompt_tokens, exc.completion_tokens = prompt_tokens, completion_tokens
-                raise
+                raise exc.but(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens) from None
             replies += 1
             p_tok, c_tok, reported = usage_of(body)
             prompt_tokens += p_tok
@@ -285,10 +284,9 @@ class JudgeClient:
             text, problem = read_choice(body, self.settings.max_tokens)
 
             def failed(reason: str, kind: str) -> Unscored:  # an unscored exchange keeps what it cost
-                error = Unscored(scrub(reason), kind=kind, attempts=budget.attempts,  # type: ignore[arg-type]
-                                 text=scrub(text), messages=self.scrubbed(sent))
-                error.prompt_tokens, error.completion_tokens = prompt_tokens, completion_tokens
-                return error
+                return Unscored(scrub(reason), kind=kind, attempts=budget.attempts,  # type: ignore[arg-type]
+                                text=scrub(text), messages=self.scrubbed(sent), prompt_tokens=prompt_tokens,
+                                completion_tokens=completion_tokens)
 
             if problem is not None:
                 raise failed(problem[1], problem[0])
@@ -369,14 +367,14 @@ class JudgeClient:
                     continue
                 except Unscored as exc:
                     if exc.messages is None:
-                        exc.messages = self.scrubbed(used.get("sent"))
+                        exc = exc.but(messages=self.scrubbed(used.get("sent")))
                     if self._modes.switch_tokens_param(exc):
                         log.info("judge model %s wants max_completion_tokens; using it from now on",
                                  self.settings.model)
                         self._meter.bump(retries=1)
                         continue
                     self._modes.confirm(used.get("mode", mode))  # the probe learned nothing; do not serialise the rest
-                    raise
+                    raise exc from None
                 self._modes.confirm(used["mode"])
                 return reply, used["sent"], used["mode"]
 

@@ -46,7 +46,8 @@ class Unscored(Exception):
     """
 
     def __init__(self, reason: str, *, kind: FailureKind = "http", status: int | None = None, attempts: int = 0,
-                 fatal: bool = False, text: str | None = None, messages: list[dict] | None = None) -> None:
+                 fatal: bool = False, text: str | None = None, messages: list[dict] | None = None,
+                 prompt_tokens: int = 0, completion_tokens: int = 0, latency_s: float | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.kind = kind
@@ -55,10 +56,18 @@ class Unscored(Exception):
         self.fatal = fatal
         self.text = text
         self.messages = messages
-        #: What the failed exchange cost and took, all attempts included (filled in by the client).
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
-        self.latency_s: float | None = None
+        #: What the failed exchange cost and took, all attempts included (the client's copy says: :meth:`but`).
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+        self.latency_s = latency_s
+
+    def but(self, **changes: Any) -> "Unscored":
+        """A copy with some fields changed: what the client learns of a failure as it travels up (its cost, its
+        time, what was sent) goes into a new exception, never into the one raised below."""
+        fields = {"kind": self.kind, "status": self.status, "attempts": self.attempts, "fatal": self.fatal,
+                  "text": self.text, "messages": self.messages, "prompt_tokens": self.prompt_tokens,
+                  "completion_tokens": self.completion_tokens, "latency_s": self.latency_s}
+        return Unscored(changes.pop("reason", self.reason), **(fields | changes))
 
     def __repr__(self) -> str:
         return f"Unscored({self.reason!r}, kind={self.kind!r})"

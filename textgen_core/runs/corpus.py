@@ -84,7 +84,8 @@ def stored_stats(store: Store, run_id: int, dataset_id: int, metrics: Mapping[st
             continue
         row: dict[str, Cell] = {}
         current: tuple[int, str] | None = None
-        for row_index, model, score, value, details in store.corpus_cells(run_id, dataset_id, metric, below=below):
+        cells = store.streams.corpus_cells(run_id, dataset_id, metric, below=below)
+        for row_index, model, score, value, details in cells:
             if current is not None and current[0] != row_index:
                 add_row(stats, metric, current[1], row, metrics[metric])
                 row = {}

@@ -33,8 +33,8 @@ class RunPlan:
     def start(self, store: Store, dataset_id: int, models: Sequence[str], kind: str) -> int:
         """Register the run ('running', this program as its runner, ``kind``: 'stored', 'streamed' or 'ray',
         which decides how it is resumed); returns its id."""
-        return store.create_run(dataset_id, self.metrics, self.params, self.signatures, list(models), self.judge,
-                                kind)
+        return store.runs.create_run(dataset_id, self.metrics, self.params, self.signatures, list(models),
+                                     self.judge, kind)
 
 
 def plan_run(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]] | None, fields: set[str],

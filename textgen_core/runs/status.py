@@ -22,7 +22,7 @@ def clock(already: float = 0.0) -> float:
 def end_run(store: Store, run_id: int, status: str, started: float, *, error: str | None = None) -> None:
     """Record how the run ended ('finished', 'failed', 'cancelled', 'interrupted'), with its duration since
     ``started`` (:func:`clock`); a file that stays busy raises, as the end must be known."""
-    store.set_run_status(run_id, status, error=error, duration_s=time.monotonic() - started)
+    store.runs.set_run_status(run_id, status, error=error, duration_s=time.monotonic() - started)
 
 
 def stop_run(store: Store, run_id: int, started: float, *, error: str | None = None) -> bool:
@@ -44,6 +44,6 @@ def kept_for_resume(exc: StoreBusy, run_id: int) -> StoreBusy:
 def forget_dataset(store: Store, dataset_id: int) -> None:
     """Delete a dataset a failed load started (with its runs); left as it is when the file stays busy."""
     try:
-        store.delete_dataset(dataset_id, force=True)
+        store.datasets.delete_dataset(dataset_id, force=True)
     except StoreBusy:
         pass

@@ -6,14 +6,15 @@ file, a cursor per thread, one writer at a time): ``datasets``, ``runs``,
 dashboard and comparisons), ``judge`` and ``cache`` (verdicts, exchanges, the
 reply cache), ``votes`` (of judge panels and repeated judging), ``batches``,
 ``streams`` (datasets stored chunk by chunk, runs scored in blocks),
-``annotations`` (human labels) and ``definitions`` (saved custom judge metrics). Each operation of a part is marked ``@reads`` or
-``@writes`` (see :mod:`.database`): the file is open only while operations run,
-so the dashboard and the command line can share it (see :mod:`.connection`).
+``annotations`` (human labels) and ``definitions`` (saved custom judge metrics).
+Each operation of a part is marked ``@reads`` or ``@writes`` (see
+:mod:`.database`): the file is open only while operations run, so the dashboard
+and the command line can share it (see :mod:`.connection`).
 
 Every value reaches SQL as a parameter or through a registered Arrow table;
-nothing is formatted into a statement. The operations callers have always used
-on a Store (``store.save_dataset(...)``) are kept as names of the part's
-operation, declared below one by one.
+nothing is formatted into a statement. New code calls a part
+(``store.datasets.save_dataset(...)``); the names callers have always used on a
+Store (``store.save_dataset(...)``) stay, each declared below as one part's operation.
 """
 
 from __future__ import annotations

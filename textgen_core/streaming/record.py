@@ -71,7 +71,7 @@ class StreamRecord:
     chunk_rows: int
 
     def save(self, store: Store, run_id: int) -> None:
-        store.record_block_run(run_id, str(self.path), {"mapping": self.mapping, "stream": {
+        store.streams.record_block_run(run_id, str(self.path), {"mapping": self.mapping, "stream": {
             "label": self.label, "file": self.file, "models": self.models, "required": self.required,
             "earlier": self.earlier}}, self.chunk_rows)
 
@@ -101,7 +101,7 @@ def new_record(path: Path, label: str, mapping: dict[str, Any], models: Sequence
 
 def stream_record(store: Store, run_id: int) -> StreamRecord | None:
     """The record of a streamed run, or None for any other run."""
-    found = store.block_run(run_id)
+    found = store.streams.block_run(run_id)
     if found is None or not found[1] or "stream" not in found[1]:
         return None
     source, settings, chunk_rows = found

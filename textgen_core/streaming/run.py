@@ -144,11 +144,11 @@ class _Loader:
         the file is open only while it writes (the dashboard and other commands can read it in between)."""
         if not self._data:
             return
-        with self.store.session(), self.store.memory_limit(DUCKDB_MEMORY):
+        with self.store.session(), self.store.streams.memory_limit(DUCKDB_MEMORY):
             try:
-                self.store.append_chunks(self.dataset_id, self._stored, pa.concat_tables(self._data),
-                                         pa.concat_tables(self._cells) if self._cells else None,
-                                         run_id=self.run_id, finished=self._chunks if self.run_id else ())
+                self.store.streams.append_chunks(self.dataset_id, self._stored, pa.concat_tables(self._data),
+                                                 pa.concat_tables(self._cells) if self._cells else None,
+                                                 run_id=self.run_id, finished=self._chunks if self.run_id else ())
             except DuplicateRow as exc:
                 raise duplicate_key_error(self.header, self.mapping, (exc.datum_id, exc.model),
                                  self.row_numbers[exc.existing_index], self.row_numbers[exc.new_index]) from None
@@ -196,8 +196,8 @@ def _stream_file(store: Store, path: str | Path, metrics: Sequence[str],
     except BaseException:
         reader.close()
         raise
-    dataset_name, earlier = store.free_dataset_names(name or Path(path).stem)
-    dataset_id = store.start_dataset(dataset_name, str(path), chosen.to_dict())
+    dataset_name, earlier = store.streams.free_dataset_names(name or Path(path).stem)
+    dataset_id = store.streams.start_dataset(dataset_name, str(path), chosen.to_dict())
     fill = _Plan(reader, header, chosen, resolved, models, needs, dataset_id, dataset_name, None, earlier, start)
     try:
         if plan is not None:
@@ -222,7 +222,7 @@ def resume_stream(store: Store, run_id: int, *, progress: ProgressCallback | Non
     record = stream_record(store, run_id)
     if record is None:
         raise ParameterError(f"run {run_id} was not streamed from a file")
-    run = store.get_run(run_id)
+    run = store.runs.get_run(run_id)
     if run["status"] == "finished":
         return run_id
     start = record.check_unchanged(run_id)
@@ -234,8 +234,8 @@ def resume_stream(store: Store, run_id: int, *, progress: ProgressCallback | Non
         needs = _field_needs(record.required, names)
         plan = _Plan(reader, header, chosen, {m: run["params"][m] for m in names}, record.models or None, needs,
                      run["dataset_id"], run["dataset"], run_id, record.earlier, start)
-        finished = {int(key) for key in store.finished_blocks(run_id)}
-        store.claim_run(run_id)
+        finished = {int(key) for key in store.streams.finished_blocks(run_id)}
+        store.runs.claim_run(run_id)
     except BaseException:
         reader.close()
         raise
@@ -278,12 +278,12 @@ def _fill(store: Store, plan: _Plan, progress: ProgressCallback | None, cancel: 
         if unknown:
             raise ParameterError(f"models not in the dataset: {', '.join(unknown)}")
         n_rows = len(loader.row_numbers)
-        store.finish_dataset(dataset_id, n_rows, list(loader.models), loader.metadata_columns)
+        store.streams.finish_dataset(dataset_id, n_rows, list(loader.models), loader.metadata_columns)
         if cancel is not None and cancel.is_set():
             raise _Cancelled()
         if run_id is not None:
-            store.set_run_models(run_id, [m for m in loader.models if not models or m in models])
-            store.write_aggregates(run_id, corpus_aggregates(plan.metrics, loader.all_stats(plan.metrics)))
+            store.runs.set_run_models(run_id, [m for m in loader.models if not models or m in models])
+            store.cells.write_aggregates(run_id, corpus_aggregates(plan.metrics, loader.all_stats(plan.metrics)))
             end_run(store, run_id, "finished", started)
     except StoreBusy as exc:  # another program held the file too long: stop, keeping what is stored
         if run_id is None:
@@ -351,17 +351,17 @@ def reuse_earlier(store: Store, dataset_id: int, earlier: Sequence[str]) -> int 
     """The id of a stored dataset (of the same name) with the same rows, which now holds the run."""
     for candidate in earlier:
         try:
-            other = store.dataset_id(candidate)
+            other = store.datasets.dataset_id(candidate)
         except StoreError:  # deleted while a stopped run waited to be resumed
             continue
-        if store.same_rows(other, dataset_id):
-            store.move_runs(dataset_id, other)
+        if store.streams.same_rows(other, dataset_id):
+            store.streams.move_runs(dataset_id, other)
             return other
     return None
 
 
 def _name_of(store: Store, dataset_id: int) -> str:
-    datasets = store.list_datasets()
+    datasets = store.datasets.list_datasets()
     return str(datasets.loc[datasets["dataset_id"] == dataset_id, "name"].iloc[0])
 
 
