@@ -63,11 +63,16 @@ def test_kill_9_then_resume_keeps_the_endpoint_within_the_cap(tmp_path: Path) ->
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             deadline = time.monotonic() + 60
-            while sum(1 for r in server.recorded(CHAT) if step_of(r.body) == "claims" and r.status == 200) < 20:
+            last, since = -1, time.monotonic()
+            while True:  # until every slot holds a verdict: the claims answered stop growing
+                answered = sum(1 for r in server.recorded(CHAT) if step_of(r.body) == "claims" and r.status == 200)
+                if answered != last:
+                    last, since = answered, time.monotonic()
+                elif answered >= 12 and time.monotonic() - since > 0.6:  # past the writer's batch window too
+                    break
                 assert process.poll() is None, process.communicate()
-                assert time.monotonic() < deadline, "the run never got its claims answered"
+                assert time.monotonic() < deadline, f"the run got {answered} claims answered"
                 time.sleep(0.02)
-            time.sleep(0.6)  # past the writer's batch window: what was answered is committed
         finally:
             process.send_signal(signal.SIGKILL)
             process.wait(30)
@@ -78,7 +83,7 @@ def test_kill_9_then_resume_keeps_the_endpoint_within_the_cap(tmp_path: Path) ->
         run, cells = store.get_run(1), store.scores(1)
         store.close()
         answered_unwritten = first - CONCURRENCY - len(cells)  # replies of cells the killed run never wrote
-        assert answered_unwritten >= 10, (first, len(cells))  # what the old accounting lost (+12% and more)
+        assert answered_unwritten >= 8, (first, len(cells))  # what the old accounting lost (+12% and more)
         assert run["judge_calls"] >= first - CONCURRENCY, (run["judge_calls"], first)  # the replies are counted
 
         again = subprocess.run(_cli(server, db, "resume", "1"), cwd=tmp_path, env=env, capture_output=True,
