@@ -34,6 +34,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 @pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No judge setting comes from this machine's environment."""
+    for name in ("TEXTGEN_EVAL_JUDGE_BASE_URL", "TEXTGEN_EVAL_JUDGE_MODEL", "TEXTGEN_EVAL_JUDGE_API_KEY",
+                 "TEXTGEN_EVAL_JUDGE_EMBEDDING_MODEL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+@pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     """A fresh DuckDB file for one test."""
     return tmp_path / "textgen.duckdb"

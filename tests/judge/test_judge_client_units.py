@@ -169,14 +169,6 @@ def test_price() -> None:
         500_000, 250_000) == pytest.approx(1.5)
 
 
-@pytest.fixture
-def clean_env(monkeypatch):
-    for name in ("TEXTGEN_EVAL_JUDGE_BASE_URL", "TEXTGEN_EVAL_JUDGE_MODEL", "TEXTGEN_EVAL_JUDGE_API_KEY",
-                 "TEXTGEN_EVAL_JUDGE_EMBEDDING_MODEL", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
-
-
 def test_from_env(clean_env) -> None:
     assert JudgeSettings.from_env() is None
     clean_env.setenv("TEXTGEN_EVAL_JUDGE_BASE_URL", "http://localhost:8000/v1")

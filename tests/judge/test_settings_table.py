@@ -23,14 +23,6 @@ ROOT = Path(__file__).resolve().parents[2]
 GIVEN = {"str": "given-text", "int": 7, "float": 0.25, "bool": True}
 
 
-@pytest.fixture
-def clean_env(monkeypatch):
-    for name in ("TEXTGEN_EVAL_JUDGE_BASE_URL", "TEXTGEN_EVAL_JUDGE_MODEL", "TEXTGEN_EVAL_JUDGE_API_KEY",
-                 "TEXTGEN_EVAL_JUDGE_EMBEDDING_MODEL", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="t")
     add_judge_arguments(parser)
