@@ -68,7 +68,9 @@ def test_kill_9_then_resume_keeps_the_endpoint_within_the_cap(tmp_path: Path) ->
                 answered = sum(1 for r in server.recorded(CHAT) if step_of(r.body) == "claims" and r.status == 200)
                 if answered != last:
                     last, since = answered, time.monotonic()
-                elif answered >= 12 and time.monotonic() - since > 0.6:  # past the writer's batch window too
+                # one datum's ten claims at least (a second datum's may queue behind the held verdicts, by
+                # scheduling), and a pause well past the writer's 0.2 s batch window: what was answered is committed
+                elif answered >= 8 and time.monotonic() - since > 1.0:
                     break
                 assert process.poll() is None, process.communicate()
                 assert time.monotonic() < deadline, f"the run got {answered} claims answered"
