@@ -176,10 +176,10 @@ class JudgeTables(Part):
             self.cache.keys_added(e.cache_key for e in entries)
             insert_arrow(cur, "judge_cache", cache, replace=True, by_name=True)
         for run_id, run_cells in runs.items():
-            _write_results(cur, run_id, [w.cell for w in run_cells], [v for w in run_cells for v in w.verdicts],
+            write_results(cur, run_id, [w.cell for w in run_cells], [v for w in run_cells for v in w.verdicts],
                            [e for w in run_cells for e in w.exchanges], [w.cell[:3] for w in run_cells if w.rewritten])
         for run_id in dict.fromkeys([*runs, *spent]):
-            _add_usage(cur, run_id, [w.usage for w in runs.get(run_id, ())] + spent.get(run_id, []))
+            add_batch_usage(cur, run_id, [w.usage for w in runs.get(run_id, ())] + spent.get(run_id, []))
 
     @reads
     def judge_unscored_cells(self, run_id: int) -> set[tuple[str, str, str]]:
@@ -210,7 +210,7 @@ class JudgeTables(Part):
             "trim(coalesce(reason, '')), '\\s+')) <= 1) AS n_one_word FROM verdicts WHERE run_id = ? "
             "GROUP BY metric ORDER BY metric", [run_id]).df()
 
-def _add_usage(cur: "duckdb.DuckDBPyConnection", run_id: int, usage: Sequence[tuple]) -> None:
+def add_batch_usage(cur: "duckdb.DuckDBPyConnection", run_id: int, usage: Sequence[tuple]) -> None:
     """Add the judge usage behind a batch of cells to its run, in the batch's transaction."""
     calls, prompt, completion = (sum(int(u[i]) for u in usage) for i in range(3))
     costs = [u[3] for u in usage if u[3] is not None]
@@ -222,9 +222,9 @@ def _add_usage(cur: "duckdb.DuckDBPyConnection", run_id: int, usage: Sequence[tu
 _STALE_SCHEMA = pa.schema([("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string())])
 
 
-def _write_results(cur: "duckdb.DuckDBPyConnection", run_id: int, cells: Sequence[Sequence[Any]],
-                   verdicts: Sequence[Sequence[Any]], exchanges: Sequence[Sequence[Any] | Mapping[str, Any]],
-                   rewritten: Sequence[tuple[str, str, str]]) -> None:
+def write_results(cur: "duckdb.DuckDBPyConnection", run_id: int, cells: Sequence[Sequence[Any]],
+                  verdicts: Sequence[Sequence[Any]], exchanges: Sequence[Sequence[Any] | Mapping[str, Any]],
+                  rewritten: Sequence[tuple[str, str, str]]) -> None:
     """Inside a transaction: drop stale items of re-scored cells, then upsert verdicts, exchanges, cells."""
     verdict_records = [_as_record(v, VERDICT_FIELDS, "verdict") for v in verdicts]
     exchange_records = [_as_record(e, EXCHANGE_FIELDS, "exchange") for e in exchanges]

@@ -19,7 +19,7 @@ import pyarrow as pa
 from .connection import registered
 from .database import Database, Part, insert_arrow, reads, writes
 from .judge_cache_sql import JudgeCache, cache_table
-from .judge_sql import VERDICT_FIELDS, CellRows, _add_usage, _write_results
+from .judge_sql import VERDICT_FIELDS, CellRows, add_batch_usage, write_results
 from .run_sql import require_run
 
 if TYPE_CHECKING:
@@ -109,11 +109,11 @@ class Votes(Part):
             verdicts = [tuple(v[:step]) + (f"{v[step]}{tag}",) + tuple(v[step + 1:])
                         for w in judged for v in w.verdicts]
             exchanges = [{**e, "step": f"{e.get('step') or ''}{tag}"} for w in judged for e in w.exchanges]
-            _write_results(cur, run_id, [], verdicts, exchanges, [])
+            write_results(cur, run_id, [], verdicts, exchanges, [])
             _insert_votes(cur, run_id, [(*w.cell[:4], judge, sample, w.cell[4], w.cell[6], label)
                                         for w, label in labelled])
         for run_id in dict.fromkeys([*runs, *spent]):
-            _add_usage(cur, run_id, [w.usage for w, _ in runs.get(run_id, ())] + spent.get(run_id, []))
+            add_batch_usage(cur, run_id, [w.usage for w, _ in runs.get(run_id, ())] + spent.get(run_id, []))
 
     @reads
     def votes_for_run(self, run_id: int, score: str | None = None, datum_id: str | None = None) -> pd.DataFrame:
