@@ -14,7 +14,7 @@ from typing import Any, Iterator, Mapping
 
 from ...metrics.spec import MetricSpec
 from ...metrics.endpoint import perplexity, semantic_similarity
-from ..criteria.known import defined, definition, definitions  # not the package's define: no import circle
+from .criteria.known import defined, definition, definitions  # not the package's define: no import circle
 from ..settings import JudgeSettings
 from . import (answer_correctness, answer_relevance, bias, coherence, context_precision, context_recall,
                context_relevance, faithfulness, hallucination, pairwise_preference, qa_grade, summary_coherence,
@@ -29,7 +29,7 @@ BUILT_IN: dict[str, MetricSpec] = {spec.name: spec for spec in SPECS}
 
 
 class _JudgeMetrics(Mapping[str, MetricSpec]):
-    """The built-in judge metrics, then the custom ones defined in this process (see :mod:`..criteria`)."""
+    """The built-in judge metrics, then the custom ones defined in this process (see :mod:`.criteria`)."""
 
     def __getitem__(self, name: str) -> MetricSpec:
         found = BUILT_IN.get(name) or defined(name)
