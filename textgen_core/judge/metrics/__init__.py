@@ -13,11 +13,12 @@ import json
 from typing import Any, Iterator, Mapping
 
 from ...metrics.spec import MetricSpec
+from ...metrics.endpoint import perplexity, semantic_similarity
 from .criteria.known import defined, definition, definitions  # not the package's define: no import circle
 from ..settings import JudgeSettings
 from . import (answer_correctness, answer_relevance, bias, coherence, context_precision, context_recall,
-               context_relevance, faithfulness, hallucination, pairwise_preference, perplexity, qa_grade,
-               semantic_similarity, summary_coherence, toxicity)
+               context_relevance, faithfulness, hallucination, pairwise_preference, qa_grade, summary_coherence,
+               toxicity)
 
 MODULES = (answer_correctness, answer_relevance, bias, toxicity, context_precision, context_recall,
            context_relevance, faithfulness, hallucination, summary_coherence, coherence, qa_grade,
