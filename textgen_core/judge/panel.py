@@ -16,12 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from ..errors import ParameterError
-from .settings import JudgeSettings
-
-#: How a cell combines its votes.
-AGGREGATES = ("mean", "majority")
-#: Most samples a cell may be asked (each one is a paid request).
-MAX_SAMPLES = 100
+from .settings import JURY_BY_NAME, JudgeSettings
 
 
 @dataclass(frozen=True)
@@ -39,11 +34,8 @@ class Jury:
     def __post_init__(self) -> None:
         if not self.members:
             raise ParameterError("a judge panel needs at least one member")
-        if isinstance(self.samples, bool) or not isinstance(self.samples, int) \
-                or not 1 <= self.samples <= MAX_SAMPLES:
-            raise ParameterError(f"samples={self.samples!r} must be an integer from 1 to {MAX_SAMPLES}")
-        if self.aggregate is not None and self.aggregate not in AGGREGATES:
-            raise ParameterError(f"aggregate={self.aggregate!r} must be one of {', '.join(AGGREGATES)}")
+        JURY_BY_NAME["samples"].check(self.samples)
+        JURY_BY_NAME["aggregate"].check(self.aggregate)
         names = self.names
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
@@ -56,6 +48,7 @@ class Jury:
     def of(cls, judge: JudgeSettings, *, samples: int = 1, models: Sequence[str] = (),
            aggregate: str | None = None) -> "Jury":
         """``judge`` plus one member per name in ``models`` on the same endpoint, key and settings."""
+        JURY_BY_NAME["models"].check(tuple(models))
         extra = [replace(judge, model=m) for m in dict.fromkeys(str(m).strip() for m in models) if m != judge.model]
         return cls((judge, *extra), samples, aggregate)
 
