@@ -9,6 +9,7 @@ import asyncio
 import json
 import logging
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -186,9 +187,9 @@ def test_max_completion_tokens_is_used_when_the_model_asks_for_it(judge_server: 
 def test_usage_and_cost_add_up(judge_server: JudgeServer, judge_settings) -> None:
     judge_server.responder = lambda request: Reply(json.dumps(GOOD), prompt_tokens=1000, completion_tokens=100)
     judge_server.script(Fault.malformed("{"))  # billed too
-    client = make(judge_settings, price_prompt_per_million=2.5, price_completion_per_million=10.0)
     updates: list[Usage] = []
-    client.on_change = updates.append
+    client = JudgeClient(replace(judge_settings, price_prompt_per_million=2.5, price_completion_per_million=10.0),
+                         retry_policy=FAST_POLICY, on_change=updates.append)
 
     async def body() -> list[Any]:
         return await asyncio.gather(*(ask(client, f"q{i}") for i in range(4)))

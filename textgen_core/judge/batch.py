@@ -121,7 +121,7 @@ class Batcher:
         """
         body = dict(body)
         while True:
-            budget.attempts += 1
+            budget.attempt()
             result = await self._request(body)
             if result.code == "batch_pending":
                 raise BatchStillPending(result.message)
@@ -136,14 +136,13 @@ class Batcher:
                 raise FormatRejected(failure)
             if self.adopt_only and failure.retryable:
                 return None
-            if not failure.retryable or budget.transient_left <= 0:
+            if not failure.retryable or not budget.retry():
                 message = failure.message + (f" (gave up after {budget.attempts} batch attempts)"
                                              if failure.retryable else "")
                 if failure.fatal and message not in self.fatal:
                     self.fatal.append(message)
                 raise Unscored(message, kind=failure.kind, status=failure.status, attempts=budget.attempts,
                                fatal=failure.fatal)
-            budget.transient_left -= 1
             log.info("judge batch line failed (%s); sending it again in the next batch", failure.message)
 
     async def aclose(self) -> None:
