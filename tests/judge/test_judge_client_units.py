@@ -292,11 +292,3 @@ def test_verdicts_and_exchanges_land_through_the_judge_writer(db_path) -> None:
     store.delete_run(7, force=True)
     assert store.verdicts(7, "d1").empty and store.exchanges(7).empty
     store.close()
-
-
-def test_every_setting_is_documented() -> None:
-    from dataclasses import fields
-
-    from textgen_core.judge.settings import SETTING_HELP
-
-    assert {f.name for f in fields(JudgeSettings)} == set(SETTING_HELP)
