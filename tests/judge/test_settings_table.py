@@ -39,6 +39,7 @@ def _given(s) -> object:  # noqa: ANN001 - a Setting
 def test_the_dataclass_fields_are_the_table_rows_in_order_with_their_defaults() -> None:
     declared = [(f.name, REQUIRED if f.default is MISSING else f.default) for f in fields(JudgeSettings)]
     assert declared == [(s.name, s.default) for s in SETTINGS]
+    assert all(s.help.strip() for s in (*SETTINGS, *JURY_SETTINGS))  # every setting is documented
 
 
 def test_every_flag_reaches_its_setting(clean_env) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..judge.metric import DEPARTS
+from ..metrics.endpoint import DEPARTS
 from ..metrics.registry import all_metrics, get_metric
 from ..metrics.spec import GROUP_WORDS, MetricSpec
 

@@ -38,7 +38,7 @@ from .storage import JudgeStore, ResultWriter
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 #: (row, metric name, plan, resolved params) for one cell to score.
-Job = tuple[Datum, str, "JudgePlan | EndpointPlan", Mapping[str, Any]]
+Job = tuple[Datum, str, JudgePlan | EndpointPlan, Mapping[str, Any]]
 
 
 @dataclass(frozen=True)

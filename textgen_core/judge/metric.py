@@ -9,9 +9,9 @@ step. The engine reads nothing else.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Literal, Mapping, Protocol, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Protocol, Sequence
 
-from ..metrics.endpoint import DEPARTS, EMPTY_PREDICTION, EmptyRule, empty_cell, full_notes
+from ..metrics.endpoint import EmptyRule, empty_cell, full_notes
 from ..metrics.spec import MetricSpec, Param, fixed_outputs
 from ..model import Cell, Datum
 from .prompting import Request, keyed

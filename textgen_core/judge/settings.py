@@ -171,9 +171,6 @@ JURY_SETTINGS: tuple[Setting, ...] = (
 )
 JURY_BY_NAME: Mapping[str, Setting] = {s.name: s for s in JURY_SETTINGS}
 
-#: (name, help) for every setting; the CLI, the dashboard and the docs read it.
-SETTING_HELP: Mapping[str, str] = {s.name: s.help for s in SETTINGS}
-
 #: How a fingerprinted value is compared: the endpoint without its trailing slash, the embedding model it falls
 #: back to, the temperature as a float (1 and 1.0 are one judge).
 _FINGERPRINT_FORM = {"base_url": lambda s: s.endpoint, "embedding_model": lambda s: s.embedding_model or s.model,
@@ -201,10 +198,6 @@ class JudgeSettings:
                 and self.price_completion_per_million is None:
             raise ParameterError("a cost cap (max_cost) needs the prices per million prompt and completion tokens")
 
-    def __repr__(self) -> str:  # dataclass repr already hides the key; keep it explicit for subclasses
-        shown = ", ".join(f"{k}={v!r}" for k, v in self.public().items())
-        return f"JudgeSettings({shown})"
-
     @property
     def endpoint(self) -> str:
         """The base URL as used in cache keys: no trailing slash."""
@@ -215,10 +208,9 @@ class JudgeSettings:
         return {s.name: getattr(self, s.name) for s in SETTINGS if not s.secret}
 
     def fingerprint(self) -> dict[str, Any]:
-        """What decides the judge's verdicts (a run keeps it; resume refuses another): the settings declared so.
-        The key, timeout, concurrency, retries, rate limits, prices and caps may change without changing a
-        verdict; so may ``max_tokens``: a complete reply is the same under any limit it fits, and a reply cut off
-        is never used, so a resume may raise it for the cells left unscored."""
+        """What decides the judge's verdicts (a run keeps it; resume refuses another): the rows marked
+        ``fingerprint``. Not ``max_tokens``: a complete reply is the same under any limit it fits, and a reply
+        cut off is never used, so a resume may raise it for the cells left unscored."""
         found = {}
         for s in SETTINGS:
             value = getattr(self, s.name)
