@@ -100,3 +100,33 @@ def test_a_refused_chunk_keeps_its_located_message() -> None:
     with pytest.raises(InputError) as caught:
         normalize_rows(raw, mapping)
     assert caught.value.row == 3 and "rows 1 and 3" in caught.value.message
+
+
+@pytest.mark.parametrize("list_format", ["auto", "json", "delimiter", "single"])
+def test_null_reference_rows_skip_only_chunks_without_a_marker(list_format: str) -> None:
+    """The quick look for 'NaN', 'None' or 'null' anywhere in a column never misses a row the full reading finds
+    (markers in any case, inside JSON lists, spelled with JSON escapes, between delimiters)."""
+    from textgen_core.datasets.cells import CellProblem, is_null_marker, list_cell
+    from textgen_core.datasets.loader import null_reference_rows
+
+    texts = TEXTS + ["NONE", " nAn ", '["a", "\\u006eull"]', '["N\\u0061N"]', "x || null", "nullable", "banana"]
+    mapping = ColumnMapping.from_dict({"id": "id", "prediction": "p", "references": ["r1", "r2"] if list_format ==
+                                       "single" else ["r1"], "list_format": list_format})
+    rng = random.Random(list_format)
+    for _ in range(200):
+        rows = [[f"d{i}", "p", rng.choice(texts), rng.choice(texts)] for i in range(rng.choice([1, 3, 8]))]
+        raw = RawTable(columns=["id", "p", "r1", "r2"], rows=rows, row_numbers=list(range(1, len(rows) + 1)),
+                       lines=[], label="f.csv")
+        expected: dict[str, list[int]] = {}
+        for column, position in (("r1", 2), ("r2", 3)):
+            if column not in mapping.references:
+                continue
+            for number, row in zip(raw.row_numbers, rows):
+                try:
+                    items = list_cell(row[position], mapping.list_format, mapping.delimiter, mapping.max_cell_chars,
+                                      one_item=len(mapping.references) > 1)
+                except CellProblem:
+                    continue
+                if any(is_null_marker(item) for item in items):
+                    expected.setdefault(column, []).append(number)
+        assert null_reference_rows(raw, mapping) == expected

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
@@ -197,12 +198,20 @@ def normalize_each_row(raw: RawTable, mapping: ColumnMapping, meta_columns: tupl
 _ROWS_SHOWN = 10
 
 
+#: Any place a NaN/None/null marker could hide in text: the words in any case, or a backslash (a JSON list's
+#: item may spell a letter as an escape, like "\\u006eull").
+_MARKER = re.compile(r"nan|none|null|\\", re.IGNORECASE)
+
+
 def null_reference_rows(raw: RawTable, mapping: ColumnMapping) -> dict[str, list[int]]:
     """references column -> data rows holding an item that reads 'NaN', 'None' or 'null'."""
     found: dict[str, list[int]] = {}
     positions = {c: i for i, c in enumerate(raw.columns)}
     one_item = len(mapping.references) > 1
     for column in mapping.references:
+        cells = [values[positions[column]] for values in raw.rows]
+        if all(type(v) is str for v in cells) and not _MARKER.search("\0".join(cells)):
+            continue  # no cell of the column holds a marker anywhere: nothing to parse (most chunks)
         for index, values in enumerate(raw.rows):
             try:
                 items = list_cell(plain(values[positions[column]]), mapping.list_format, mapping.delimiter,
