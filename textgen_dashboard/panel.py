@@ -23,7 +23,6 @@ from textgen_core.store.votes_sql import vote_tag
 
 from . import data
 from .judge_scale import setting_input
-from .safe_text import plain
 from .state import RESULTS_OPEN, RESULTS_PANEL_SPLIT, jury_key
 
 #: Split cells the Results table lists at most (the widest first).
@@ -54,9 +53,8 @@ def jury_form(judge: JudgeSettings | None) -> tuple[Jury | None, str | None]:
         jury = Jury.of(judge, **values)
     except ParameterError as exc:
         return None, str(exc)
-    if jury.samples > 1 and judge.temperature == 0:
-        st.warning(f"{jury.samples} samples at temperature 0: a deterministic judge gives every sample the same "
-                   "reply. Raise the temperature to see how stable its verdicts are.")
+    if (warning := jury.repeats()) is not None:
+        st.warning(warning[0].upper() + warning[1:])
     return (None if jury.plain else jury), None
 
 

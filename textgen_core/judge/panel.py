@@ -11,7 +11,9 @@ sample is a plain run: nothing of this applies, nothing changes.
 
 from __future__ import annotations
 
+import os
 import sys
+import tomllib
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
@@ -88,20 +90,23 @@ class Jury:
                 "panel": [f"{n} {sorted(m.fingerprint().items())}" if i else n
                           for i, (n, m) in enumerate(zip(self.names, self.members))]}
 
-    def warn_if_repeats(self) -> None:
-        """Say on stderr when every sample would be one reply: several samples at temperature 0."""
+    def repeats(self) -> str | None:
+        """What to warn of when every sample would be one reply (several samples at temperature 0), else None."""
         if self.samples > 1 and any(m.temperature == 0 for m in self.members):
-            print(f"warning: --samples {self.samples} at temperature 0: a deterministic judge gives every sample "
-                  "the same reply (set --temperature above 0 to see how stable its verdicts are)", file=sys.stderr)
+            return (f"{self.samples} samples at temperature 0: a deterministic judge gives every sample the same "
+                    "reply (set a temperature above 0 to see how stable its verdicts are)")
+        return None
 
+    def warn_if_repeats(self) -> None:
+        """Say :meth:`repeats` on stderr."""
+        if (warning := self.repeats()) is not None:
+            print(f"warning: {warning}", file=sys.stderr)
 
 def restore(stored: Mapping[str, Any] | None, lead: JudgeSettings) -> Jury | None:
     """The panel a run stored (``runs.judge['jury']``), its lead's key and settings taken from ``lead``; None
     when the run stored none. A member's own key comes from the variable it names (``api_key_env``)."""
     if not stored:
         return None
-    import os
-
     members, key_vars = [lead], [None]
     for member in (stored.get("panel") or [])[1:]:
         known = {k: v for k, v in member.items() if k in lead.public() and k not in ("max_calls", "max_cost")}
@@ -123,9 +128,6 @@ def read_panel(path: str, lead: JudgeSettings, *, samples: int | None = None, mo
     ``base_url``, ``api_key_env``, ``price_prompt``, ``price_completion``, ``temperature``; the rest of the
     lead's settings), then ``models`` on the lead's endpoint. Top-level ``samples`` and ``aggregate`` unless
     given here. A bad file is one ParameterError naming the file and the key."""
-    import os
-    import tomllib
-
     try:
         with open(path, "rb") as handle:
             raw = tomllib.load(handle)
