@@ -26,6 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from textgen_core.judge.storage import CellWrite  # noqa: E402
 from textgen_core.model import Dataset, Datum  # noqa: E402
 from textgen_dashboard import app_path  # noqa: E402
 
@@ -65,29 +66,29 @@ def build(path: str, rows: int, n_models: int, seed: int = 7) -> int:
     store = Store(path)
     dataset_id = store.save_dataset(Dataset("bench-100k", data, source="synthetic"))
     run_id = store.create_run(dataset_id, ["rouge", "bleu", "faithfulness"], {}, {}, models)
-    cells = []
+    cells, judged = [], []
     for row, (r1, rl, bleu, faith) in zip(data, rng.beta(2, 3, size=(len(data), 4))):
         cells += [(row.datum_id, row.model, "rouge", "rouge1", float(r1), None, None),
                   (row.datum_id, row.model, "rouge", "rougeL", float(min(r1, rl)), None, None),
                   (row.datum_id, row.model, "bleu", "bleu", float(bleu) ** 3, None, None)]
         if faith < 0.03:
-            cells.append((row.datum_id, row.model, "faithfulness", "faithfulness", None, None,
-                          "the judge reply was not valid JSON"))
+            cell = (row.datum_id, row.model, "faithfulness", "faithfulness", None, None,
+                    "the judge reply was not valid JSON")
         else:
-            cells.append((row.datum_id, row.model, "faithfulness", "faithfulness", round(float(faith), 2),
-                          {"supported": 2, "statements": 3}, None))
+            cell = (row.datum_id, row.model, "faithfulness", "faithfulness", round(float(faith), 2),
+                    {"supported": 2, "statements": 3}, None)
+        key = f"key-{row.datum_id}-{row.model}"
+        verdicts = [(row.datum_id, row.model, "faithfulness", "verdicts", i, f"statement {i} of {row.datum_id}",
+                     "no" if i == 2 else "yes", "the context says so", key) for i in range(3)]
+        exchange = {"datum_id": row.datum_id, "model": row.model, "metric": "faithfulness", "step": "verdicts",
+                    "call_index": 0, "status": "ok", "reason": None, "cache_key": key,
+                    "messages": [{"role": "system", "content": "Judge each statement."},
+                                 {"role": "user", "content": f"Context: {row.contexts[0]}\nAnswer: {row.prediction}"}],
+                    "reply": '{"verdicts": ["yes", "yes", "no"]}', "prompt_tokens": 120, "completion_tokens": 20,
+                    "attempts": 1, "latency_s": 0.4}
+        judged.append(CellWrite(run_id, cell, verdicts, [exchange], False))
     store.write_cells(run_id, cells)
-    store.write_verdicts(run_id, [
-        (row.datum_id, row.model, "faithfulness", "verdicts", i, f"statement {i} of {row.datum_id}",
-         "no" if i == 2 else "yes", "the context says so", f"key-{row.datum_id}-{row.model}")
-        for row in data for i in range(3)])
-    store.write_exchanges(run_id, [{
-        "datum_id": row.datum_id, "model": row.model, "metric": "faithfulness", "step": "verdicts",
-        "call_index": 0, "status": "ok", "reason": None, "cache_key": f"key-{row.datum_id}-{row.model}",
-        "messages": [{"role": "system", "content": "Judge each statement."},
-                     {"role": "user", "content": f"Context: {row.contexts[0]}\nAnswer: {row.prediction}"}],
-        "reply": '{"verdicts": ["yes", "yes", "no"]}', "prompt_tokens": 120, "completion_tokens": 20,
-        "attempts": 1, "latency_s": 0.4} for row in data])
+    store.write_judge_batch([], judged)  # the statement the judge's write queue commits with, in one transaction
     store.set_run_status(run_id, "finished", duration_s=0.0)
     store.close()
     return run_id

@@ -17,6 +17,8 @@ written so a test can compute the expected metric value by hand:
 * coherence: the number of sentences, clipped to 1..5; summary_coherence: 5 if every summary
   sentence occurs in the source, else 2.
 * qa_grade: CORRECT iff a reference occurs in the answer (case-insensitive).
+* any other step (a judge metric registered without a rule here): its declared sample request's placeholder
+  reply, so the engine tests run every registered metric; a metric's own values need a rule and a test.
 
 ``impolite=True`` gives the same rulings impolitely: verdict lists shuffled (keys correct), keys
 written as strings, labels in capitals, ratings as floats or strings. Scores must not change.
@@ -40,6 +42,8 @@ from textgen_core.model import Datum
 #: System prompt -> step name, for every step our metrics ask.
 SYSTEMS = {r.messages[0]["content"]: r.step for r in extract.SAMPLES}
 SYSTEMS.update({r.messages[0]["content"]: r.step for spec in BY_NAME.values() for r in spec.plan.steps})
+#: Step name -> the placeholder reply of its declared sample request (the rule of a step without one below).
+PLACEHOLDERS = {r.step: r.placeholder for spec in BY_NAME.values() for r in spec.plan.steps}
 _BLOCK = re.compile(r"(?m)^([^\n:]+):\n(~{3,})\n(.*?)\n\2$", re.DOTALL)
 
 
@@ -133,6 +137,8 @@ def rule_reply(request: dict) -> dict:
         answer = norm(b["Answer"])
         refs = [norm(v) for k, v in b.items() if k.startswith("Reference answer")]
         return {"reason": "scripted", "grade": "CORRECT" if any(r in answer for r in refs) else "INCORRECT"}
+    if step in PLACEHOLDERS:
+        return PLACEHOLDERS[step]
     raise AssertionError(f"unhandled step {step}")
 
 

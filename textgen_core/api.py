@@ -33,7 +33,7 @@ def score(data: Data, metrics: Sequence[Any], params: Mapping[str, Mapping[str, 
     """Score ``data`` with ``metrics``; one row per (datum, model) and one column per score.
 
     ``metrics`` are names, or custom judge metric definitions (a dict with the keys of a rubric file, or a
-    :class:`~textgen_core.judge.criteria.Criterion`), scored under their ``name``.
+    :class:`~textgen_core.judge.metrics.criteria.Criterion`), scored under their ``name``.
     ``params`` holds metric parameters (``{"rouge": {"use_stemmer": True}}``); ``judge``
     a :class:`~textgen_core.judge.settings.JudgeSettings` for judge and endpoint
     metrics; ``mapping`` overrides the guessed columns (``{"prediction": "answer"}``).
@@ -87,7 +87,7 @@ def _jury(judge: Any | None, samples: int, jury: Any | None, aggregate: str | No
 
 def _define(definition: Any) -> Any:
     """A custom judge metric given as a definition (a dict with the TOML file's keys, or a Criterion)."""
-    from .judge.criteria import define
+    from .judge.metrics.criteria import define
 
     return define(definition, "Python")
 

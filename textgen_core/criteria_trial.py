@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from .evaluate import evaluate
-from .judge.criteria import Criterion, define
+from .judge.metrics.criteria import Criterion, define
 from .judge.engine import exchange
 from .model import Dataset, Datum
 from .store import Store

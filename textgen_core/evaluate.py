@@ -104,7 +104,7 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
     judge, jury = _with_jury(judge if jury is None else jury.lead, jury, "local")
     metrics, resolved = run["metrics"], run["params"]
     if run.get("judge"):  # custom judge metrics not given again are defined as the run stored them
-        from .judge.criteria import restore
+        from .judge.metrics.criteria import restore
 
         restore((run["judge"].get("fingerprint") or {}).get("criteria"))
     if judge is None and any(not get_metric(m).is_local(resolved[m]) for m in metrics):

@@ -29,10 +29,13 @@ def _ignore_stop_signals() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
-def in_order(chunks: Iterable[Any], work: Callable[..., Any], args: tuple, workers: int) -> Iterator[Any]:
+def in_order(chunks: Iterable[Any], work: Callable[..., Any], args: tuple, workers: int,
+             ahead: int = 1) -> Iterator[Any]:
     """``work(chunk, *args)`` for every chunk, in input order, on a pool of ``workers`` processes (inline for 1).
 
-    At most ``workers + 1`` chunks are in flight, so memory stays bounded however many chunks come. A single
+    At most ``workers + ahead`` chunks are in flight, so memory stays bounded however many chunks come; a
+    caller that sometimes stops taking results for a while (to store them) asks for more ``ahead``, so the
+    workers keep going meanwhile. A single
     chunk is worked on inline: only one worker could take it, and starting the pool costs seconds (each
     spawned worker imports the package), which made a small file's run slow.
     """
@@ -51,7 +54,7 @@ def in_order(chunks: Iterable[Any], work: Callable[..., Any], args: tuple, worke
             for chunk in chunks:
                 pending.append((chunk, None))
                 pending[-1] = (chunk, pool.submit(work, chunk, *args))
-                while len(pending) > workers:
+                while len(pending) >= workers + max(1, ahead):
                     yield _oldest(pending)
             while pending:
                 yield _oldest(pending)

@@ -17,7 +17,7 @@ import streamlit as st
 
 from textgen_core.criteria_trial import TRIAL_ROWS, try_criterion
 from textgen_core.errors import TextgenError
-from textgen_core.judge.criteria import Criterion, criterion, define, request
+from textgen_core.judge.metrics.criteria import Criterion, criterion, define, request
 from textgen_core.model import Datum
 
 from . import data, state

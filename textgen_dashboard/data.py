@@ -23,7 +23,7 @@ from textgen_core.datasets import ColumnMapping, dataset_summary, load_dataset, 
 from textgen_core.errors import InputError
 from textgen_core.evaluate import available_fields
 from textgen_core.export import write_table
-from textgen_core.judge.criteria import restore_run
+from textgen_core.judge.metrics.criteria import restore_run
 from textgen_core.compare.labels import export_labels
 from textgen_core.summary import judge_warnings, jury_view, long_scores, run_summary, unscored_lines, wide_scores
 from textgen_core.store import Store

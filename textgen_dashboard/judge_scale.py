@@ -90,9 +90,15 @@ def setting_input(s: Setting, key: str, given: Mapping[str, Any]) -> Any:
         value = DEFAULT_BASE_URL if s.name == "base_url" else None if s.default is REQUIRED else s.default
     if s.kind == "bool":
         return bool(st.checkbox(s.label, value=bool(value), key=key, help=s.help))
+    if s.kind == "names":
+        text = st.text_input(s.label, value=", ".join(value or ()), key=key, help=s.help)
+        return tuple(name.strip() for name in text.split(",") if name.strip())
     if s.choices:
-        return st.selectbox(s.label, s.choices, key=key, help=s.help,
-                            index=s.choices.index(value) if value in s.choices else 0)
+        # a setting whose default is decided per metric offers that first, in words
+        options = ((s.default_text(),) if s.default is None else ()) + s.choices
+        picked = st.selectbox(s.label, options, key=key, help=s.help,
+                              index=options.index(value) if value in options else 0)
+        return picked if picked in s.choices else None
     if s.kind == "str":
         text = st.text_input(s.label, value=value or "", key=key, help=s.help).strip()
         return text or (None if s.default is None else text)

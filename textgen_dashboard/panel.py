@@ -17,13 +17,13 @@ import streamlit as st
 from textgen_core.compare.jury import member_column
 from textgen_core.errors import ParameterError
 from textgen_core.formatting import plain_table
-from textgen_core.judge.panel import AGGREGATES, MAX_SAMPLES, Jury
-from textgen_core.judge.settings import JudgeSettings
+from textgen_core.judge.panel import Jury
+from textgen_core.judge.settings import JURY_SETTINGS, JudgeSettings
 from textgen_core.store.votes_sql import vote_tag
 
 from . import data
-from .safe_text import plain
-from .state import EVAL_AGGREGATE, EVAL_PANEL, EVAL_SAMPLES, RESULTS_OPEN, RESULTS_PANEL_SPLIT
+from .judge_scale import setting_input
+from .state import RESULTS_OPEN, RESULTS_PANEL_SPLIT, jury_key
 
 #: Split cells the Results table lists at most (the widest first).
 SPLIT_ROWS = 200
@@ -36,37 +36,25 @@ AGREEMENT_CAPTION = (
     "labels) or further apart than the threshold (a quarter of the score's range).")
 
 
-#: The aggregate choice that leaves the rule to each metric's output (majority for labels and yes/no, else mean).
-BY_OUTPUT = "by output type"
-
-
 def jury_form(judge: JudgeSettings | None) -> tuple[Jury | None, str | None]:
-    """Samples per request, more panel members on the judge's endpoint, and the cell's rule.
+    """Samples per request, more panel members on the judge's endpoint, and the cell's rule: one input per row
+    of the jury settings table that Evaluate shows.
 
     Returns (the panel, None), (None, None) for one judge asked once, or (None, what is wrong).
     """
-    samples_col, members_col, rule_col = st.columns([1, 2, 1])
-    samples = samples_col.number_input(
-        "Samples per judge request", min_value=1, max_value=MAX_SAMPLES, value=1, step=1, key=EVAL_SAMPLES,
-        help="Ask every judge request this many times (at the temperature above) to see how stable each verdict "
-             "is; each sample is a paid call, and the cache keeps every one.")
-    members = members_col.text_input(
-        "Panel members (more judge models on the same endpoint)", key=EVAL_PANEL, placeholder="model-b, model-c",
-        help="Comma-separated model names. Each judges every cell like the judge model above; the cell is the "
-             "panel's mean or majority, and Results shows each member and the panel's agreement.")
-    rule = rule_col.selectbox("Panel cell", [BY_OUTPUT, *AGGREGATES], key=EVAL_AGGREGATE,
-                              help="How a cell combines its votes: mean, majority, or by the metric's output "
-                                   "(majority for labels and yes/no, mean for the rest).")
-    names = [name.strip() for name in str(members).split(",") if name.strip()]
+    shown = [s for s in JURY_SETTINGS if s.place == "jury"]
+    values: dict[str, Any] = {}
+    for s, column in zip(shown, st.columns([2 if s.kind == "names" else 1 for s in shown])):
+        with column:
+            values[s.name] = setting_input(s, jury_key(s.name), {})
     if judge is None:
         return None, None
     try:
-        jury = Jury.of(judge, samples=int(samples), models=names, aggregate=None if rule == BY_OUTPUT else rule)
+        jury = Jury.of(judge, **values)
     except ParameterError as exc:
         return None, str(exc)
-    if jury.samples > 1 and judge.temperature == 0:
-        st.warning(f"{jury.samples} samples at temperature 0: a deterministic judge gives every sample the same "
-                   "reply. Raise the temperature to see how stable its verdicts are.")
+    if (warning := jury.repeats()) is not None:
+        st.warning(warning[0].upper() + warning[1:])
     return (None if jury.plain else jury), None
 
 

@@ -39,8 +39,8 @@ EVAL_DATASET = "evaluate.dataset"
 EVAL_MODELS = "evaluate.models"
 EVAL_JOB = "evaluate.job"
 #: Repeated judging and a judge panel: samples per request, more member models (comma-separated), the cell's rule.
-EVAL_SAMPLES = "evaluate.jury.samples"
-EVAL_PANEL = "evaluate.jury.members"
+EVAL_SAMPLES = "evaluate.jury.samples"  # the jury form's inputs: jury_key(row name of JURY_SETTINGS)
+EVAL_PANEL = "evaluate.jury.models"
 EVAL_AGGREGATE = "evaluate.jury.aggregate"
 #: Name of a dataset to preselect on the next visit (set by Upload after a save).
 EVAL_PRESELECT = "evaluate.preselect"
@@ -60,6 +60,11 @@ def eval_param(metric: str, param: str) -> str:
 def judge_key(page: str, name: str) -> str:
     """Widget key of one judge setting on ``page`` ('evaluate' or 'runs')."""
     return f"{page}.judge.{name}"
+
+
+def jury_key(name: str) -> str:
+    """Widget key of one repeated-judging/panel setting on Evaluate."""
+    return f"evaluate.jury.{name}"
 
 
 # -- runs ----------------------------------------------------------------

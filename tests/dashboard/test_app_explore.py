@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from app_helpers import all_text, app_page, frame_with, no_exception, page, store
 
+from textgen_core.judge.storage import CellWrite
 from textgen_dashboard import data
 from textgen_dashboard.state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_TEXT,
                         EXPLORE_UNSCORED, explore_range)
@@ -40,25 +41,25 @@ def judged_run(sample_run) -> tuple[int, str]:
     dataset_id, _ = sample_run
     db = store()
     run_id = db.create_run(dataset_id, ["faithfulness"], {}, {}, ["model-a", "model-b"])
-    db.write_cells(run_id, [("q01", "model-a", "faithfulness", "faithfulness", 0.5, {"supported": 1}, None),
-                            ("q01", "model-b", "faithfulness", "faithfulness", None, None, "the judge timed out"),
-                            ("q02", "model-a", "faithfulness", "faithfulness", None, None,
-                             "the judge reply was not valid JSON")])
-    db.write_verdicts(run_id, [
+    exchange = {"metric": "faithfulness", "step": "verdicts", "call_index": 0}
+    ok = exchange | {"datum_id": "q01", "model": "model-a", "status": "ok", "reason": None, "cache_key": "k1",
+                     "reply": REPLY, "prompt_tokens": 10, "completion_tokens": 5, "attempts": 1, "latency_s": 0.1,
+                     "messages": [{"role": "system", "content": "You are a careful judge."},
+                                  {"role": "user", "content": PROMPT}]}
+    timed_out = exchange | {"datum_id": "q01", "model": "model-b", "status": "unscored",
+                            "reason": "the judge timed out", "cache_key": None, "reply": None, "prompt_tokens": 0,
+                            "completion_tokens": 0, "attempts": 3, "latency_s": 30.0,
+                            "messages": [{"role": "user", "content": "Judge q01 for model-b"}]}
+    writer = db.judge_writer  # the judge's own write path: each cell with its verdicts and exchanges
+    writer.put_cell(CellWrite(run_id, ("q01", "model-a", "faithfulness", "faithfulness", 0.5, {"supported": 1}, None), [
         ("q01", "model-a", "faithfulness", "verdicts", 0, "Gold is Au.", "yes", "context says Au", "k1"),
         ("q01", "model-a", "faithfulness", "verdicts", 1, "It comes from Latin.", "no", "not stated", "k1"),
-    ])
-    db.write_exchanges(run_id, [{
-        "datum_id": "q01", "model": "model-a", "metric": "faithfulness", "step": "verdicts", "call_index": 0,
-        "status": "ok", "reason": None, "cache_key": "k1", "reply": REPLY, "prompt_tokens": 10,
-        "completion_tokens": 5, "attempts": 1, "latency_s": 0.1,
-        "messages": [{"role": "system", "content": "You are a careful judge."}, {"role": "user", "content": PROMPT}],
-    }, {
-        "datum_id": "q01", "model": "model-b", "metric": "faithfulness", "step": "verdicts", "call_index": 0,
-        "status": "unscored", "reason": "the judge timed out", "cache_key": None, "reply": None,
-        "prompt_tokens": 0, "completion_tokens": 0, "attempts": 3, "latency_s": 30.0,
-        "messages": [{"role": "user", "content": "Judge q01 for model-b"}],
-    }])
+    ], [ok], False))
+    writer.put_cell(CellWrite(run_id, ("q01", "model-b", "faithfulness", "faithfulness", None, None,
+                                       "the judge timed out"), [], [timed_out], False))
+    writer.put_cell(CellWrite(run_id, ("q02", "model-a", "faithfulness", "faithfulness", None, None,
+                                       "the judge reply was not valid JSON"), [], [], False))
+    writer.flush()
     db.set_run_status(run_id, "finished")
     data.refresh()
     return run_id, "q01"

@@ -22,7 +22,7 @@ from judge_server import JudgeServer
 from textgen_core.api import score
 from textgen_core.cli.main import main
 from textgen_core.errors import ParameterError
-from textgen_core.judge.criteria import Criterion, Output, criterion, read_toml
+from textgen_core.judge.metrics.criteria import Criterion, Output, criterion, read_toml
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.store import Store
 
@@ -214,7 +214,7 @@ def test_saved_definitions_get_a_new_version_per_edit_and_are_listed(tmp_path: P
 
 
 def test_the_fingerprint_holds_the_definition_text() -> None:
-    from textgen_core.judge.criteria import define
+    from textgen_core.judge.metrics.criteria import define
     from textgen_core.judge.metrics import fingerprint, fingerprint_changes
 
     settings = JudgeSettings(base_url="http://127.0.0.1:9", model="judge", api_key="sk-test")
@@ -240,7 +240,7 @@ def test_batch_api_and_spending_caps_treat_a_custom_metric_like_a_built_in(tmp_p
     from judge_server import CHAT
     from textgen_core.errors import BudgetReached
     from textgen_core.evaluate import evaluate
-    from textgen_core.judge.criteria import define
+    from textgen_core.judge.metrics.criteria import define
 
     for c in read_toml_text(tmp_path, RUBRIC):
         define(c)
@@ -264,7 +264,7 @@ def test_batch_api_and_spending_caps_treat_a_custom_metric_like_a_built_in(tmp_p
 
 def test_the_ray_engine_refuses_a_custom_metric_by_name(tmp_path: Path) -> None:
     from textgen_core.engines.ray_engine import check_ray_metrics
-    from textgen_core.judge.criteria import define
+    from textgen_core.judge.metrics.criteria import define
 
     define({"name": "ray_probe", "criteria": "Is it short?", "output": {"type": "yes_no"}})
     settings = JudgeSettings(base_url="http://127.0.0.1:9", model="judge", api_key="sk-test")

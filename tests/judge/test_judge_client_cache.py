@@ -9,6 +9,7 @@ import asyncio
 import json
 import logging
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from judge_client_helpers import GOOD, VERDICTS, ask, make, messages, run
 from judge_server import COMPLETIONS, EMBEDDINGS, Fault, JudgeServer, Reply, default_embed, default_logprob
 from textgen_core.judge import JudgeClient, JudgeSettings, Unscored, Usage
 from textgen_core.judge.retry import FAST_POLICY
+from textgen_core.judge.storage import CellWrite
 from textgen_core.store import Store
 
 
@@ -185,9 +187,9 @@ def test_max_completion_tokens_is_used_when_the_model_asks_for_it(judge_server: 
 def test_usage_and_cost_add_up(judge_server: JudgeServer, judge_settings) -> None:
     judge_server.responder = lambda request: Reply(json.dumps(GOOD), prompt_tokens=1000, completion_tokens=100)
     judge_server.script(Fault.malformed("{"))  # billed too
-    client = make(judge_settings, price_prompt_per_million=2.5, price_completion_per_million=10.0)
     updates: list[Usage] = []
-    client.on_change = updates.append
+    client = JudgeClient(replace(judge_settings, price_prompt_per_million=2.5, price_completion_per_million=10.0),
+                         retry_policy=FAST_POLICY, on_change=updates.append)
 
     async def body() -> list[Any]:
         return await asyncio.gather(*(ask(client, f"q{i}") for i in range(4)))
@@ -272,10 +274,15 @@ def test_api_key_never_reaches_db_logs_errors_or_reprs(judge_server: JudgeServer
     assert judge_server.recorded()[0].headers["authorization"] == f"Bearer {secret}"
     assert "[redacted]" in failure.reason and secret not in failure.reason and secret not in str(failure)
     run_id = store.create_run(1, ["faithfulness"], {}, {}, ["m"], judge=settings.public())
-    store.write_verdicts(run_id, [("d1", "m", "faithfulness", "claims", 0, "claim", "yes", failure.reason, good.cache_key)])
-    store.write_exchanges(run_id, [{"datum_id": "d1", "model": "m", "metric": "faithfulness", "step": "claims",
-                                    "status": "unscored", "reason": failure.reason, "messages": failure.messages,
-                                    "reply": failure.text}])
+    store.judge_writer.put_cell(CellWrite(  # the cell as the judge writes it: its verdicts and failed exchange
+        run_id, ("d1", "m", "faithfulness", "faithfulness", None, None, failure.reason),
+        [("d1", "m", "faithfulness", "claims", 0, "claim", "yes", failure.reason, good.cache_key)],
+        [{"datum_id": "d1", "model": "m", "metric": "faithfulness", "step": "claims", "call_index": 0,
+          "status": "unscored", "reason": failure.reason, "cache_key": None, "messages": failure.messages,
+          "reply": failure.text, "prompt_tokens": 0, "completion_tokens": 0, "attempts": 1, "latency_s": None}],
+        False))
+    store.judge_writer.flush()
+    assert store.exchanges(run_id)["reason"].tolist() == [failure.reason]
     assert store.get_run(run_id)["judge"]["model"] == "judge-test"
     for shown in (repr(settings), str(settings.public()), repr(client), repr(failure), caplog.text,
                   capsys.readouterr().err, json.dumps(good.messages), good.text):

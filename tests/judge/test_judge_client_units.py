@@ -15,6 +15,7 @@ from textgen_core.judge.retry import RetryPolicy, retry_after_seconds
 from textgen_core.judge.schema_check import (
     ReplyError, check_schema, extract_json, is_strict_compatible, parse_reply, validate,
 )
+from textgen_core.judge.storage import CellWrite
 from textgen_core.store import Store
 
 ITEMS = {"type": "array", "minItems": 2, "maxItems": 3, "items": {"type": "integer", "minimum": 1, "maximum": 5}}
@@ -250,43 +251,44 @@ def test_cache_rows_round_trip(db_path) -> None:
     store.close()
 
 
-def test_verdicts_and_exchanges(db_path) -> None:
+def _exchange(call_index: int, status: str, **given: object) -> dict:
+    return {"datum_id": "d1", "model": "a", "metric": "faithfulness", "step": "verdicts", "call_index": call_index,
+            "status": status, "reason": None, "cache_key": None, "messages": None, "reply": None,
+            "prompt_tokens": 0, "completion_tokens": 0, "attempts": None, "latency_s": None, **given}
+
+
+def test_verdicts_and_exchanges_land_through_the_judge_writer(db_path) -> None:
+    """Verdicts and exchanges have one write path: a finished cell queued on the store's judge writer."""
     store = Store(db_path)
-    written = store.write_verdicts(7, [
+    writer = store.judge_writer
+    cell = ("d1", "a", "faithfulness", "faithfulness", 0.5, {"supported": 1}, None)
+    writer.put_cell(CellWrite(7, cell, [
         ("d1", "a", "faithfulness", "verdicts", 0, "Paris is big.", "implied", "stated", "k1"),
         {"datum_id": "d1", "model": "a", "metric": "faithfulness", "step": "verdicts", "item_index": 1,
          "item": "It rains.", "verdict": {"label": "not_implied"}, "reason": None, "cache_key": "k1"},
-    ])
-    assert written == 2 and store.write_verdicts(7, []) == 0
+    ], [_exchange(0, "ok", cache_key="k1", messages=[{"role": "user", "content": "q"}], reply="{}", prompt_tokens=5,
+                  completion_tokens=2, attempts=1, latency_s=0.2),
+        _exchange(1, "unscored", reason="invalid JSON after 5 attempts: empty reply", attempts=5)], False))
+    writer.flush()
     frame = store.verdicts(7, "d1")
     assert frame["verdict"].tolist() == ["implied", '{"label": "not_implied"}']
-    store.write_verdicts(7, [("d1", "a", "faithfulness", "verdicts", 0, "Paris is big.", "not_implied", "redo", "k2")])
-    assert store.verdicts(7, "d1")["verdict"].tolist() == ["not_implied", '{"label": "not_implied"}']
-    with pytest.raises(ValueError, match="needs 9 values"):
-        store.write_verdicts(7, [("d1", "a")])
-    with pytest.raises(ValueError, match="unknown field"):
-        store.write_verdicts(7, [{"datum": "d1"}])
-
-    store.write_exchanges(7, [
-        {"datum_id": "d1", "model": "a", "metric": "faithfulness", "step": "verdicts", "status": "ok",
-         "cache_key": "k1", "messages": [{"role": "user", "content": "q"}], "reply": "{}", "prompt_tokens": 5,
-         "completion_tokens": 2, "attempts": 1, "latency_s": 0.2},
-        {"datum_id": "d1", "model": "a", "metric": "faithfulness", "step": "verdicts", "call_index": 1,
-         "status": "unscored", "reason": "invalid JSON after 5 attempts: empty reply", "attempts": 5},
-    ])
     rows = store.exchanges(7, "d1")
     assert rows["status"].tolist() == ["ok", "unscored"] and rows["attempts"].tolist() == [1, 5]
     assert rows["messages"][0] == '[{"content": "q", "role": "user"}]'
-    with pytest.raises(ValueError, match="exchange status"):
-        store.write_exchanges(7, [{"datum_id": "d", "model": "a", "metric": "m", "step": "s", "status": "meh"}])
+    # the cell scored again: its old verdicts and exchanges go, the new ones replace them, the cell is stored once
+    writer.put_cell(CellWrite(7, cell[:4] + (0.0, {"supported": 0}, None), [
+        ("d1", "a", "faithfulness", "verdicts", 0, "Paris is big.", "not_implied", "redo", "k2")], [], True))
+    writer.flush()
+    assert store.verdicts(7, "d1")["verdict"].tolist() == ["not_implied"] and store.exchanges(7).empty
+    assert store.scores(7)["value"].tolist() == [0.0]
+    for bad, message in ((("d1", "a"), "needs 9 values"), ({"datum": "d1"}, "unknown field")):
+        writer.put_cell(CellWrite(7, cell, [bad], [], True))
+        with pytest.raises(ValueError, match=message):
+            writer.flush()
+    writer.put_cell(CellWrite(7, cell, [], [_exchange(0, "meh")], True))
+    with pytest.raises(ValueError, match="exchange status 'meh'"):
+        writer.flush()
+    assert store.verdicts(7, "d1")["verdict"].tolist() == ["not_implied"]  # a refused batch wrote nothing
     store.delete_run(7, force=True)
     assert store.verdicts(7, "d1").empty and store.exchanges(7).empty
     store.close()
-
-
-def test_every_setting_is_documented() -> None:
-    from dataclasses import fields
-
-    from textgen_core.judge.settings import SETTING_HELP
-
-    assert {f.name for f in fields(JudgeSettings)} == set(SETTING_HELP)

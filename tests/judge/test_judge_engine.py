@@ -17,7 +17,7 @@ from textgen_core.judge.client import JudgeClient
 from textgen_core.judge.engine import estimate, run_judge_metrics
 from textgen_core.judge.metrics import SPECS
 from textgen_core.judge.retry import FAST_POLICY
-from textgen_core.judge.metrics.semantic_similarity import cosine
+from textgen_core.metrics.endpoint.semantic_similarity import cosine
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.model import Dataset, Datum
 from textgen_core.progress import Progress
@@ -26,7 +26,7 @@ from textgen_core.store import Store
 LLM_SUITE = {s.name: {} for s in SPECS if s.group == "llm" and not s.plan.peers}  # pairwise: own tests
 #: Chat calls per datum of LLM_SUITE on suite_rows (one reference, one opinion): the statements of the
 #: prediction and of the reference, its claims and its opinions, then one verdict or rating per metric.
-PER_DATUM = 4 + 12
+PER_DATUM = 4 + len(LLM_SUITE)
 
 
 def new_run(store: Store, rows: list[Datum], metrics: dict) -> int:
@@ -212,7 +212,7 @@ def test_progress_usage_and_bounded_concurrency(store: Store) -> None:
         assert server.peak <= 3
     assert seen[0].phase == "judge" and seen[0].done == 0
     last = seen[-1]
-    assert (last.total, last.done, last.failed, last.in_flight) == (12 * 12, 12 * 12, 0, 0)
+    assert (last.total, last.done, last.failed, last.in_flight) == (12 * len(LLM_SUITE), 12 * len(LLM_SUITE), 0, 0)
     assert last.prompt_tokens > 0
     run = store.get_run(run_id)
     assert run["judge_calls"] == PER_DATUM * 12 and run["cost"] == pytest.approx(run["prompt_tokens"] * 2.0 / 1e6)
@@ -242,9 +242,9 @@ def test_a_bad_key_unscores_cells_with_the_reason_and_the_run_completes(store: S
         run_id = new_run(store, rows, LLM_SUITE)
         run_judge_metrics(store, run_id, rows, LLM_SUITE, settings)
         got = cells(store, run_id)
-    assert len(got) == 5 * 12 and all(value is None for value, _ in got.values())
+    assert len(got) == 5 * len(LLM_SUITE) and all(value is None for value, _ in got.values())
     assert all("sk-test" not in reason for _, reason in got.values())
-    assert server.count(CHAT) <= 16 + 1  # known-fatal: later requests are not sent
+    assert server.count(CHAT) <= PER_DATUM + 1  # known-fatal: later requests are not sent
 
 
 def test_resume_replaces_the_failed_exchange_of_a_cell_it_scores_again(store: Store) -> None:

@@ -20,7 +20,7 @@ from judge_server import JudgeServer
 from textgen_core.api import score
 from textgen_core.cli.main import main
 from textgen_core.errors import ParameterError
-from textgen_core.judge.criteria import read_toml
+from textgen_core.judge.metrics.criteria import read_toml
 from textgen_core.judge.panel import Jury
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.runs.jury import aggregate

@@ -11,11 +11,14 @@ import os
 from typing import Any, Mapping
 
 from ..errors import ParameterError
-from ..judge.settings import (DEFAULT_BASE_URL, ENV_API_KEY, ENV_OPENAI_API_KEY, SETTINGS, JudgeSettings, Setting)
+from ..judge.settings import (DEFAULT_BASE_URL, ENV_API_KEY, ENV_OPENAI_API_KEY, JURY_SETTINGS, SETTINGS,
+                              JudgeSettings, Setting)
 
 _TYPES = {"str": str, "int": int, "float": float}
 #: flag destination -> JudgeSettings field, for every setting that has a flag
 _FIELDS = {s.dest: s.name for s in SETTINGS if s.dest}
+#: flag destination -> jury setting, for every row of the jury table
+_JURY_FIELDS = {s.dest: s.name for s in JURY_SETTINGS if s.dest}
 
 
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,31 +27,28 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("judge", "an OpenAI-compatible endpoint (OpenAI, Azure OpenAI, vLLM, "
                                       "Ollama, llama.cpp server)")
     for s in SETTINGS:
-        if s.flag is None:
-            continue
-        if s.kind == "bool":
-            group.add_argument(s.flag, action="store_true", default=None, help=_help(s))
-        elif s.choices:
-            group.add_argument(s.flag, choices=s.choices, help=_help(s))
-        else:
-            group.add_argument(s.flag, type=_TYPES[s.kind], metavar=s.metavar, help=_help(s))
+        _add(group, s)
     group.add_argument("--judge-api-key-env", metavar="VAR",
                        help=f"name of the environment variable holding the API key "
                             f"(default: ${ENV_API_KEY}, else ${ENV_OPENAI_API_KEY}); never pass a key itself")
     panel = parser.add_argument_group("repeated judging and judge panels", "every judge request asked of every "
                                       "member, N times; each answer is a vote, the cell their mean or majority")
-    panel.add_argument("--samples", type=int, metavar="N",
-                       help="ask each judge request N times (use --temperature above 0); the cell is the votes' "
-                            "mean (ratings, shares) or majority (labels), and keeps their spread (default: 1)")
-    panel.add_argument("--jury-model", action="append", default=None, metavar="NAME",
-                       help="add a judge model to the panel, on the same endpoint and key as --judge-model "
-                            "(repeatable)")
-    panel.add_argument("--jury-panel", metavar="FILE",
-                       help="a TOML panel: [[member]] tables with model, and optionally base_url, api_key_env, "
-                            "price_prompt, price_completion; top-level samples and aggregate")
-    panel.add_argument("--jury-aggregate", choices=["mean", "majority"], default=None,
-                       help="how a cell combines its votes (default: majority for label and yes/no metrics, "
-                            "mean for the rest)")
+    for s in JURY_SETTINGS:
+        _add(panel, s)
+
+
+def _add(group: Any, s: Setting) -> None:
+    """The flag of one row of a settings table (none for a row without one); unset, it is None."""
+    if s.flag is None:
+        return
+    if s.kind == "bool":
+        group.add_argument(s.flag, action="store_true", default=None, help=_help(s))
+    elif s.kind == "names":
+        group.add_argument(s.flag, action="append", default=None, metavar=s.metavar, help=_help(s))
+    elif s.choices:
+        group.add_argument(s.flag, choices=s.choices, help=_help(s))
+    else:
+        group.add_argument(s.flag, type=_TYPES[s.kind], metavar=s.metavar, help=_help(s))
 
 
 def _help(s: Setting) -> str:
@@ -102,10 +102,10 @@ def judge_settings_from_args(args: argparse.Namespace) -> JudgeSettings | None:
 def jury_from_args(args: argparse.Namespace, judge: JudgeSettings | None) -> Any | None:
     """The panel and samples the flags ask for (a :class:`~textgen_core.judge.panel.Jury`); None when no flag
     of the group is given (one judge, asked once; a resume then keeps the run's own panel)."""
-    samples, models = getattr(args, "samples", None), getattr(args, "jury_model", None) or []
-    path, aggregate = getattr(args, "jury_panel", None), getattr(args, "jury_aggregate", None)
-    if samples is None and not models and path is None and aggregate is None:
+    given = {name: getattr(args, dest, None) for dest, name in _JURY_FIELDS.items()}
+    if all(value is None for value in given.values()):
         return None
+    samples, models, path, aggregate = given["samples"], given["models"] or [], given["panel"], given["aggregate"]
     if judge is None:
         raise ParameterError("--samples and judge panels need a judge: give --judge-base-url and --judge-model")
     from ..judge.panel import Jury, read_panel

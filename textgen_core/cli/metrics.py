@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..judge.metric import DEPARTS
+from ..metrics.endpoint import DEPARTS
 from ..metrics.registry import all_metrics, get_metric
 from ..metrics.spec import GROUP_WORDS, MetricSpec
 
@@ -33,7 +33,7 @@ def define_judge_metrics(args: argparse.Namespace, wanted: list[str]) -> None:
     """Define the metrics of every --judge-metric file, then any ``wanted`` name that is neither built in nor
     defined by a file but saved in the database (its latest version)."""
     from ..errors import ParameterError
-    from ..judge.criteria import define, define_file
+    from ..judge.metrics.criteria import define, define_file
 
     for path in getattr(args, "judge_metric", None) or []:
         define_file(path)
@@ -119,7 +119,7 @@ def _metrics(args: argparse.Namespace) -> int:
         return 0
     for spec in all_metrics().values():
         print(f"{spec.name:<22} {GROUP_WORDS[spec.group]:<9} {spec.direction:<7} {spec.description}")
-    from ..judge.criteria import definitions
+    from ..judge.metrics.criteria import definitions
 
     for name, c in definitions().items():
         print(f"{name:<22} {'custom':<9} {c.direction:<7} {c.title} (from {c.source or 'Python'})")
@@ -133,7 +133,7 @@ def _metrics(args: argparse.Namespace) -> int:
 
 
 def _custom(name: str):  # noqa: ANN202 - a Criterion or None
-    from ..judge.criteria import definition
+    from ..judge.metrics.criteria import definition
 
     return definition(name)
 

@@ -335,7 +335,7 @@ def _report(store: Store, run_id: int, out: str | None, unscored_above: float | 
 def _shown_models(store: Store, run_id: int, run: dict) -> list[str] | None:
     """None (all) up to MODELS_SHOWN models; else the best MODELS_SHOWN by the mean of the run's first score
     (:func:`~textgen_core.summary.ranked_models`), announced with how to see the rest."""
-    from ..judge.criteria import restore_run
+    from ..judge.metrics.criteria import restore_run
     from ..summary import MODELS_SHOWN, ranked_models
 
     models = run["models"]

@@ -11,7 +11,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import ParameterError
-from ..judge.criteria import restore_run
+from ..judge.metrics.criteria import restore_run
 from ..store import Store
 from .comparison import score_direction
 

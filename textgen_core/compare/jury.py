@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ParameterError
-from ..judge.criteria import restore_run
+from ..judge.metrics.criteria import restore_run
 from ..store import Store
 from . import agreement_stats as ag
 from .labels import scale_of

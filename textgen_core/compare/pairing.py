@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import ParameterError
-from ..judge.criteria import restore_run
+from ..judge.metrics.criteria import restore_run
 from ..store import Store
 from ..store.pair_reads import ScoreArrays
 from .run_cache import RUNS

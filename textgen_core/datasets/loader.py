@@ -17,6 +17,7 @@ import pandas as pd
 from ..errors import InputError
 from ..model import TEXT_FIELDS, Dataset, Datum
 from .cells import CellProblem, is_null_marker, key_cell, list_cell, meta_cell, plain, text_cell
+from .fast_rows import fast_rows
 from .formats import RawTable, check_header
 from .mapping import CONTEXT_NAMES, PREDICTION_NAMES, QUERY_NAMES, REFERENCE_NAMES, ColumnMapping, guess_mapping
 from .reader import ATTRS_KEY, ROW_INDEX_NAME, Source, read_raw, unpack_ints
@@ -150,9 +151,20 @@ class _Row:
 
 
 def normalize_rows(raw: RawTable, mapping: ColumnMapping) -> tuple[list[Datum], tuple[str, ...]]:
-    positions = {c: i for i, c in enumerate(raw.columns)}
+    """(the normalized rows of ``raw``, its metadata columns): column by column when every cell is plain text
+    and passes, else row by row (which names the row and column of a problem)."""
     used = set(mapping.columns_used())
     meta_columns = tuple(c for c in raw.columns if c not in used)
+    fast = fast_rows(raw, mapping, meta_columns)
+    if fast is not None:
+        return fast, meta_columns
+    return normalize_each_row(raw, mapping, meta_columns), meta_columns
+
+
+def normalize_each_row(raw: RawTable, mapping: ColumnMapping, meta_columns: tuple[str, ...]) -> list[Datum]:
+    """The rows of ``raw`` one by one, every cell checked where it is read (a problem names its row and column);
+    :func:`normalize_rows` takes this path for what the column-wise one declines."""
+    positions = {c: i for i, c in enumerate(raw.columns)}
     limit = mapping.max_cell_chars
     text = lambda v: text_cell(v, limit)  # noqa: E731
     rows: list[Datum] = []
@@ -178,7 +190,7 @@ def normalize_rows(raw: RawTable, mapping: ColumnMapping) -> tuple[list[Datum], 
             first_row[key] = row.number
             rows.append(Datum(datum_id=datum_id, model=model, prediction=prediction,
                               **{**shared, "metadata": dict(shared["metadata"])}))
-    return rows, meta_columns
+    return rows
 
 
 #: Row numbers a warning lists before "and N more".
@@ -191,9 +203,16 @@ def null_reference_rows(raw: RawTable, mapping: ColumnMapping) -> dict[str, list
     positions = {c: i for i, c in enumerate(raw.columns)}
     one_item = len(mapping.references) > 1
     for column in mapping.references:
-        for index, values in enumerate(raw.rows):
+        cells = [values[positions[column]] for values in raw.rows]
+        candidates: Iterable[int] = range(len(cells))
+        lowered = "\0".join(cells).lower().split("\0") if all(type(v) is str for v in cells) else []
+        if len(lowered) == len(cells):  # text (without NUL): only cells holding a marker can hold a marker
+            # the word, or a backslash (a JSON list's item may spell a letter as an escape, like "\\u006eull")
+            candidates = [index for index, text in enumerate(lowered)
+                          if "nan" in text or "none" in text or "null" in text or "\\" in text]
+        for index in candidates:
             try:
-                items = list_cell(plain(values[positions[column]]), mapping.list_format, mapping.delimiter,
+                items = list_cell(plain(cells[index]), mapping.list_format, mapping.delimiter,
                                   mapping.max_cell_chars, one_item=one_item)
             except CellProblem:
                 continue  # reported by the load itself

@@ -73,7 +73,7 @@ def check_ray_metrics(metrics: Sequence[str], judge: Any | None = None) -> None:
     """Refuse, with the reason, what the Ray engine does not score (pass@k; judge batch mode and caps)."""
     if any(get_metric(m).group != "lexical" for m in metrics):
         check_judge_on_ray(judge)
-    from ..judge.criteria import definition
+    from ..judge.metrics.criteria import definition
 
     custom = [m for m in metrics if definition(m) is not None]
     if custom:  # a worker process does not hold the definitions defined in this one

@@ -15,6 +15,7 @@ from typing import Any, Awaitable, Callable
 from .cache import RoundReader, embedding_key, logprobs_key
 from .client import JudgeClient, Unscored
 from .metric import Answer, StepFailed
+from .once import Once
 from .prompting import Request, estimate_tokens
 
 class Stopped(Exception):
@@ -67,14 +68,10 @@ class ClientAsker:
     def __init__(self, client: JudgeClient, gate: Gate) -> None:
         self.client = client
         self.gate = gate
-        self._tasks: dict[Any, asyncio.Future] = {}
+        self._once = Once(remember=True, share_failure=True)
 
     async def _shared(self, key: Any, make: Callable[[], Awaitable[Any]]) -> Any:
-        task = self._tasks.get(key)
-        if task is None:
-            task = asyncio.ensure_future(make())
-            self._tasks[key] = task
-        return await asyncio.shield(task)
+        return (await self._once.run(key, make))[0]
 
     async def ask(self, request: Request) -> Answer:
         return await self._shared(request.identity, lambda: self._ask(request))
@@ -107,11 +104,7 @@ class ClientAsker:
 
     def cancel_pending(self) -> None:
         """Cancel steps nobody waits for any more; mark finished failures as seen."""
-        for task in self._tasks.values():
-            if not task.done():
-                task.cancel()
-            elif not task.cancelled():
-                task.exception()
+        self._once.cancel_pending()
 
 
 @dataclass
@@ -180,7 +173,7 @@ class DryAsker:
         self.tally = tally
         self.counted = counted
         self.lookup = lookup
-        self._seen: dict[Any, Answer] = {}
+        self._once = Once(remember=True, share_failure=True)
         self._stand_ins: list[str] = []  # tags of placeholders this asker returned
 
     def _first(self, key: Any) -> bool:
@@ -191,10 +184,10 @@ class DryAsker:
         return True
 
     async def ask(self, request: Request) -> Answer:
+        return (await self._once.run(request.identity, lambda: self._dry(request)))[0]
+
+    async def _dry(self, request: Request) -> Answer:
         memo = request.identity
-        answer = self._seen.get(memo)
-        if answer is not None:
-            return answer
         if self.lookup.empty:  # nothing cached: skip the costly exact key
             key: Any = memo
             cached, value = False, None
@@ -213,7 +206,6 @@ class DryAsker:
             tag = f"{hash(memo) & 0xFFFFFFFF:08x}"
             self._stand_ins.append(f"[{tag}]")
             answer = Answer(_tagged(request.placeholder, tag), None)
-        self._seen[memo] = answer
         return answer
 
     def _built_on_stand_in(self, request: Request) -> bool:

@@ -1,39 +1,17 @@
 """The OpenAI Batch API as the judge's transport: the same requests, half the price, replies within hours.
 
-Two layers:
+:class:`Batcher` collects the chat requests a client would have sent over HTTP
+(:meth:`Batcher.post`) until none has come for ``settle`` seconds, and sends
+them as one batch through :class:`~.batch_api.BatchDriver`. Replies come back as
+the bodies a direct request gets, so parsing, validation, cache and cells are
+the same. A step built on a reply, a re-ask and a failed line that may be
+retried (5xx, 429, an expired window) go in the next round.
 
-* :class:`BatchDriver` -- one batch, with the real ``openai`` client: upload the
-  requests as a JSONL file (``files.create``, purpose ``batch``), create the batch
-  (``batches.create``), poll it with a growing interval (``batches.retrieve``),
-  download the output and error files (``files.content``) and map each
-  ``custom_id`` to its reply or its error.
-* :class:`Batcher` -- rounds. The judge client hands it each chat request it
-  would have sent over HTTP (:meth:`Batcher.post`). Requests arriving together
-  are collected until no new one has come for ``settle`` seconds -- every cell is
-  then waiting on a reply -- and go out as one batch. Replies come back to the
-  client as the bodies a direct request gets, so the same parser, validation,
-  cache and cells handle them and the numbers are identical. A step built on a
-  reply (verdicts on extracted statements) and a re-ask of an invalid reply are
-  only asked once that reply is in: they form the next round. Lines that failed
-  (5xx, 429, an expired window, a failed batch) are sent again alone in the
-  next round, within the request's retry budget; other errors are final and the
-  cell is unscored with the endpoint's reason.
-
-Every batch is logged (``log.judge_batch_add``) the moment it is created, with
-the ``custom_id`` of each request -- a hash of the request body. A process killed
-while waiting is resumed by a run that makes the same requests: a request whose
-id is in a logged batch waits for that batch (or reads its output file) instead
-of being submitted again. A run resumed without batch mode still takes over its
-logged batches (``adopt_only``): only the requests in them wait for a batch, the
-rest go direct.
-
-Every text from the endpoint (error lines, a failed batch's errors, a refused
-upload) is scrubbed of the API key (:mod:`.redact`) before it reaches a cell, a
-log line or the run. Once a batch's lines are read, its input, output and error
-files are deleted from the provider's storage and the batch is logged
-``collected``. Polling is bounded by ``batch_wait``: a batch still running then
-is left to the provider, the run stops ``interrupted`` and ``resume`` takes the
-batch over. Nothing listening at the endpoint fails the run, as in direct mode.
+Every batch is logged (``log.judge_batch_add``) as soon as it exists, with the
+``custom_id`` (a hash of the body) of each request: a resumed run's request
+whose id is logged waits for that batch instead of being sent again, also
+without batch mode (``adopt_only``). Endpoint texts are scrubbed of the key
+before they reach a cell or a log; a batch's files are deleted once read.
 """
 
 from __future__ import annotations
@@ -45,8 +23,8 @@ from typing import Any, Mapping, Protocol, Sequence
 import openai
 
 from .asker import Stopped
-from .batch_api import (ADOPTABLE, MAX_BYTES, MAX_REQUESTS, OPERATION_ATTEMPTS, TERMINAL, BatchDriver,  # noqa: F401
-                        BatchPending, LineResult, Polling, complete, custom_id, line_failure, parse_line, split)
+from .batch_api import (ADOPTABLE, BatchDriver, BatchPending, LineResult, Polling, complete, custom_id,
+                        line_failure, split)
 from .endpoint import async_openai, is_azure
 from .redact import scrub
 from .replies import Unscored, shape_problem
@@ -88,20 +66,16 @@ class Batcher:
         self.pending: list[str] = []
         self.log = log
         self.run_id = run_id
-        self.polling = polling or Polling(first=getattr(settings, "batch_poll", 5.0))
+        self.polling = polling or Polling(first=settings.batch_poll)
         self.settle = settle
         self.policy = policy
-        #: Ids of the batches this batcher created, and of the logged ones it took over, in order.
-        self.created: list[str] = []
-        self.adopted: list[str] = []
-        self.rounds = 0
         #: Why the endpoint refused for good (bad key, unknown model): every later request would fail the same way.
         self.fatal: list[str] = []
         self._pending: dict[str, tuple[dict, list[asyncio.Future]]] = {}
         self._flusher: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._logged: dict[str, str] | None = None
-        self._collected: dict[str, tuple[Any, dict[str, LineResult]]] = {}  # batch id -> (batch, its lines)  # custom_id -> id of the newest logged batch holding it
+        self._logged: dict[str, str] | None = None  # custom_id -> id of the newest logged batch holding it
+        self._collected: dict[str, tuple[Any, dict[str, LineResult]]] = {}  # batch id -> (batch, its lines)
 
     # -- what the client calls ---------------------------------------------------------------
     def logged_ids(self) -> set[str]:
@@ -121,7 +95,7 @@ class Batcher:
         """
         body = dict(body)
         while True:
-            budget.attempts += 1
+            budget.attempt()
             result = await self._request(body)
             if result.code == "batch_pending":
                 raise BatchStillPending(result.message)
@@ -136,14 +110,13 @@ class Batcher:
                 raise FormatRejected(failure)
             if self.adopt_only and failure.retryable:
                 return None
-            if not failure.retryable or budget.transient_left <= 0:
+            if not failure.retryable or not budget.retry():
                 message = failure.message + (f" (gave up after {budget.attempts} batch attempts)"
                                              if failure.retryable else "")
                 if failure.fatal and message not in self.fatal:
                     self.fatal.append(message)
                 raise Unscored(message, kind=failure.kind, status=failure.status, attempts=budget.attempts,
                                fatal=failure.fatal)
-            budget.transient_left -= 1
             log.info("judge batch line failed (%s); sending it again in the next batch", failure.message)
 
     async def aclose(self) -> None:
@@ -176,7 +149,6 @@ class Batcher:
                 await self._round(live)
 
     async def _round(self, batch: dict[str, tuple[dict, list[asyncio.Future]]]) -> None:
-        self.rounds += 1
         logged = self._logged_batches()
         adopt: dict[str, list[str]] = {}
         fresh: dict[str, dict] = {}
@@ -212,7 +184,6 @@ class Batcher:
                 message = f"the judge endpoint is unreachable: {failure.message}"
                 return {cid: LineResult(None, None, "batch_unreachable", message) for cid in requests}
             return {cid: LineResult(None, failure.status, "batch_submit", failure.message) for cid in requests}
-        self.created.append(batch_id)
         if self.log is not None and self.run_id is not None:
             self.log.judge_batch_add(self.run_id, batch_id, file_id, self.settings.endpoint, self.settings.model,
                                      list(requests))
@@ -223,7 +194,6 @@ class Batcher:
         if batch_id in self._collected:  # read in an earlier round (its files are gone from the provider)
             batch, found = self._collected[batch_id]
             return complete(dict.fromkeys(cids), batch, found)
-        self.adopted.append(batch_id)
         log.info("judge batch %s resumed (%d requests)", batch_id, len(cids))
         return await self._collect(driver, batch_id, dict.fromkeys(cids))
 

@@ -1,31 +1,9 @@
-"""Spending caps: a run stops before its judge calls or its judge cost pass the limits the user set.
+"""Spending caps: a run stops before its judge calls or cost pass ``max_calls`` / ``max_cost``.
 
-The cap covers the whole run, resumes included: it starts from what the run
-has already spent (``runs.judge_calls`` and ``runs.cost``). Before each billed
-request (a direct HTTP attempt, or a line of a batch) :meth:`SpendingCap.admit`
-adds up what is spent, what is on the wire and what this request may cost; if
-that would pass a cap, the request is not sent and the cap is marked reached:
-every later request is refused too, while those admitted before finish (they
-fit). The cells that needed a refused request are left unwritten. Finished cells are kept; the run ends
-``interrupted`` with the reason "budget reached", and ``resume`` (with a higher
-cap, or none) finishes it.
-
-A request's cost is known only once it is answered, so the cap counts a
-request on the wire at an upper estimate: its prompt at 4 characters per token
-(more tokens than the usual tokenizers count) and the longest reply seen so far
-(256 tokens before any), at the run's prices -- batch prices in batch mode.
-
-Every attempt the endpoint may bill counts: one that timed out (the endpoint
-may have written the whole reply: counted with ``max_tokens``), or got a 5xx or
-a 429, is a call, and its cost stays at the estimate; so does a reply whose
-endpoint reports no usage. A resume starts from the earlier parts' calls and
-cost, the cost taken from their tokens at this run's prices when that is more
-(an earlier part run without prices counted $0). What each request billed is
-written to the run's totals as the request ends, with its cached reply and
-before its cell (the store's judge write queue), so a process killed with kill -9 loses
-from them only the requests it had on the wire (at most ``concurrency``) and
-those that ended in the writer's last batch window: a resume's cap starts from
-everything else.
+What the cap promises (whole run, resumes included; every billed attempt counted) is in the README's
+"Spending cap". Here: a request on the wire is held at an upper estimate -- its prompt bound
+(:func:`~.prompting.prompt_bound`) and the longest reply seen so far (:data:`FIRST_REPLY_TOKENS` before
+any), at the run's prices -- until its reply reports what it cost.
 """
 
 from __future__ import annotations
@@ -47,13 +25,12 @@ class CapReached(Stopped):
     """This request was not sent: it could pass the run's spending cap. Its cell is left for the resume."""
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Hold:
-    """One request admitted under the cap, until its reply is counted."""
+    """One request admitted under the cap, until its reply is counted (the cap knows which are open)."""
 
     cap: "SpendingCap"
     cost: float
-    released: bool = False
     #: The estimate had the reply been cut at ``max_tokens`` (kept for an attempt that timed out).
     cut_off_cost: float = 0.0
 
@@ -84,7 +61,7 @@ class SpendingCap:
         self.spent_calls = spent_calls
         self.spent_cost = spent_cost
         self._lock = threading.Lock()
-        self._holds = 0
+        self._open: set[Hold] = set()  # admitted requests whose reply is not counted yet
         self._held_cost = 0.0
         self._longest_reply = 0
         self._unreported = 0.0  # estimated cost of billed attempts whose usage the endpoint did not report
@@ -119,16 +96,17 @@ class SpendingCap:
         with self._lock:
             if self.reached.is_set():
                 raise CapReached(self.reason)
-            calls = self.calls() + self._holds + 1
+            calls = self.calls() + len(self._open) + 1
             cost = self.cost() + self._held_cost + estimate
             if self.max_calls is not None and calls > self.max_calls:
                 self._reach(f"budget reached: {self.max_calls} judge calls (--max-calls)")
             if self.max_cost is not None and cost > self.max_cost + 1e-12:
                 self._reach(f"budget reached: the next judge call could take the cost past "
                             f"${self.max_cost:g} (--max-cost; ${self.cost():.4f} spent)")
-            self._holds += 1
+            hold = Hold(self, estimate, cut_off_cost=self._estimate(payload, self.settings.max_tokens))
+            self._open.add(hold)
             self._held_cost += estimate
-            return Hold(self, estimate, cut_off_cost=self._estimate(payload, self.settings.max_tokens))
+            return hold
 
     def _reach(self, reason: str) -> None:
         self.reason = reason
@@ -141,13 +119,13 @@ class SpendingCap:
         completion = usage.get("completion_tokens") if isinstance(usage, Mapping) else None
         reported = isinstance(completion, int) and not isinstance(completion, bool)
         with self._lock:
+            first = hold in self._open  # a hold is settled once; a second release changes nothing
+            self._open.discard(hold)
             if reported:
                 self._longest_reply = max(self._longest_reply, completion)  # bounds what a request may cost
-            elif billed and not hold.released:  # billed without a usage: its upper estimate stays spent
+            elif billed and first:  # billed without a usage: its upper estimate stays spent
                 self._unreported += hold.cut_off_cost if cut_off else hold.cost
-            if not hold.released:
-                hold.released = True
-                self._holds -= 1
+            if first:
                 self._held_cost -= hold.cost
 
     def _estimate(self, payload: Mapping[str, Any], reply: int | None = None) -> float:

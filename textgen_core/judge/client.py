@@ -31,7 +31,8 @@ import contextlib
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from .schema_check import ReplyError, check_schema, is_strict_compatible, parse_reply
 from .accounting import Meter, Usage
@@ -41,7 +42,7 @@ from .replies import (CORRECTION, MODES, SCHEMA_INSTRUCTION, JudgeReply, Modes, 
 from .redact import scrub_value
 from .retry import RetryPolicy
 from .settings import JudgeSettings
-from .transport import Budget, FormatRejected, LoopState, Transport, same_key
+from .transport import Budget, FormatRejected, LoopState, Transport
 
 if TYPE_CHECKING:
     from .storage import JudgeStore
@@ -55,6 +56,14 @@ log = logging.getLogger("textgen_core.judge")
 EMBED_BATCH = 128
 
 
+class Shared(NamedTuple):
+    """What the clients of one run share: usage, the learned response mode, the reply cache."""
+
+    meter: Meter
+    modes: Modes
+    cache: ReplyCache
+
+
 class JudgeClient:
     """Ask an OpenAI-compatible judge for schema-valid JSON, with retries, a cap on concurrency and a cache.
 
@@ -66,7 +75,7 @@ class JudgeClient:
 
     def __init__(self, settings: JudgeSettings, store: "JudgeStore | None" = None, *,
                  on_change: Callable[[Usage], None] | None = None, retry_policy: RetryPolicy | None = None,
-                 batcher: Any = None, cap: Any = None, share: "JudgeClient | None" = None,
+                 batcher: Any = None, cap: Any = None, shared: "Shared | None" = None,
                  sample: int | None = None) -> None:
         self.settings = settings
         #: Which repeated ask of each request this client makes (None: a plain ask); it enters the cache key,
@@ -74,12 +83,10 @@ class JudgeClient:
         self.sample = sample
         self.store = store
         self.policy = retry_policy or RetryPolicy()
-        if share is not None:  # one run's client: the usage, learned response mode and cache of ``share``
-            self._meter, self._modes, self._cache = share._meter, share._modes, share._cache
-        else:
-            self._meter = Meter(settings.endpoint, on_change)
-            self._modes = Modes(settings.response_mode)
-            self._cache = StoreCache(store) if store is not None else MemoryCache()
+        #: Usage, learned response mode and reply cache; one run's client (:meth:`for_run`) shares its parent's.
+        self.shared = shared or Shared(Meter(settings.endpoint, on_change), Modes(settings.response_mode),
+                                       StoreCache(store) if store is not None else MemoryCache())
+        self._meter, self._modes, self._cache = self.shared
         #: Direct, batch (``batcher``) and capped (``cap``) are chosen here, once: nothing is plugged in later.
         self._transport = Transport(settings, self.policy, self._meter, batcher=batcher, spending=cap)
         if batcher is not None:  # a probe of the response mode would cost a batch round of its own: start
@@ -91,8 +98,8 @@ class JudgeClient:
         """A client for one run, sharing this one's usage, learned response mode and cache, whose transport
         is built for the run's batch mode (a :class:`~.batch.Batcher`) and spending cap (a
         :class:`~.budget.SpendingCap`)."""
-        return JudgeClient(self.settings, self.store, retry_policy=self.policy, batcher=batcher, cap=cap, share=self,
-                           sample=self.sample)
+        return JudgeClient(self.settings, self.store, retry_policy=self.policy, batcher=batcher, cap=cap,
+                           shared=self.shared, sample=self.sample)
 
     def __repr__(self) -> str:
         return f"JudgeClient(base_url={self.settings.base_url!r}, model={self.settings.model!r}, usage={self.usage})"
@@ -101,15 +108,6 @@ class JudgeClient:
     def usage(self) -> Usage:
         """Running totals: calls, cache hits, failures, retries, requests in flight, tokens."""
         return self._meter.usage
-
-    @property
-    def on_change(self) -> Callable[[Usage], None] | None:
-        """Called with a copy of :attr:`usage` after every change (progress displays)."""
-        return self._meter.on_change
-
-    @on_change.setter
-    def on_change(self, callback: Callable[[Usage], None] | None) -> None:
-        self._meter.on_change = callback
 
     # -- public API ---------------------------------------------------------------
     def cache_key(self, messages: Sequence[Mapping[str, Any]], schema: Mapping[str, Any], *, prompt_version: str) -> str:
@@ -159,20 +157,24 @@ class JudgeClient:
         hit = await self._cached_reply(state, key)
         if hit is not None:
             return hit
-        with self._busy():
-            async with same_key(state, key) as waited:
-                if waited:  # an identical ask may have finished while we waited
-                    hit = await self._cached_reply(state, key)
-                    if hit is not None:
-                        return hit
-                started = time.monotonic()
-                try:
-                    return await self._ask_fresh(state, key, messages, schema, schema_name, prompt_version, check)
-                except Unscored as exc:
-                    self._meter.bump(failed=1)
-                    if exc.latency_s is None:  # a failed exchange took time too (every attempt, waits included)
-                        raise exc.but(latency_s=time.monotonic() - started) from None
-                    raise
+        with self._busy():  # identical asks in flight together: one is sent, the others get its reply
+            reply, first = await state.once.run(key, lambda: self._ask_counted(
+                state, key, messages, schema, schema_name, prompt_version, check))
+        if first:
+            return reply
+        self._meter.bump(cached=1)
+        return replace(reply, cached=True, attempts=0, latency_s=0.0)
+
+    async def _ask_counted(self, state: LoopState, key: str, messages: list[dict], schema: dict, schema_name: str,
+                           prompt_version: str, check: Callable[[Any], str | None] | None) -> JudgeReply:
+        started = time.monotonic()
+        try:
+            return await self._ask_fresh(state, key, messages, schema, schema_name, prompt_version, check)
+        except Unscored as exc:
+            self._meter.bump(failed=1)
+            if exc.latency_s is None:  # a failed exchange took time too (every attempt, waits included)
+                raise exc.but(latency_s=time.monotonic() - started) from None
+            raise
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """Embedding vectors of ``texts``, in order; cached per text. Raises :class:`Unscored`."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 
 from ..errors import ParameterError
+from ..metrics.endpoint import Embeddings, EndpointPlan
 from ..metrics.spec import MetricSpec
 from ..model import Cell, Datum
 from ..progress import Progress, ProgressCallback
@@ -37,7 +38,7 @@ from .storage import JudgeStore, ResultWriter
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 #: (row, metric name, plan, resolved params) for one cell to score.
-Job = tuple[Datum, str, JudgePlan, Mapping[str, Any]]
+Job = tuple[Datum, str, JudgePlan | EndpointPlan, Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,8 @@ async def score_cell(asker: Any, job: Job) -> Outcome:
     if early is not None:
         return early
     try:
-        outcome = await plan.score(asker, row, params)
+        outcome = await (_endpoint(asker, plan, row, params) if isinstance(plan, EndpointPlan)
+                         else plan.score(asker, row, params))
     except StepFailed as exc:
         return Outcome(Cell.unscored(exc.reason), exchanges=[exc.exchange] if exc.exchange else [])
     except (asyncio.CancelledError, Stopped):
@@ -112,6 +114,15 @@ async def score_cell(asker: Any, job: Job) -> Outcome:
     if value is not None and not math.isfinite(value):
         return Outcome(Cell.unscored(f"non-finite value {value}", outcome.cell.details), outcome.verdicts)
     return outcome
+
+
+async def _endpoint(asker: Any, plan: EndpointPlan, row: Datum, params: Mapping[str, Any]) -> Outcome:
+    """Execute an endpoint metric's plan: its request (if any) through the asker, then its scoring."""
+    need = plan.request(row, params)
+    if isinstance(need, Cell):
+        return Outcome(need)
+    reply = await (asker.embed(list(need.texts)) if isinstance(need, Embeddings) else asker.prompt_logprobs(need.text))
+    return Outcome(plan.score(row, params, reply))
 
 
 async def _in_session(store: JudgeStore, work: Awaitable[T]) -> T:

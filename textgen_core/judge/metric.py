@@ -9,8 +9,9 @@ step. The engine reads nothing else.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Literal, Mapping, Protocol, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Protocol, Sequence
 
+from ..metrics.endpoint import EmptyRule, empty_cell, full_notes
 from ..metrics.spec import MetricSpec, Param, fixed_outputs
 from ..model import Cell, Datum
 from .prompting import Request, keyed
@@ -129,15 +130,6 @@ def ref_step(name: str, index: int) -> str:
 
 # -- the declaration -----------------------------------------------------------------
 
-#: What an empty or whitespace-only prediction gets: a natural worst value, "unscored", or "n/a"
-#: for metrics that do not read the prediction.
-EmptyRule = float | Literal["unscored", "n/a"]
-EMPTY_PREDICTION = "empty prediction"
-_FAILURE = ("A judge call that still fails after retries (HTTP error, invalid JSON, a verdict list with a "
-            "missing, repeated or unknown item number after one re-ask, a reply cut off, a content filter) "
-            "leaves the cell unscored with that reason; it is never counted as 0.")
-
-
 @dataclass(frozen=True)
 class JudgePlan:
     """What the engine needs to score a metric: the row scorer, its steps and its empty-prediction rule."""
@@ -145,7 +137,6 @@ class JudgePlan:
     score: CellScorer
     #: Sample requests of every step the metric may ask, in dependency order (versions and prompt hashes).
     steps: tuple[Request, ...] = ()
-    api: Literal["chat", "embeddings", "completions"] = "chat"
     empty: EmptyRule = "unscored"
     #: How an input is named when it is missing ("no query" unless renamed here).
     input_names: Mapping[str, str] = field(default_factory=dict)
@@ -160,15 +151,8 @@ class JudgePlan:
 
     def on_empty(self) -> Cell | None:
         """The cell of an empty prediction, or None when the metric scores it like any other row."""
-        if self.empty == "n/a":
-            return None
-        if self.empty == "unscored":
-            return Cell.unscored(EMPTY_PREDICTION)
-        return Cell(float(self.empty), {"empty_prediction": True})
+        return empty_cell(self.empty)
 
-
-#: Heads the departures in a metric's notes; ``textgen-eval metrics NAME`` lists them under it.
-DEPARTS = "Departs from the seed system:"
 
 
 def declare(name: str, label: str, description: str, needs: tuple[str, ...], plan: JudgePlan, notes: str, *,
@@ -177,14 +161,7 @@ def declare(name: str, label: str, description: str, needs: tuple[str, ...], pla
             local_when: Any = None, libraries: tuple[str, ...] = ()) -> MetricSpec:
     """A judge metric's one declaration; the notes state the empty-prediction rule, then every departure
     from the seed system (valor-lite), each with its reason."""
-    if plan.empty == "n/a":
-        empty = ""
-    elif plan.empty == "unscored":
-        empty = 'Empty prediction: unscored ("empty prediction"), never a best value.'
-    else:
-        empty = f"Empty prediction: {plan.empty:g} (its natural worst value), without a judge call."
-    listed = " ".join(f"({i}) {d}" for i, d in enumerate(departures, start=1))
-    text = " ".join(t for t in (notes, empty, _FAILURE, f"{DEPARTS} {listed}" if departures else "") if t)
+    text = full_notes(notes, plan.empty, tuple(departures))
     return MetricSpec(name=name, label=label, group=group, description=description, needs=needs,
                       outputs=fixed_outputs(name), params=params, direction=direction,  # type: ignore[arg-type]
                       value_range=value_range, notes=text, plan=replace(plan, departures=tuple(departures)),

@@ -11,17 +11,14 @@ sample is a plain run: nothing of this applies, nothing changes.
 
 from __future__ import annotations
 
+import os
 import sys
+import tomllib
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from ..errors import ParameterError
-from .settings import JudgeSettings
-
-#: How a cell combines its votes.
-AGGREGATES = ("mean", "majority")
-#: Most samples a cell may be asked (each one is a paid request).
-MAX_SAMPLES = 100
+from .settings import JURY_BY_NAME, JudgeSettings
 
 
 @dataclass(frozen=True)
@@ -39,11 +36,8 @@ class Jury:
     def __post_init__(self) -> None:
         if not self.members:
             raise ParameterError("a judge panel needs at least one member")
-        if isinstance(self.samples, bool) or not isinstance(self.samples, int) \
-                or not 1 <= self.samples <= MAX_SAMPLES:
-            raise ParameterError(f"samples={self.samples!r} must be an integer from 1 to {MAX_SAMPLES}")
-        if self.aggregate is not None and self.aggregate not in AGGREGATES:
-            raise ParameterError(f"aggregate={self.aggregate!r} must be one of {', '.join(AGGREGATES)}")
+        JURY_BY_NAME["samples"].check(self.samples)
+        JURY_BY_NAME["aggregate"].check(self.aggregate)
         names = self.names
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
@@ -56,6 +50,7 @@ class Jury:
     def of(cls, judge: JudgeSettings, *, samples: int = 1, models: Sequence[str] = (),
            aggregate: str | None = None) -> "Jury":
         """``judge`` plus one member per name in ``models`` on the same endpoint, key and settings."""
+        JURY_BY_NAME["models"].check(tuple(models))
         extra = [replace(judge, model=m) for m in dict.fromkeys(str(m).strip() for m in models) if m != judge.model]
         return cls((judge, *extra), samples, aggregate)
 
@@ -95,20 +90,23 @@ class Jury:
                 "panel": [f"{n} {sorted(m.fingerprint().items())}" if i else n
                           for i, (n, m) in enumerate(zip(self.names, self.members))]}
 
-    def warn_if_repeats(self) -> None:
-        """Say on stderr when every sample would be one reply: several samples at temperature 0."""
+    def repeats(self) -> str | None:
+        """What to warn of when every sample would be one reply (several samples at temperature 0), else None."""
         if self.samples > 1 and any(m.temperature == 0 for m in self.members):
-            print(f"warning: --samples {self.samples} at temperature 0: a deterministic judge gives every sample "
-                  "the same reply (set --temperature above 0 to see how stable its verdicts are)", file=sys.stderr)
+            return (f"{self.samples} samples at temperature 0: a deterministic judge gives every sample the same "
+                    "reply (set a temperature above 0 to see how stable its verdicts are)")
+        return None
 
+    def warn_if_repeats(self) -> None:
+        """Say :meth:`repeats` on stderr."""
+        if (warning := self.repeats()) is not None:
+            print(f"warning: {warning}", file=sys.stderr)
 
 def restore(stored: Mapping[str, Any] | None, lead: JudgeSettings) -> Jury | None:
     """The panel a run stored (``runs.judge['jury']``), its lead's key and settings taken from ``lead``; None
     when the run stored none. A member's own key comes from the variable it names (``api_key_env``)."""
     if not stored:
         return None
-    import os
-
     members, key_vars = [lead], [None]
     for member in (stored.get("panel") or [])[1:]:
         known = {k: v for k, v in member.items() if k in lead.public() and k not in ("max_calls", "max_cost")}
@@ -130,9 +128,6 @@ def read_panel(path: str, lead: JudgeSettings, *, samples: int | None = None, mo
     ``base_url``, ``api_key_env``, ``price_prompt``, ``price_completion``, ``temperature``; the rest of the
     lead's settings), then ``models`` on the lead's endpoint. Top-level ``samples`` and ``aggregate`` unless
     given here. A bad file is one ParameterError naming the file and the key."""
-    import os
-    import tomllib
-
     try:
         with open(path, "rb") as handle:
             raw = tomllib.load(handle)

@@ -1,17 +1,10 @@
 """What a run adds to its judge client at real-endpoint scale: batch mode and a spending cap.
 
-:func:`attach` is called by the engine for each run and builds the run's client
-(:meth:`JudgeClient.for_run`): the caller's usage, learned response mode and
-cache, with a transport chosen at construction -- direct, batch, capped. In batch
-mode chat requests go to a :class:`~.batch.Batcher` that logs its batches in the
-store under the run, and every datum group of the run asks at once (a round
-holds as many requests as can be asked before a reply is needed). With
-``max_calls`` or ``max_cost`` set a :class:`~.budget.SpendingCap` counts from
-what the run has already spent; once it is reached every new request is
-refused, while requests already admitted (a round waiting to go out, replies on
-the wire) finish within the cap; the cells that needed a refused request are
-left for the resume, and :meth:`RunScale.check` raises
-:class:`~.budget.BudgetReached`. Nothing is plugged into a client after it is built.
+:func:`attach` builds the run's client (:meth:`JudgeClient.for_run`) with its transport chosen at
+construction -- direct, batch (:class:`~.batch.Batcher`, logging its batches under the run), capped
+(:class:`~.budget.SpendingCap`, counting from what the run already spent) -- and :meth:`RunScale.check`
+says at the end why the run stopped short. In batch mode every datum group asks at once, so a round
+holds as many requests as can be asked before a reply is needed.
 """
 from __future__ import annotations
 
@@ -23,6 +16,7 @@ from ..errors import BudgetReached, TextgenError
 from .batch import Batcher
 from .budget import SpendingCap
 from .client import JudgeClient
+from .settings import JudgeSettings
 
 log = logging.getLogger("textgen_core.judge")
 
@@ -50,9 +44,9 @@ class RunScale:
                                 f"{self.client.settings.batch_wait:g} s (--batch-wait); resume takes it over")
 
 
-def width(settings: Any, groups: int) -> int:
+def width(settings: JudgeSettings, groups: int) -> int:
     """Datum groups scored at once: the concurrency, or (batch mode) every group up to :data:`BATCH_GROUPS`."""
-    if getattr(settings, "batch", False):
+    if settings.batch:
         return max(1, min(groups, BATCH_GROUPS))
     return settings.concurrency
 

@@ -3,7 +3,9 @@
 Every setting is one row of :data:`SETTINGS` (name, type, default, help, bounds or choices, whether it
 is part of the judge's fingerprint, its CLI flag, where the dashboard form shows it). The dataclass
 fields and their validation, the CLI options (``cli/judge_args.py``), the dashboard's judge form and
-the README's settings table are all generated from that table: adding a setting is one row.
+the README's settings table are all generated from that table: adding a setting is one row. The
+settings of repeated judging and panels (:class:`~.panel.Jury`) are rows of :data:`JURY_SETTINGS`,
+read by the same machinery.
 
 The API key is held here so that one object configures a client, but it is excluded from ``repr`` and
 from :meth:`JudgeSettings.public`, which is the only form that is ever stored (``runs.judge``) or shown.
@@ -32,10 +34,17 @@ RESPONSE_MODES = ("auto", "json_schema", "json_object", "text")
 #: A setting with no default: it must be given.
 REQUIRED: Any = object()
 
-Kind = Literal["str", "int", "float", "bool"]
-#: Where the dashboard's judge form shows a setting: the endpoint column, the sampling/price column, or the two
-#: columns of the "real endpoints" expander; None: not shown (a stored run's value, else the default, is used).
-Place = Literal["endpoint", "sampling", "limits", "caps"] | None
+#: Accepted values of a panel's ``aggregate`` (how a cell combines its votes).
+AGGREGATES = ("mean", "majority")
+#: Most samples a cell may be asked (each one is a paid request).
+MAX_SAMPLES = 100
+
+#: "names": a list of names (a repeatable flag; comma-separated in the dashboard).
+Kind = Literal["str", "int", "float", "bool", "names"]
+#: Where the dashboard shows a setting: the judge form's endpoint column, its sampling/price column, the two
+#: columns of its "real endpoints" expander, or the panel row on Evaluate; None: not shown (a stored run's
+#: value, else the default, is used).
+Place = Literal["endpoint", "sampling", "limits", "caps", "jury"] | None
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,7 @@ class Setting:
     place: Place = None
     resumed: bool = True  # a resumed run reuses the stored value (caps are given anew)
     secret: bool = False  # never stored, never shown
+    default_words: str = ""  # the default in words when it is not a value (None: decided per metric)
 
     @property
     def dest(self) -> str | None:
@@ -67,10 +77,12 @@ class Setting:
 
     def default_text(self) -> str:
         """The default in words, for help texts and the README."""
+        if self.default_words:
+            return self.default_words
         if self.env:
             fallback = {"base_url": DEFAULT_BASE_URL, "api_key": f"${ENV_OPENAI_API_KEY}"}.get(self.name, "none")
             return f"${self.env}, else {fallback}"
-        if self.default is None or self.default is REQUIRED:
+        if self.default in (None, ()) or self.default is REQUIRED:
             return "none"
         return f"{self.default:g}" if self.kind == "float" else str(self.default).lower() \
             if self.kind == "bool" else str(self.default)
@@ -79,6 +91,8 @@ class Setting:
         """The values it accepts, in words."""
         if self.choices:
             return " / ".join(self.choices)
+        if self.kind == "names":
+            return "names (repeatable)"
         if self.kind in ("int", "float"):
             low, high = self.low, self.high
             word = "integer" if self.kind == "int" else "number"
@@ -99,9 +113,15 @@ class Setting:
         elif self.kind == "bool":
             if not isinstance(value, bool):
                 raise ParameterError(f"judge setting {self.name}={value!r} must be true or false")
+        elif self.kind == "names":
+            if isinstance(value, str) or not all(isinstance(v, str) and v.strip() for v in value):
+                raise ParameterError(f"judge setting {self.name}={value!r} must be a list of non-empty names")
         elif self.kind == "int":
-            if isinstance(value, bool) or not isinstance(value, int) or (self.low is not None and value < self.low):
-                bound = f" >= {self.low:g}" if self.low is not None else ""
+            high = math.inf if self.high is None else self.high
+            if isinstance(value, bool) or not isinstance(value, int) or (self.low is not None and value < self.low) \
+                    or value > high:
+                bound = f" >= {self.low:g}" if self.low is not None and math.isinf(high) else \
+                    f" from {self.low:g} to {high:g}" if self.low is not None else ""
                 raise ParameterError(f"judge setting {self.name}={value!r} must be an integer{bound}")
         else:
             low = -math.inf if self.low is None else self.low
@@ -141,8 +161,15 @@ SETTINGS: tuple[Setting, ...] = (
 )
 BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
 
-#: (name, help) for every setting; the CLI, the dashboard and the docs read it.
-SETTING_HELP: Mapping[str, str] = {s.name: s.help for s in SETTINGS}
+#: Repeated judging and judge panels: who else judges, how often, how the votes combine (:class:`~.panel.Jury`).
+#: One row per setting, like :data:`SETTINGS`: the CLI flags, the checks, the Evaluate form and the README follow.
+JURY_SETTINGS: tuple[Setting, ...] = (
+    S("samples", "int", 1, "ask every judge request N times (set a temperature above 0 to see how stable the verdicts are); the cell is the votes' mean (ratings, shares) or majority (labels, yes/no) and keeps their spread; each sample is a paid call", 1, MAX_SAMPLES, fingerprint="if-set", flag="--samples", metavar="N", label="Samples per judge request", place="jury"),
+    S("models", "names", (), "more judge models on the judge's endpoint and key; each judges every cell, the cell is the panel's mean or majority, and the summary shows each member and their agreement", fingerprint="if-set", flag="--jury-model", metavar="NAME", label="Panel members (more judge models on the same endpoint, comma-separated)", place="jury"),
+    S("panel", "str", None, "a TOML panel file: [[member]] tables with model and optionally base_url, api_key_env, price_prompt, price_completion, temperature; top-level samples and aggregate", fingerprint="if-set", flag="--jury-panel", metavar="FILE"),
+    S("aggregate", "str", None, "how a cell combines its votes (with samples above 1 or a panel)", choices=AGGREGATES, fingerprint="if-set", flag="--jury-aggregate", label="Panel cell", place="jury", default_words="majority for label and yes/no metrics, mean for the rest"),
+)
+JURY_BY_NAME: Mapping[str, Setting] = {s.name: s for s in JURY_SETTINGS}
 
 #: How a fingerprinted value is compared: the endpoint without its trailing slash, the embedding model it falls
 #: back to, the temperature as a float (1 and 1.0 are one judge).
@@ -171,10 +198,6 @@ class JudgeSettings:
                 and self.price_completion_per_million is None:
             raise ParameterError("a cost cap (max_cost) needs the prices per million prompt and completion tokens")
 
-    def __repr__(self) -> str:  # dataclass repr already hides the key; keep it explicit for subclasses
-        shown = ", ".join(f"{k}={v!r}" for k, v in self.public().items())
-        return f"JudgeSettings({shown})"
-
     @property
     def endpoint(self) -> str:
         """The base URL as used in cache keys: no trailing slash."""
@@ -185,10 +208,9 @@ class JudgeSettings:
         return {s.name: getattr(self, s.name) for s in SETTINGS if not s.secret}
 
     def fingerprint(self) -> dict[str, Any]:
-        """What decides the judge's verdicts (a run keeps it; resume refuses another): the settings declared so.
-        The key, timeout, concurrency, retries, rate limits, prices and caps may change without changing a
-        verdict; so may ``max_tokens``: a complete reply is the same under any limit it fits, and a reply cut off
-        is never used, so a resume may raise it for the cells left unscored."""
+        """What decides the judge's verdicts (a run keeps it; resume refuses another): the rows marked
+        ``fingerprint``. Not ``max_tokens``: a complete reply is the same under any limit it fits, and a reply
+        cut off is never used, so a resume may raise it for the cells left unscored."""
         found = {}
         for s in SETTINGS:
             value = getattr(self, s.name)
@@ -233,9 +255,9 @@ class JudgeSettings:
 
 
 def settings_markdown() -> str:
-    """The README's table of judge settings, generated from :data:`SETTINGS`."""
+    """The README's table of judge settings, generated from :data:`SETTINGS` and :data:`JURY_SETTINGS`."""
     lines = ["| setting | flag | default | accepts | fingerprint | what it does |", "| --- | --- | --- | --- | --- | --- |"]
-    for s in SETTINGS:
+    for s in (*SETTINGS, *JURY_SETTINGS):
         flag = f"`{s.flag}`" if s.flag else "–"
         mark = {True: "yes", False: "–", "if-set": "when set"}[s.fingerprint]
         lines.append(f"| `{s.name}` | {flag} | {s.default_text()} | {s.accepted()} | {mark} | {s.help} |")

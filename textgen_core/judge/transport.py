@@ -18,17 +18,17 @@ concurrency slot alive and is closed by :meth:`Transport.aclose`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable
+from typing import Any, Callable
 
 import openai
 
 from .accounting import Meter
+from .once import Once
 from .endpoint import async_openai
 from .replies import Unscored, shape_problem
 from .prompting import prompt_bound
@@ -89,11 +89,21 @@ class FormatRejected(Exception):
 
 
 class Budget:
-    """Attempts left for transient failures within one client method call."""
+    """Attempts made, and retries left for transient failures, within one client method call."""
 
     def __init__(self, retries: int) -> None:
         self.transient_left = retries
         self.attempts = 0
+
+    def attempt(self) -> None:
+        self.attempts += 1
+
+    def retry(self) -> bool:
+        """Take one retry; False when none is left."""
+        if self.transient_left <= 0:
+            return False
+        self.transient_left -= 1
+        return True
 
 
 @dataclass
@@ -102,7 +112,8 @@ class LoopState:
 
     api: openai.AsyncOpenAI
     probe: asyncio.Lock
-    key_locks: dict[str, tuple[asyncio.Lock, int]] = field(default_factory=dict)
+    #: Identical asks in flight on this loop: one is sent (see :class:`~.once.Once`).
+    once: Once = field(default_factory=lambda: Once(remember=False, share_failure=False))
 
 
 def _http_client(concurrency: int) -> Any:
@@ -212,7 +223,7 @@ class Transport:
                 self._raise_if_fatal(op)  # a bad key may have been found while we waited
                 hold = self.spending.admit(payload) if self.spending is not None else None
                 self.meter.bump(in_flight=1)
-                budget.attempts += 1
+                budget.attempt()
                 sent_at = time.monotonic()
                 try:
                     result, headers = await asyncio.wait_for(_send(state.api, path, payload), guard_timeout)
@@ -253,9 +264,8 @@ class Transport:
                     if failure.retry_after is None:  # no Retry-After: back off (the limiter has cut concurrency)
                         await asyncio.sleep(self.policy.delay(budget.attempts, self._rng, None))
                     continue
-            if not failure.retryable or budget.transient_left <= 0:
+            if not failure.retryable or not budget.retry():
                 raise self._final(op, failure, budget)
-            budget.transient_left -= 1
             self.meter.bump(retries=1)
             delay = self.policy.delay(budget.attempts, self._rng, failure.retry_after)
             log.info("judge %s attempt %d failed (%s); retrying in %.2f s", op, budget.attempts,
@@ -292,24 +302,3 @@ class Transport:
     def scrub(self, text: str | None) -> str:
         """Remove the API key from any text that may be shown, logged or stored (see :mod:`.redact`)."""
         return scrub(text, self.settings.api_key)
-
-
-@contextlib.asynccontextmanager
-async def same_key(state: LoopState, key: str) -> AsyncIterator[bool]:
-    """Serialise identical asks so a reply is paid for once and the rest read the cache.
-
-    Yields True when another ask of the same key went first (the cache may now answer).
-    """
-    lock, users = state.key_locks.get(key, (None, 0))
-    if lock is None:
-        lock = asyncio.Lock()
-    state.key_locks[key] = (lock, users + 1)
-    try:
-        async with lock:
-            yield users > 0
-    finally:
-        lock, users = state.key_locks[key]
-        if users <= 1:
-            del state.key_locks[key]
-        else:
-            state.key_locks[key] = (lock, users - 1)

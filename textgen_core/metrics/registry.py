@@ -33,7 +33,7 @@ def get_metric(name: str) -> MetricSpec:
     owner = _score_owner().get(key)
     if owner is not None:
         return specs[owner]
-    from ..judge.criteria.known import defined  # custom judge metrics defined in this process
+    from ..judge.metrics.criteria.known import defined  # custom judge metrics defined in this process
 
     custom = defined(key)
     if custom is not None:

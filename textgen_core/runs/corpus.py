@@ -12,7 +12,7 @@ reads rows, is scored over the whole dataset only and does not come here.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..metrics.corpus import CorpusSum, summed
 from ..metrics.registry import get_metric
@@ -48,6 +48,40 @@ def add_row(parts: dict[tuple[str, str], CorpusPart], metric: str, model: str, c
         part.add(summed(get_metric(metric)).stats(cells, params))  # type: ignore[union-attr]
     else:
         part.add(cells)
+
+
+def add_rows(parts: dict[tuple[str, str], CorpusPart], spec: Any, models: Sequence[str],
+             cells: Sequence[Mapping[str, Cell]], params: Mapping[str, Any]) -> None:
+    """Count a chunk's rows (``models[i]`` the model of the row scored ``cells[i]``) in the corpus parts of
+    ``spec``'s metric: as :func:`add_row` row after row, with the sums taken per column (the same additions in
+    the same order) instead of a new list per row."""
+    if spec.corpus is None:
+        return
+    corpus = summed(spec)
+    if corpus is None:  # an older-form scorer: the cells, packed
+        for model, row in zip(models, cells):
+            packed = parts.setdefault((spec.name, model), RowStats())
+            packed.add(row)  # type: ignore[arg-type]
+        return
+    by_model: dict[str, list[Sequence[float]]] = {model: [] for model in models}  # parts in add_row's order
+    stats = corpus.stats
+    for model, row in zip(models, cells):
+        numbers = stats(row, params)
+        if numbers is not None:
+            by_model[model].append(numbers)
+    for model, rows in by_model.items():
+        if not rows:
+            parts.setdefault((spec.name, model), CorpusSum())
+            continue
+        width = len(rows[0])
+        if any(len(numbers) != width for numbers in rows):
+            raise ValueError(f"{spec.name}: row statistics of different lengths in one chunk")
+        part = CorpusSum([float(sum(column, 0.0)) for column in zip(*rows)], len(rows),
+                         tuple(float(v) for v in rows[-1]))
+        if (spec.name, model) in parts:
+            parts[(spec.name, model)].extend(part)  # type: ignore[arg-type]
+        else:
+            parts[(spec.name, model)] = part
 
 
 def join_parts(parts: dict[tuple[str, str], CorpusPart], later: Mapping[tuple[str, str], CorpusPart]) -> None:

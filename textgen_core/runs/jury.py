@@ -30,7 +30,7 @@ from dataclasses import replace
 from itertools import groupby
 from typing import Any, Mapping, Sequence
 
-from ..judge.criteria.known import definition
+from ..judge.metrics.criteria.known import definition
 from ..judge.panel import Jury
 from ..judge.settings import JudgeSettings
 from ..model import Datum

@@ -10,7 +10,7 @@ API key: callers pass public settings and request bodies without headers.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 import pyarrow as pa
 
@@ -37,8 +37,7 @@ class CellRows(Protocol):
     usage: tuple[int, int, int, float | None]
 
 
-#: A verdict row: (datum_id, model, metric, step, item_index, item, verdict, reason, cache_key).
-VerdictRecord = tuple[str, str, str, str, int, str | None, str | None, str | None, str | None]
+#: A verdict row's fields, in the order of a verdict tuple (mappings with these keys are accepted too).
 VERDICT_FIELDS = ("datum_id", "model", "metric", "step", "item_index", "item", "verdict", "reason", "cache_key")
 
 #: An exchange row; see :data:`EXCHANGE_FIELDS` (mappings with these keys are accepted too).
@@ -89,58 +88,6 @@ class JudgeTables(Part):
     def __init__(self, db: Database, cache: JudgeCache) -> None:
         super().__init__(db)
         self.cache = cache
-
-    # -- verdicts --------------------------------------------------------------
-    @writes
-    def write_verdicts(self, run_id: int, rows: Iterable[VerdictRecord | Mapping[str, Any]]) -> int:
-        """Upsert verdict rows in one transaction; returns how many were written.
-
-        Each row is a :data:`VerdictRecord` tuple or a mapping with the keys of
-        :data:`VERDICT_FIELDS` (missing optional keys are NULL). ``verdict`` may
-        be any JSON value; non-strings are stored as JSON text.
-        """
-        records = [_as_record(r, VERDICT_FIELDS, "verdict") for r in rows]
-        if not records:
-            return 0
-        columns = list(zip(*records))
-        table = pa.Table.from_pydict({
-            "run_id": [run_id] * len(records),
-            "datum_id": list(columns[0]), "model": list(columns[1]), "metric": list(columns[2]),
-            "step": list(columns[3]), "item_index": [int(i or 0) for i in columns[4]],
-            "item": [_text(v) for v in columns[5]], "verdict": [_text(v) for v in columns[6]],
-            "reason": [_text(v) for v in columns[7]], "cache_key": list(columns[8]),
-        }, schema=_VERDICT_SCHEMA)
-        insert_arrow(self.cur, "verdicts", table, replace=True, by_name=True)
-        return len(records)
-
-    # -- exchanges -------------------------------------------------------------
-    @writes
-    def write_exchanges(self, run_id: int, rows: Iterable[Sequence[Any] | Mapping[str, Any]]) -> int:
-        """Upsert the judge requests behind a run's verdicts, whatever their outcome.
-
-        Rows follow :data:`EXCHANGE_FIELDS`; ``status`` is "ok", "cached" or
-        "unscored"; ``messages`` is the list actually sent (stored as JSON).
-        """
-        records = [_as_record(r, EXCHANGE_FIELDS, "exchange") for r in rows]
-        if not records:
-            return 0
-        for record in records:
-            if record[5] not in EXCHANGE_STATUSES:
-                raise ValueError(f"exchange status {record[5]!r} is not one of {sorted(EXCHANGE_STATUSES)}")
-        columns = list(zip(*records))
-        table = pa.Table.from_pydict({
-            "run_id": [run_id] * len(records),
-            "datum_id": list(columns[0]), "model": list(columns[1]), "metric": list(columns[2]),
-            "step": list(columns[3]), "call_index": [int(i or 0) for i in columns[4]],
-            "status": list(columns[5]), "reason": list(columns[6]), "cache_key": list(columns[7]),
-            "messages": [_json_text(m) for m in columns[8]], "reply": list(columns[9]),
-            "prompt_tokens": [int(t or 0) for t in columns[10]],
-            "completion_tokens": [int(t or 0) for t in columns[11]],
-            "attempts": [None if a is None else int(a) for a in columns[12]],
-            "latency_s": [None if s is None else float(s) for s in columns[13]],
-        }, schema=_EXCHANGE_SCHEMA)
-        insert_arrow(self.cur, "exchanges", table, replace=True, by_name=True)
-        return len(records)
 
     @reads
     def exchanges(self, run_id: int, datum_id: str | None = None, model: str | None = None,
@@ -228,6 +175,9 @@ def write_results(cur: "duckdb.DuckDBPyConnection", run_id: int, cells: Sequence
     """Inside a transaction: drop stale items of re-scored cells, then upsert verdicts, exchanges, cells."""
     verdict_records = [_as_record(v, VERDICT_FIELDS, "verdict") for v in verdicts]
     exchange_records = [_as_record(e, EXCHANGE_FIELDS, "exchange") for e in exchanges]
+    for record in exchange_records:
+        if record[5] not in EXCHANGE_STATUSES:
+            raise ValueError(f"exchange status {record[5]!r} is not one of {sorted(EXCHANGE_STATUSES)}")
     tables: list[tuple[str, str, pa.Table]] = []
     if rewritten:
         stale = pa.Table.from_pydict({"datum_id": [c[0] for c in rewritten], "model": [c[1] for c in rewritten],

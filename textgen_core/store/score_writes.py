@@ -12,9 +12,11 @@ run, a re-scored judge cell) replace theirs.
 
 from __future__ import annotations
 
+from json import encoder as json_encoder
 from typing import Any, Mapping, Sequence
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -41,6 +43,48 @@ def cell_table(run_id: int, cells: Sequence[Sequence[Any]]) -> pa.Table:
         "value": [c[4] for c in cells],
         "details": [json_text(c[5]) for c in cells],
         "reason": [c[6] for c in cells],
+    }, schema=SCORE_SCHEMA)
+
+
+def _details_encoder() -> Any:
+    """One C JSON encoder that writes what :func:`json_text` writes (``ensure_ascii=False``, ``default=str``),
+    built once: ``json.dumps`` builds one per call, which is most of the time of a small dict's JSON."""
+    make = json_encoder.c_make_encoder
+    if make is None:  # pragma: no cover - a Python without the _json accelerator
+        return None
+    return make(None, str, json_encoder.encode_basestring, None, ": ", ", ", False, False, True)
+
+
+_DETAILS = _details_encoder()
+
+
+def details_texts(details: Sequence[Mapping[str, Any] | None]) -> list[str | None]:
+    """Each cell's details as JSON text (None stays NULL); details shared by several cells (ROUGE-L and
+    ROUGE-Lsum of one row) are encoded once."""
+    if _DETAILS is None:  # pragma: no cover
+        return [json_text(d) for d in details]
+    encode, join = _DETAILS, "".join
+    done: dict[int, str] = {}
+    out: list[str | None] = []
+    for value in details:
+        if value is None:
+            out.append(None)
+            continue
+        text = done.get(id(value))
+        if text is None:
+            text = done[id(value)] = join(encode(value, 0)) if type(value) is dict else json_text(value)
+        out.append(text)
+    return out
+
+
+def column_table(run_id: int, columns: Mapping[str, list[Any]]) -> pa.Table:
+    """Cells given column by column (details as dicts, as :func:`~textgen_core.run_rules.cell_columns` gathers
+    them) as an Arrow table in the ``scores`` layout."""
+    return pa.Table.from_pydict({
+        "run_id": pa.array(np.full(len(columns["datum_id"]), run_id, dtype=np.int32)),
+        **{name: columns[name] for name in ("datum_id", "model", "metric", "score", "value")},
+        "details": details_texts(columns["details"]),
+        "reason": columns["reason"],
     }, schema=SCORE_SCHEMA)
 
 

@@ -180,8 +180,6 @@ class Store:
     dataset_datum_ids = _Via("pairs")
     score_arrays = _Via("pairs")
     # -- judge: verdicts, exchanges, reply cache, batches --------------------
-    write_verdicts = _Via("judge")
-    write_exchanges = _Via("judge")
     exchanges = _Via("judge")
     write_judge_batch = _Via("judge")
     judge_unscored_cells = _Via("judge")

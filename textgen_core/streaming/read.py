@@ -98,23 +98,26 @@ class ChunkReader:
 
     def _csv_chunks(self, size: int) -> Iterator[RawTable]:
         table = self._empty()
+        rows, numbers, lines = table.rows, table.row_numbers, table.lines
+        width, reader = len(self.columns), self._reader
         for fields in self._csv_records():
-            start, self._last_line = self._last_line + 1, self._reader.line_num
+            start, self._last_line = self._last_line + 1, reader.line_num
             self._record += 1
-            if not any(f.strip() for f in fields):
+            if not (fields and fields[0].strip()) and not any(f.strip() for f in fields):  # a blank record
                 continue
-            if len(fields) != len(self.columns):
+            if len(fields) != width:
                 raise InputError(ragged_message(fields, self.columns, start), file=self.label,
                                  row=self._record, column=ragged_column(fields, self.columns))
-            table.rows.append(fields)
-            table.row_numbers.append(self._record)
-            table.lines.append(start)
-            if len(table.rows) >= size:
+            rows.append(fields)
+            numbers.append(self._record)
+            lines.append(start)
+            if len(rows) >= size:
                 self.bytes_read = self._binary.tell()
                 yield table
                 table = self._empty()
+                rows, numbers, lines = table.rows, table.row_numbers, table.lines
         self.bytes_read = self.size
-        if table.rows:
+        if rows:
             yield table
 
     # -- JSON Lines ------------------------------------------------------------

@@ -339,7 +339,8 @@ def _load_and_score(reader: ChunkReader, loader: _Loader, run_id: int | None,
 
     phase = "reading" if run_id is None else "lexical"
     args = (loader.mapping.to_dict(), run_id, dict(metrics), models, frozenset(finished))
-    for result in in_order(chunks(), work_chunk, args, workers):
+    ahead = max(1, ROWS_PER_WRITE // chunk_rows)  # the workers go on scoring while a write stores their results
+    for result in in_order(chunks(), work_chunk, args, workers, ahead):
         loader.take(result)
         if progress:
             done = len(loader.row_numbers) if run_id is None else loader.scored + loader.cached

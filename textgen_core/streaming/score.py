@@ -20,7 +20,7 @@ from ..datasets.formats import RawTable
 from ..errors import InputError
 from ..metrics.registry import get_metric
 from ..model import TEXT_FIELDS, Cell, Datum
-from ..runs.corpus import CorpusPart, add_row
+from ..runs.corpus import CorpusPart, add_rows
 
 
 @dataclass
@@ -45,6 +45,17 @@ class ChunkResult:
     error: tuple[str, str | None, int | None, str | None] | None = None
 
 
+def local_spec(name: str) -> Any:
+    """The declaration of a metric scored here: looked up among the local metrics first, so a pool worker
+    does not import every judge metric (and the judge's client) to find ROUGE."""
+    from ..metrics.local import LOCAL_SPECS
+
+    for spec in LOCAL_SPECS:
+        if spec.name == name:
+            return spec
+    return get_metric(name)
+
+
 def score_chunk(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, list[dict[str, Cell]]]:
     """Every chosen lexical metric on one chunk of rows."""
     from ..metrics.local import score_local as score_lexical
@@ -55,12 +66,14 @@ def score_chunk(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]])
 def cells_table(run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
                 scored: Mapping[str, list[dict[str, Cell]]]) -> tuple[pa.Table, int]:
     """(the cells as rows of the scores table, how many are unscored), by the one record rule of evaluate."""
-    from ..run_rules import cell_records
-    from ..store.score_writes import cell_table
+    from ..run_rules import cell_columns
+    from ..store.score_writes import column_table
 
-    records = [record for metric, cells in scored.items()
-               for record in cell_records(rows, metric, get_metric(metric).outputs(metrics[metric]), cells)]
-    return cell_table(run_id, records), sum(1 for r in records if r[4] is None)
+    columns: dict[str, list[Any]] = {name: [] for name in ("datum_id", "model", "metric", "score", "value",
+                                                           "details", "reason")}
+    for metric, cells in scored.items():
+        cell_columns(rows, metric, local_spec(metric).outputs(metrics[metric]), cells, columns)
+    return column_table(run_id, columns), columns["value"].count(None)
 
 
 def work_chunk(chunk: tuple[int, RawTable], mapping: Mapping[str, Any], run_id: int | None,
@@ -92,7 +105,7 @@ def work_chunk(chunk: tuple[int, RawTable], mapping: Mapping[str, Any], run_id: 
         return result
     scored = score_chunk(wanted, metrics)
     result.cells, result.unscored = cells_table(run_id, wanted, metrics, scored)
+    models_of = [row.model for row in wanted]
     for metric in metrics:
-        for row, cells in zip(wanted, scored[metric]):
-            add_row(result.stats, metric, row.model, cells, metrics[metric])
+        add_rows(result.stats, local_spec(metric), models_of, scored[metric], metrics[metric])
     return result

@@ -4,7 +4,11 @@ To add a judge metric: write ``textgen_core/judge/metrics/<name>.py`` with its
 prompt (a ``Request`` builder using :mod:`..prompting`), its ``async def
 score(ask, row, params) -> Outcome`` and ``SPEC = declare(...)`` (inputs, notes,
 ``JudgePlan(score, steps=(sample requests...), empty=...)``); then add the
-module to :data:`MODULES` below. Shared extraction steps are in :mod:`..extract`.
+module to :data:`MODULES` below, and regenerate the README's tables (``python scripts/readme-tables.py``).
+Nothing else lists the judge metrics: the CLI, the dashboard and the test suites read the registry
+(tests/judge/test_judge_metric_registry.py); the one deliberate exception is the lock of prompt hashes
+(RECORDED in tests/judge/test_judge_metrics_formulas.py, whose failure prints the line to add), which
+keeps a prompt from changing without a new version. Shared extraction steps are in :mod:`..extract`.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ import json
 from typing import Any, Iterator, Mapping
 
 from ...metrics.spec import MetricSpec
-from ..criteria.known import defined, definition, definitions  # not the package's define: no import circle
+from ...metrics.endpoint import perplexity, semantic_similarity
+from .criteria.known import defined, definition, definitions  # not the package's define: no import circle
 from ..settings import JudgeSettings
 from . import (answer_correctness, answer_relevance, bias, coherence, context_precision, context_recall,
-               context_relevance, faithfulness, hallucination, pairwise_preference, perplexity, qa_grade,
-               semantic_similarity, summary_coherence, toxicity)
+               context_relevance, faithfulness, hallucination, pairwise_preference, qa_grade, summary_coherence,
+               toxicity)
 
 MODULES = (answer_correctness, answer_relevance, bias, toxicity, context_precision, context_recall,
            context_relevance, faithfulness, hallucination, summary_coherence, coherence, qa_grade,
@@ -28,7 +33,7 @@ BUILT_IN: dict[str, MetricSpec] = {spec.name: spec for spec in SPECS}
 
 
 class _JudgeMetrics(Mapping[str, MetricSpec]):
-    """The built-in judge metrics, then the custom ones defined in this process (see :mod:`..criteria`)."""
+    """The built-in judge metrics, then the custom ones defined in this process (see :mod:`.criteria`)."""
 
     def __getitem__(self, name: str) -> MetricSpec:
         found = BUILT_IN.get(name) or defined(name)

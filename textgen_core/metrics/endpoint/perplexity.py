@@ -6,9 +6,9 @@ import json
 import math
 from typing import Any, Mapping, Sequence
 
-from ...metrics.spec import Param
 from ...model import Cell, Datum
-from ..metric import Asker, JudgePlan, Outcome, declare, unscored
+from ..spec import Param
+from . import EndpointPlan, PromptLogprobs, declare
 
 
 def parse_logprobs(raw: Any) -> list[float]:
@@ -46,36 +46,43 @@ def perplexity(logprobs: Sequence[float]) -> float:
     return math.exp(-sum(logprobs) / len(logprobs))
 
 
-async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
+def request(row: Datum, params: Mapping[str, Any]) -> PromptLogprobs | Cell:
+    """The prediction's log-probabilities from the endpoint, or the cell at once when a column holds them."""
     column = params.get("logprobs_column")
-    if column:
-        try:
-            values = parse_logprobs(row.metadata.get(column))
-        except (TypeError, ValueError) as exc:
-            return unscored(f"column {column!r}: {exc}")
-        if not values:
-            return unscored(f"no log-probabilities in column {column!r}")
-        source = "column"
-    else:
-        values = [v for v in await ask.prompt_logprobs(row.prediction or "") if v is not None]
-        if not values:
-            return unscored("the endpoint returned no log-probabilities")
-        source = "endpoint"
+    if not column:
+        return PromptLogprobs(row.prediction or "")
+    try:
+        values = parse_logprobs(row.metadata.get(column))
+    except (TypeError, ValueError) as exc:
+        return Cell.unscored(f"column {column!r}: {exc}")
+    if not values:
+        return Cell.unscored(f"no log-probabilities in column {column!r}")
+    return _cell(values, "column")
+
+
+def score(row: Datum, params: Mapping[str, Any], reply: Sequence[float | None]) -> Cell:
+    values = [v for v in reply if v is not None]
+    if not values:
+        return Cell.unscored("the endpoint returned no log-probabilities")
+    return _cell(values, "endpoint")
+
+
+def _cell(values: list[float], source: str) -> Cell:
     try:
         value = perplexity(values)
     except OverflowError:
-        return unscored("perplexity overflows (log-probabilities too low)")
-    return Outcome(Cell(value, {"tokens": len(values), "source": source}))
+        return Cell.unscored("perplexity overflows (log-probabilities too low)")
+    return Cell(value, {"tokens": len(values), "source": source})
 
 
 SPEC = declare(
     "perplexity", "Perplexity", "exp of the mean negative log-probability of the prediction's tokens.",
-    ("prediction",), JudgePlan(score, api="completions", empty="unscored"),
+    ("prediction",), EndpointPlan(request, score),
     "With logprobs_column, reads natural-log token probabilities from that metadata column (a list, a JSON "
     "list or comma/space separated numbers); a row without them, or with a value above 0, is unscored. "
     "Without it, asks the endpoint's completions API for the log-probabilities of the prediction as a prompt "
     "(the text alone, not conditioned on the query); the first token, which has none, is skipped.",
-    group="endpoint", direction="lower", value_range=(1.0, None),
+    direction="lower", value_range=(1.0, None),
     params=(Param("logprobs_column", "str", None,
                   "metadata column with the prediction's token log-probabilities; empty: ask the endpoint",
                   is_column=True),))

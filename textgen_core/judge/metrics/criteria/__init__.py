@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ...errors import ParameterError
-from ...metrics.spec import MetricSpec
+from ....errors import ParameterError
+from ....metrics.spec import MetricSpec
 from .definition import Criterion, Output, criterion, read_toml
 from .known import defined, definition, definitions, remember
 from .metric import request, spec, system_prompt, version
@@ -22,7 +22,7 @@ __all__ = ["Criterion", "Output", "criterion", "read_toml", "define", "defined",
 
 
 def _builtin(name: str) -> bool:
-    from ...metrics.registry import all_metrics
+    from ....metrics.registry import all_metrics
 
     return name in all_metrics()
 

@@ -16,10 +16,10 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping
 
-from ...metrics.spec import MetricSpec
-from ...model import Cell, Datum
-from ..metric import Asker, JudgePlan, Outcome, contexts, declare, has_text, references, unscored
-from ..prompting import STRING, Request, fence, labels, messages, passages, strict_object
+from ....metrics.spec import MetricSpec
+from ....model import Cell, Datum
+from ...metric import Asker, JudgePlan, Outcome, contexts, declare, has_text, references, unscored
+from ...prompting import STRING, Request, fence, labels, messages, passages, strict_object
 from .definition import FIELDS, Criterion
 
 #: The sample row every definition's sample request is built from (prompt hash and --dry-run shapes).

