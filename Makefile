@@ -5,6 +5,8 @@
 SYSTEM_PYTHON ?= python3
 DB ?= textgen_eval.duckdb
 VENV ?= .venv
+# pytest-xdist workers for `make test` (the suite is written for 2 cores; 0 runs it in one process).
+TEST_WORKERS ?= 2
 
 # The interpreter every target uses: the active environment's, else ./.venv's.
 # (Set from the command line only, `make PYTHON=...`: an exported $PYTHON is not taken.)
@@ -35,7 +37,7 @@ dashboard: install
 
 ## Install everything the tests need, then run the whole suite.
 test: install-test
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -n $(TEST_WORKERS)
 
 bench: install-test
 	$(PYTHON) bench/lexical.py

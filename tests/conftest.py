@@ -33,6 +33,38 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+#: The test files that take longest (`--durations`), longest first. They are handed to the workers first, so that
+#: under `-n 2` no long file is left to run alone at the end; a name missing here only loses that head start.
+SLOW_FIRST = (
+    "engines/test_ray_engine.py", "project/test_readme.py", "metrics/lexical/test_lexical_tokenizer.py",
+    "dashboard/test_two_programs.py", "dashboard/test_browser.py", "metrics/lexical/test_lexical_bleu_kernel.py",
+    "runs/test_corpus_paths.py", "project/test_packaging.py", "runs/test_busy_database.py", "cli/test_signals.py",
+    "dashboard/test_app_label.py", "engines/test_ray_classification.py", "runs/test_ray_hostile.py",
+    "streaming/test_streaming_resume.py", "runs/test_jury_runs.py", "judge/test_custom_metrics.py",
+)
+#: Test files that start a Ray cluster run on one worker, one after another (one cluster at a time: memory, CPUs).
+RAY_GROUP = "ray"
+
+
+def _test_file(item: pytest.Item) -> str:
+    """The item's file relative to tests/ (its full path when it lies elsewhere)."""
+    path = Path(item.path)
+    return path.relative_to(ROOT / "tests").as_posix() if path.is_relative_to(ROOT / "tests") else str(path)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup`, every test file is one group (its module fixtures are set up once, on one worker),
+    the files that use the Ray cluster share one group, and the slowest files come first."""
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(_test_file(item), len(SLOW_FIRST)))  # stable: a file keeps its order
+    ray_files = {_test_file(item) for item in items if "ray_cluster" in getattr(item, "fixturenames", ())}
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            name = _test_file(item)
+            item.add_marker(pytest.mark.xdist_group(RAY_GROUP if name in ray_files else name))
+
+
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     """No judge setting comes from this machine's environment."""

@@ -121,7 +121,7 @@ def test_make_uses_a_project_venv_unless_one_is_active():
     assert lines[-1] == ".venv/bin/python -m textgen_core --db textgen_eval.duckdb dashboard"
     assert any(line == '.venv/bin/python -m pip install -q -e .' for line in lines)
     active = _make_dry("test", base | {"VIRTUAL_ENV": "/opt/env"})
-    assert active[-1] == "/opt/env/bin/python -m pytest"
+    assert active[-1] == "/opt/env/bin/python -m pytest -n 2"
     exported = _make_dry("dashboard", base | {"PYTHON": "/usr/bin/python3"})  # some images export $PYTHON
     assert exported[-1].startswith(".venv/bin/python ")
 
