@@ -42,8 +42,10 @@ SLOW_FIRST = (
     "dashboard/test_app_label.py", "engines/test_ray_classification.py", "runs/test_ray_hostile.py",
     "streaming/test_streaming_resume.py", "runs/test_jury_runs.py", "judge/test_custom_metrics.py",
 )
-#: Test files that start a Ray cluster run on one worker, one after another (one cluster at a time: memory, CPUs).
+#: Test files that start a Ray cluster run on one worker, one after another (one cluster at a time: memory, CPUs):
+#: those that use the ``ray_cluster`` fixture, and these, which start their own.
 RAY_GROUP = "ray"
+RAY_FILES = ("runs/test_corpus_paths.py",)
 
 
 def _test_file(item: pytest.Item) -> str:
@@ -59,6 +61,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     rank = {name: i for i, name in enumerate(SLOW_FIRST)}
     items.sort(key=lambda item: rank.get(_test_file(item), len(SLOW_FIRST)))  # stable: a file keeps its order
     ray_files = {_test_file(item) for item in items if "ray_cluster" in getattr(item, "fixturenames", ())}
+    ray_files.update(RAY_FILES)
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             name = _test_file(item)
