@@ -39,7 +39,7 @@ def test_cache_hit_makes_no_request_and_persists_in_duckdb(judge_server: JudgeSe
 
     reopened = Store(db_path)
     fresh = make(judge_settings, reopened)
-    assert fresh.is_cached(messages(), VERDICTS, schema_name="verdicts", prompt_version="v1")
+    assert fresh.cached_values([fresh.cache_key(messages(), VERDICTS, prompt_version="v1")])
     third = run(fresh, lambda: ask(fresh))
     assert third.cached and third.value == GOOD and judge_server.count() == 1
     assert fresh.usage == Usage(cached=1) and fresh.cost() is None
