@@ -17,7 +17,7 @@ import pytest
 from judge_client_helpers import GOOD, VERDICTS, ask, make, messages, run
 from judge_server import COMPLETIONS, EMBEDDINGS, Fault, JudgeServer, Reply, default_embed, default_logprob
 from textgen_core.judge import JudgeClient, JudgeSettings, Unscored, Usage
-from textgen_core.judge.retry import FAST_POLICY
+from textgen_core.llm.retry import FAST_POLICY
 from textgen_core.judge.storage import CellWrite
 from textgen_core.store import Store
 

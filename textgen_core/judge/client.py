@@ -16,12 +16,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from .schema_check import ReplyError, check_schema, is_strict_compatible, parse_reply
-from .accounting import Meter, Usage
+from ..llm.accounting import Meter, Usage
 from .cache import CacheEntry, MemoryCache, ReplyCache, StoreCache, chat_key, embedding_key, logprobs_key
 from .replies import (CORRECTION, MODES, SCHEMA_INSTRUCTION, JudgeReply, Modes, Unscored, copy_messages,
                       read_choice, read_embeddings, read_logprobs, render, usage_of)
-from .redact import scrub_value
-from .retry import RetryPolicy
+from ..llm.redact import scrub_value
+from ..llm.retry import RetryPolicy
 from .settings import JudgeSettings
 from .transport import Budget, FormatRejected, LoopState, Transport
 

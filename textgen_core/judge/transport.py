@@ -15,20 +15,18 @@ from typing import Any, Callable
 
 import openai
 
-from .accounting import Meter
+from ..llm.accounting import Meter
 from .once import Once
-from .endpoint import async_openai
+from ..llm.endpoint import async_openai
 from .replies import Unscored, shape_problem
 from .prompting import prompt_bound
-from .ratelimit import limiter_for
-from .redact import scrub
-from .retry import Failure, RetryPolicy, classify
+from ..llm.ratelimit import limiter_for
+from ..llm.redact import scrub
+from ..llm.retry import UNREACHABLE_AFTER, Failure, RetryPolicy, classify
 from .settings import JudgeSettings
 
 log = logging.getLogger("textgen_core.judge")
 
-#: Requests in a row that fail for good on connection errors before the endpoint is deemed down.
-UNREACHABLE_AFTER = 3
 #: Failed attempts the endpoint may still bill (it received the request): counted as calls, at an upper
 #: estimate of their cost, by the run's spending cap. A refused connection is not among them.
 BILLED_FAILURES = frozenset({"timeout", "server", "rate_limit"})
@@ -280,5 +278,5 @@ class Transport:
         return error
 
     def scrub(self, text: str | None) -> str:
-        """Remove the API key from any text that may be shown, logged or stored (see :mod:`.redact`)."""
+        """Remove the API key from any text that may be shown, logged or stored (see :mod:`textgen_core.llm.redact`)."""
         return scrub(text, self.settings.api_key)
