@@ -109,7 +109,8 @@ def test_null_reference_rows_skip_only_chunks_without_a_marker(list_format: str)
     from textgen_core.datasets.cells import CellProblem, is_null_marker, list_cell
     from textgen_core.datasets.loader import null_reference_rows
 
-    texts = TEXTS + ["NONE", " nAn ", '["a", "\\u006eull"]', '["N\\u0061N"]', "x || null", "nullable", "banana"]
+    texts = TEXTS + ["NONE", " nAn ", "nu\x00ll", "\x00", '["a", "\\u006eull"]', '["N\\u0061N"]', "x || null",
+                     "nullable", "banana"]
     mapping = ColumnMapping.from_dict({"id": "id", "prediction": "p", "references": ["r1", "r2"] if list_format ==
                                        "single" else ["r1"], "list_format": list_format})
     rng = random.Random(list_format)

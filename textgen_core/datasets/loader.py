@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
@@ -198,11 +197,6 @@ def normalize_each_row(raw: RawTable, mapping: ColumnMapping, meta_columns: tupl
 _ROWS_SHOWN = 10
 
 
-#: Any place a NaN/None/null marker could hide in text: the words in any case, or a backslash (a JSON list's
-#: item may spell a letter as an escape, like "\\u006eull").
-_MARKER = re.compile(r"nan|none|null|\\", re.IGNORECASE)
-
-
 def null_reference_rows(raw: RawTable, mapping: ColumnMapping) -> dict[str, list[int]]:
     """references column -> data rows holding an item that reads 'NaN', 'None' or 'null'."""
     found: dict[str, list[int]] = {}
@@ -210,11 +204,15 @@ def null_reference_rows(raw: RawTable, mapping: ColumnMapping) -> dict[str, list
     one_item = len(mapping.references) > 1
     for column in mapping.references:
         cells = [values[positions[column]] for values in raw.rows]
-        if all(type(v) is str for v in cells) and not _MARKER.search("\0".join(cells)):
-            continue  # no cell of the column holds a marker anywhere: nothing to parse (most chunks)
-        for index, values in enumerate(raw.rows):
+        candidates: Iterable[int] = range(len(cells))
+        lowered = "\0".join(cells).lower().split("\0") if all(type(v) is str for v in cells) else []
+        if len(lowered) == len(cells):  # text (without NUL): only cells holding a marker can hold a marker
+            # the word, or a backslash (a JSON list's item may spell a letter as an escape, like "\\u006eull")
+            candidates = [index for index, text in enumerate(lowered)
+                          if "nan" in text or "none" in text or "null" in text or "\\" in text]
+        for index in candidates:
             try:
-                items = list_cell(plain(values[positions[column]]), mapping.list_format, mapping.delimiter,
+                items = list_cell(plain(cells[index]), mapping.list_format, mapping.delimiter,
                                   mapping.max_cell_chars, one_item=one_item)
             except CellProblem:
                 continue  # reported by the load itself
