@@ -26,6 +26,7 @@ from ..datasets.loader import (check_filled, check_mapping, check_required, dupl
                                null_reference_warnings)
 from ..datasets.mapping import ColumnMapping, guess_mapping
 from ..errors import InputError, ParameterError, StoreBusy, StoreError, TextgenError
+from ..gc_tuning import fewer_gc_passes
 from ..metrics.registry import get_metric, resolve_params
 from ..progress import Progress, ProgressCallback
 from ..store import Store
@@ -348,11 +349,12 @@ def _load_and_score(reader: ChunkReader, loader: _Loader, run_id: int | None,
     phase = "reading" if run_id is None else "lexical"
     args = (loader.mapping.to_dict(), run_id, dict(metrics), models, frozenset(finished))
     ahead = min(MAX_AHEAD, max(1, ROWS_PER_WRITE // chunk_rows))
-    for result in in_order(chunks(), work_chunk, args, workers, ahead):
-        loader.take(result)
-        if progress:
-            done = len(loader.row_numbers) if run_id is None else loader.scored + loader.cached
-            progress(Progress(phase, estimate(done), done, loader.unscored, cached=loader.cached))
+    with fewer_gc_passes():  # the CSV's rows are lists of strings without cycles
+        for result in in_order(chunks(), work_chunk, args, workers, ahead):
+            loader.take(result)
+            if progress:
+                done = len(loader.row_numbers) if run_id is None else loader.scored + loader.cached
+                progress(Progress(phase, estimate(done), done, loader.unscored, cached=loader.cached))
     loader.flush()
 
 
