@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
 from textgen_core.judge import JudgeClient, JudgeSettings
-from textgen_core.judge.retry import FAST_POLICY
+from textgen_core.llm.retry import FAST_POLICY
 from textgen_core.store import Store
 
 VERDICTS = {

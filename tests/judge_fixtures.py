@@ -22,7 +22,7 @@ import pytest
 
 from judge_server import JudgeServer
 from textgen_core.judge import JudgeSettings
-from textgen_core.judge.retry import FAST_POLICY, RetryPolicy
+from textgen_core.llm.retry import FAST_POLICY, RetryPolicy
 
 #: The key the fixture settings send; tests that check for leaks grep for it.
 TEST_API_KEY = "sk-test-fixture-0000"

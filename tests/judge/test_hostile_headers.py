@@ -17,7 +17,7 @@ from judge_server import CHAT, JudgeServer
 from scripted_judge import ScriptedJudge
 from textgen_core.judge.client import JudgeClient
 from textgen_core.judge.engine import run_judge_metrics
-from textgen_core.judge.ratelimit import Limiter, duration_seconds, use_limiter
+from textgen_core.llm.ratelimit import Limiter, duration_seconds, use_limiter
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.model import Dataset, Datum
 from textgen_core.store import Store

@@ -10,7 +10,7 @@ import pytest
 
 from judge_server import CHAT, JudgeServer
 from textgen_core.judge.batch import Batcher, BatchDriver, BatchStillPending, LineResult, Polling, complete, custom_id
-from textgen_core.judge.endpoint import async_openai
+from textgen_core.llm.endpoint import async_openai
 from textgen_core.judge.replies import Unscored
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.judge.transport import Budget
@@ -185,7 +185,7 @@ def test_logged_batch_is_taken_over_not_resubmitted(server: JudgeServer, judge_s
 
 def test_a_round_larger_than_one_batch_is_split(server: JudgeServer, judge_settings: JudgeSettings,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from textgen_core.judge import batch_api as batch
+    from textgen_core.llm import batch_api as batch
 
     monkeypatch.setattr(batch, "MAX_REQUESTS", 4)
     replies = post_all(Batcher(judge_settings, polling=FAST, settle=0.05), [body(i) for i in range(10)])

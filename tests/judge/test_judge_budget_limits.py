@@ -64,7 +64,7 @@ def test_no_requests_remaining_holds_for_one_request_not_the_whole_reset() -> No
     import asyncio
     import time
 
-    from textgen_core.judge.ratelimit import Limiter
+    from textgen_core.llm.ratelimit import Limiter
 
     async def go() -> float:
         limiter = Limiter(cap=4)

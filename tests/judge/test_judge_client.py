@@ -268,7 +268,7 @@ def test_persistent_malformed_json_is_unscored_never_zero(judge_server: JudgeSer
     assert caught.value.reason.startswith("invalid JSON after 5 attempts: no JSON object or array in the reply")
     assert caught.value.text == "The answer is yes, definitely." and len(caught.value.messages) == 10
     assert judge_server.count() == 5 and client.usage.failed == 1 and client.usage.calls == 5
-    assert not client.is_cached(messages(), VERDICTS, schema_name="verdicts", prompt_version="v1")
+    assert not client.cached_values([client.cache_key(messages(), VERDICTS, prompt_version="v1")])
 
 
 def test_wrong_item_count_is_re_asked_with_the_error(judge_server: JudgeServer, judge_settings) -> None:

@@ -17,7 +17,7 @@ import pytest
 from judge_client_helpers import GOOD, VERDICTS, ask, make, messages, run
 from judge_server import COMPLETIONS, EMBEDDINGS, Fault, JudgeServer, Reply, default_embed, default_logprob
 from textgen_core.judge import JudgeClient, JudgeSettings, Unscored, Usage
-from textgen_core.judge.retry import FAST_POLICY
+from textgen_core.llm.retry import FAST_POLICY
 from textgen_core.judge.storage import CellWrite
 from textgen_core.store import Store
 
@@ -39,7 +39,7 @@ def test_cache_hit_makes_no_request_and_persists_in_duckdb(judge_server: JudgeSe
 
     reopened = Store(db_path)
     fresh = make(judge_settings, reopened)
-    assert fresh.is_cached(messages(), VERDICTS, schema_name="verdicts", prompt_version="v1")
+    assert fresh.cached_values([fresh.cache_key(messages(), VERDICTS, prompt_version="v1")])
     third = run(fresh, lambda: ask(fresh))
     assert third.cached and third.value == GOOD and judge_server.count() == 1
     assert fresh.usage == Usage(cached=1) and fresh.cost() is None

@@ -11,7 +11,7 @@ from textgen_core.cli.judge_args import add_judge_arguments, judge_settings_from
 from textgen_core.errors import ParameterError
 from textgen_core.judge import JudgeSettings
 from textgen_core.judge.cache import CacheEntry, chat_key
-from textgen_core.judge.retry import RetryPolicy, retry_after_seconds
+from textgen_core.llm.retry import RetryPolicy, retry_after_seconds
 from textgen_core.judge.schema_check import (
     ReplyError, check_schema, extract_json, is_strict_compatible, parse_reply, validate,
 )

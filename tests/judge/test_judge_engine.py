@@ -16,7 +16,7 @@ from scripted_judge import ScriptedJudge, suite_rows
 from textgen_core.judge.client import JudgeClient
 from textgen_core.judge.engine import estimate, run_judge_metrics
 from textgen_core.judge.metrics import SPECS
-from textgen_core.judge.retry import FAST_POLICY
+from textgen_core.llm.retry import FAST_POLICY
 from textgen_core.metrics.endpoint.semantic_similarity import cosine
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.model import Dataset, Datum

@@ -29,7 +29,9 @@ def imported(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("package, forbidden", [("judge", "textgen_core.store"), ("store", "textgen_core.judge")])
+@pytest.mark.parametrize("package, forbidden", [("judge", "textgen_core.store"), ("store", "textgen_core.judge"),
+                                                ("llm", "textgen_core.judge"), ("llm", "textgen_core.store"),
+                                                ("llm", "textgen_core.metrics")])
 def test_no_import_between_judge_and_store(package: str, forbidden: str) -> None:
     offenders = {str(p.relative_to(PACKAGE)): sorted(n for n in imported(p) if n.startswith(forbidden))
                  for p in (PACKAGE / package).rglob("*.py")}

@@ -9,7 +9,7 @@ from judge_server import JudgeServer, RateLimit
 from scripted_judge import ScriptedJudge
 from textgen_core.judge.client import JudgeClient
 from textgen_core.judge.engine import run_judge_metrics
-from textgen_core.judge.ratelimit import duration_seconds
+from textgen_core.llm.ratelimit import duration_seconds
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.model import Dataset, Datum
 from textgen_core.progress import Progress
@@ -80,7 +80,7 @@ def test_limiter_cuts_on_429_grows_when_clean_and_holds_until_the_reset() -> Non
     import asyncio
     import time
 
-    from textgen_core.judge.ratelimit import Limiter
+    from textgen_core.llm.ratelimit import Limiter
 
     limiter = Limiter(cap=16)
 

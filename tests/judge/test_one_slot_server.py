@@ -15,7 +15,7 @@ import pytest
 from judge_server import CHAT, JudgeServer
 from textgen_core.judge.client import JudgeClient
 from textgen_core.judge.engine import run_judge_metrics
-from textgen_core.judge.ratelimit import Limiter, use_limiter
+from textgen_core.llm.ratelimit import Limiter, use_limiter
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.model import Dataset, Datum
 from textgen_core.progress import Progress

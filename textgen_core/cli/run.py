@@ -351,7 +351,7 @@ def _shown_models(store: Store, run_id: int, run: dict) -> list[str] | None:
 
 def _probe_time(judge: Any, est: Any) -> None:
     """For a local endpoint, time one real call and say how long the run may take (there time is the cost)."""
-    from ..judge.endpoint import is_local
+    from ..llm.endpoint import is_local
     from ..judge.engine import probe
 
     if judge.batch or not is_local(judge) or est.first is None:  # a batch takes hours whatever one call takes

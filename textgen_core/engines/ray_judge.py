@@ -27,7 +27,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import pyarrow as pa
 
 from ..errors import ParameterError, TextgenError
-from ..judge.ratelimit import Limiter, Permit
+from ..llm.ratelimit import Limiter, Permit
 from ..model import Datum
 from ..progress import Progress, ProgressCallback
 from ..store import Store
@@ -68,7 +68,7 @@ class RunEnded(RuntimeError):
 
 
 class SharedLimiter:
-    """Ray actor (async): one :class:`~textgen_core.judge.ratelimit.Limiter` that every worker asks.
+    """Ray actor (async): one :class:`~textgen_core.llm.ratelimit.Limiter` that every worker asks.
 
     Each permit is a lease of its owner (one run on one driver). A task that Ray
     cancels or a worker that dies never hands its permits back: the driver
@@ -253,7 +253,7 @@ def judge_block(batch: pa.Table, *, run_id: int, metrics: Mapping[str, Mapping[s
                 models: Sequence[str], limiter: Any, owner: str, cache: Any = None) -> pa.Table:
     """Score one block's cells (those not listed in its ``done`` column); results pickled for the driver."""
     from ..judge.engine import run_judge_metrics
-    from ..judge.ratelimit import use_limiter
+    from ..llm.ratelimit import use_limiter
 
     use_limiter(settings.endpoint, settings.model, RemoteLimiter(limiter, owner))
     rows = stored_rows(batch)

@@ -6,7 +6,7 @@ this package is internal.
 """
 
 from .client import JudgeClient, JudgeReply, Unscored, Usage
-from .retry import RetryPolicy
+from ..llm.retry import RetryPolicy
 from .settings import JudgeSettings
 
 __all__ = ["JudgeClient", "JudgeReply", "JudgeSettings", "RetryPolicy", "Unscored", "Usage"]

@@ -1,10 +1,5 @@
-"""The two askers behind the steps: one asks the judge (memoized per datum), one only counts.
-
-:class:`ClientAsker` shares one task per distinct request within a datum group,
-shielded so that one cancelled cell cannot cancel a step other cells await.
-:class:`DryAsker` serves cached replies and counts every other request, for
-:func:`textgen_core.judge.engine.estimate`.
-"""
+"""The two askers behind the steps: :class:`ClientAsker` asks the judge (each distinct request once per
+datum group, see :mod:`.once`); :class:`DryAsker` serves cached replies and counts the rest, for estimates."""
 
 from __future__ import annotations
 
@@ -70,37 +65,27 @@ class ClientAsker:
         self.gate = gate
         self._once = Once(remember=True, share_failure=True)
 
-    async def _shared(self, key: Any, make: Callable[[], Awaitable[Any]]) -> Any:
-        return (await self._once.run(key, make))[0]
-
     async def ask(self, request: Request) -> Answer:
-        return await self._shared(request.identity, lambda: self._ask(request))
-
-    async def _ask(self, request: Request) -> Answer:
         messages = [dict(m) for m in request.messages]
-        try:
-            reply = await self.gate.run(lambda: self.client.ask(
-                messages, request.schema, schema_name=request.step, prompt_version=request.version,
-                check=request.check))
-        except Unscored as exc:
-            raise _failure(exc, request.step, messages) from None
+        reply = await self._call(request.identity, request.step, messages, lambda: self.client.ask(
+            messages, request.schema, schema_name=request.step, prompt_version=request.version, check=request.check))
         return Answer(reply.value, reply.cache_key)
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
-        async def call() -> list[list[float]]:
-            try:
-                return await self.gate.run(lambda: self.client.embed(list(texts)))
-            except Unscored as exc:
-                raise _failure(exc, "embeddings", list(texts)) from None
-        return await self._shared(("embed", tuple(texts)), call)
+        return await self._call(("embed", tuple(texts)), "embeddings", list(texts),
+                                lambda: self.client.embed(list(texts)))
 
     async def prompt_logprobs(self, text: str) -> list[float]:
-        async def call() -> list[float]:
+        return await self._call(("logprobs", text), "prompt_logprobs", text, lambda: self.client.prompt_logprobs(text))
+
+    async def _call(self, key: Any, step: str, sent: Any, make: Callable[[], Awaitable[Any]]) -> Any:
+        """``make()`` through the gate, once per ``key`` in this group; a failure is the step's."""
+        async def once() -> Any:
             try:
-                return await self.gate.run(lambda: self.client.prompt_logprobs(text))
+                return await self.gate.run(make)
             except Unscored as exc:
-                raise _failure(exc, "prompt_logprobs", text) from None
-        return await self._shared(("logprobs", text), call)
+                raise _failure(exc, step, sent) from None
+        return (await self._once.run(key, once))[0]
 
     def cancel_pending(self) -> None:
         """Cancel steps nobody waits for any more; mark finished failures as seen."""

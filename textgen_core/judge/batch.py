@@ -2,7 +2,7 @@
 
 :class:`Batcher` collects the chat requests a client would have sent over HTTP
 (:meth:`Batcher.post`) until none has come for ``settle`` seconds, and sends
-them as one batch through :class:`~.batch_api.BatchDriver`. Replies come back as
+them as one batch through :class:`~textgen_core.llm.batch_api.BatchDriver`. Replies come back as
 the bodies a direct request gets, so parsing, validation, cache and cells are
 the same. A step built on a reply, a re-ask and a failed line that may be
 retried (5xx, 429, an expired window) go in the next round.
@@ -23,12 +23,12 @@ from typing import Any, Mapping, Protocol, Sequence
 import openai
 
 from .asker import Stopped
-from .batch_api import (ADOPTABLE, BatchDriver, BatchPending, LineResult, Polling, complete, custom_id,
+from ..llm.batch_api import (ADOPTABLE, BatchDriver, BatchPending, LineResult, Polling, complete, custom_id,
                         line_failure, split)
-from .endpoint import async_openai, is_azure
-from .redact import scrub
+from ..llm.endpoint import async_openai, is_azure
+from ..llm.redact import scrub
 from .replies import Unscored, shape_problem
-from .retry import Failure, RetryPolicy, classify
+from ..llm.retry import Failure, RetryPolicy, classify
 from .settings import JudgeSettings
 from .transport import FormatRejected
 

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
-from .accounting import Usage
+from ..llm.accounting import Usage
 from .asker import Stopped
 from .prompting import prompt_bound
 from .settings import JudgeSettings

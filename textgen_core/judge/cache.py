@@ -15,7 +15,7 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:
     from .storage import JudgeStore
@@ -77,7 +77,6 @@ class ReplyCache(Protocol):
     def surely_missing(self, key: str) -> bool: ...
     def get_many(self, keys: Sequence[str]) -> dict[str, CacheEntry]: ...
     def values(self, keys: Sequence[str]) -> dict[str, Any]: ...
-    def has(self, keys: Iterable[str]) -> set[str]: ...
     def put(self, entry: CacheEntry) -> None: ...
     def nudge(self) -> None: ...
     def flush(self) -> int: ...
@@ -156,10 +155,6 @@ class MemoryCache:
     def values(self, keys: Sequence[str]) -> dict[str, Any]:
         return {k: e.parsed for k, e in self.get_many(keys).items()}
 
-    def has(self, keys: Iterable[str]) -> set[str]:
-        with self._lock:
-            return {k for k in keys if k in self._entries}
-
     def put(self, entry: CacheEntry) -> None:
         with self._lock:
             self._entries[entry.cache_key] = entry
@@ -172,16 +167,8 @@ class MemoryCache:
 
 
 class StoreCache:
-    """The judge_cache table of a :class:`Store`, written behind by the store's writer thread.
-
-    :meth:`put` hands an entry to the store's write queue (``store.judge_writer``)
-    at once (so it is queued before any cell that uses it) and keeps it in
-    memory until it is committed, so :meth:`get`/:meth:`has` see it at once.
-    Reads of the table are point queries (:meth:`get`), skipped when the store's
-    key index proves a miss, or one query for many keys (:meth:`get_many`).
-    :meth:`flush` waits until everything queued is committed; :meth:`nudge`
-    asks the writer to commit now without waiting.
-    """
+    """The store's judge_cache table. :meth:`put` queues an entry on the store's writer (before any cell
+    that uses it) and keeps it in memory until committed; reads skip keys the store's index proves absent."""
 
     def __init__(self, store: "JudgeStore") -> None:
         self.store = store
@@ -209,12 +196,8 @@ class StoreCache:
         return None if row is None else CacheEntry(**row)
 
     async def aget(self, key: str) -> CacheEntry | None:
-        """:meth:`get` for the event loop: the asks of one moment are read in one query on a worker thread.
-
-        A store operation opens the database file (15-20 ms), and holding it open for a whole run would lock
-        other programs out of it; so reads are batched (one open per batch, never one per ask) and kept off
-        the loop. A miss the key index proves costs nothing.
-        """
+        """:meth:`get` for the event loop: the asks of one moment share one read on a worker thread (a store
+        operation opens the file, 15-20 ms; holding it open for a run would lock other programs out)."""
         entry = self.peek(key)
         if entry is not None or self.surely_missing(key):
             return entry
@@ -236,12 +219,6 @@ class StoreCache:
         if rest:
             found.update(self.store.judge_cache_values(rest))
         return found
-
-    def has(self, keys: Iterable[str]) -> set[str]:
-        keys = list(keys)
-        with self._lock:
-            pending = {k for k in keys if k in self._pending}
-        return pending | set(self.store.judge_cache_values([k for k in keys if k not in pending]))
 
     def put(self, entry: CacheEntry) -> None:
         with self._lock:

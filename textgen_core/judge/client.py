@@ -1,28 +1,9 @@
-"""The judge client: one place for retries, concurrency, structured output, cache and token accounting.
+"""The judge client: every judge request of textgen-eval goes through :class:`JudgeClient`.
 
-Every judge request of textgen-eval goes through :class:`JudgeClient`:
-
-* **Structured output.** Each ask sends the response schema as
-  ``response_format: json_schema``. An endpoint that rejects it (a 400 blaming
-  the response format, or a 422) is asked again with ``json_object`` and the
-  schema written into the prompt, then with plain text; the mode that works is
-  remembered for the client's lifetime, so the rejection is paid once.
-* **Validation.** A reply is read tolerantly (code fences, text around the JSON)
-  and validated against the schema. An invalid reply is re-asked with the error
-  spelled out, up to ``retries`` times; after that the ask raises
-  :class:`Unscored` with the reason. A failure is never a 0.
-* **Retries.** 429 (honouring Retry-After), 408, 409, 5xx, timeouts and dropped
-  connections are retried with jittered exponential backoff; other 4xx are final.
-  A reply cut off at ``max_tokens`` or refused by a content filter is final
-  (see :mod:`.transport`).
-* **Concurrency.** One semaphore per endpoint and model bounds requests in flight.
-* **Cache.** Validated replies are stored under a key of what changes the answer
-  (see :mod:`textgen_core.judge.cache`); a hit makes no HTTP request.
-* **Accounting.** Tokens from each reply's usage are summed in :class:`Usage`;
-  :meth:`JudgeClient.cost` prices them.
-
-The API key is handed to the ``openai`` client and nowhere else: it is not in any
-repr, stored row, log line or error message (error text is scrubbed of it).
+It asks for schema-valid JSON (structured output, falling back to ``json_object`` then plain text once an
+endpoint rejects a mode), re-asks an invalid reply with the problem spelled out, and serves validated
+replies from the cache. Retries, pacing and the spending cap are the transport's (:mod:`.transport`). A
+failure is :class:`Unscored` with its reason, never a 0. The API key reaches the ``openai`` client only.
 """
 
 from __future__ import annotations
@@ -32,15 +13,15 @@ import logging
 import threading
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from .schema_check import ReplyError, check_schema, is_strict_compatible, parse_reply
-from .accounting import Meter, Usage
+from ..llm.accounting import Meter, Usage
 from .cache import CacheEntry, MemoryCache, ReplyCache, StoreCache, chat_key, embedding_key, logprobs_key
 from .replies import (CORRECTION, MODES, SCHEMA_INSTRUCTION, JudgeReply, Modes, Unscored, copy_messages,
                       read_choice, read_embeddings, read_logprobs, render, usage_of)
-from .redact import scrub_value
-from .retry import RetryPolicy
+from ..llm.redact import scrub_value
+from ..llm.retry import RetryPolicy
 from .settings import JudgeSettings
 from .transport import Budget, FormatRejected, LoopState, Transport
 
@@ -119,15 +100,6 @@ class JudgeClient:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"judge messages and schema must be plain JSON values: {exc}") from None
 
-    def is_cached(self, messages: Sequence[Mapping[str, Any]], schema: Mapping[str, Any], *,
-                  schema_name: str, prompt_version: str) -> bool:
-        """True when :meth:`ask` would answer from the cache (no HTTP, no cost)."""
-        return bool(self._cache.has([self.cache_key(messages, schema, prompt_version=prompt_version)]))
-
-    def cached_keys(self, keys: Iterable[str]) -> set[str]:
-        """Which of many cache keys are cached, in one lookup (for pre-run estimates)."""
-        return self._cache.has(list(keys))
-
     def cached_values(self, keys: Sequence[str]) -> dict[str, Any]:
         """The parsed replies of the cached keys among ``keys``, in one lookup (for pre-run estimates)."""
         return self._cache.values(list(keys))
@@ -188,37 +160,36 @@ class JudgeClient:
         if not todo:
             self._meter.bump(cached=1)
             return [vectors[k] for k in keys]
+        for start in range(0, len(todo), EMBED_BATCH):
+            batch = todo[start:start + EMBED_BATCH]
+            inputs = [t for _, t in batch]
+            _, read = await self._post("embeddings", "/embeddings", {"model": model, "input": inputs,
+                                                                    "encoding_format": "float"},
+                                       "data", lambda body: read_embeddings(body, len(inputs)), completion=False)
+            for (key, text), vector in zip(batch, read):
+                vectors[key] = vector
+                self._cache.put(CacheEntry(key, self.settings.endpoint, model, "embedding",
+                                           {"model": model, "input": text}, "", vector, 0, 0))
+        return [vectors[k] for k in keys]
+
+    async def _post(self, op: str, path: str, payload: dict, field_name: str, read: Callable[[dict], Any], *,
+                    completion: bool = True) -> tuple[int, Any]:
+        """One embeddings or completions request: (its prompt tokens, what ``read`` makes of the reply)."""
         state = self._transport.state()
         with self._busy():
             try:
-                for start in range(0, len(todo), EMBED_BATCH):
-                    await self._embed_batch(state, model, todo[start:start + EMBED_BATCH], vectors)
+                body = await self._transport.post(state, op, path, Budget(self.settings.retries), lambda: payload,
+                                                  field_name=field_name)
+                prompt_tokens, completion_tokens, reported = usage_of(body)
+                self._meter.count_call(prompt_tokens, completion_tokens if completion else 0, reported)
+                return prompt_tokens, read(body)
             except Unscored:
                 self._meter.bump(failed=1)
                 raise
-        return [vectors[k] for k in keys]
-
-    async def _embed_batch(self, state: LoopState, model: str, batch: list[tuple[str, str]],
-                           vectors: dict[str, list[float]]) -> None:
-        inputs = [t for _, t in batch]
-        body = await self._transport.post(
-            state, "embeddings", "/embeddings", Budget(self.settings.retries),
-            lambda: {"model": model, "input": inputs, "encoding_format": "float"}, field_name="data")
-        prompt_tokens, _, reported = usage_of(body)
-        self._meter.count_call(prompt_tokens, 0, reported)
-        for (key, text), vector in zip(batch, read_embeddings(body, len(inputs))):
-            vectors[key] = vector
-            self._cache.put(CacheEntry(key, self.settings.endpoint, model, "embedding",
-                                       {"model": model, "input": text}, "", vector, 0, 0))
 
     async def prompt_logprobs(self, text: str) -> list[float]:
-        """Log-probabilities of the tokens of ``text`` given the text before them.
-
-        Uses ``/v1/completions`` with ``echo=True, logprobs=1, max_tokens=1``
-        (vLLM, llama.cpp and legacy OpenAI models support it; chat-only endpoints
-        do not). The first token has no conditional probability and is left out,
-        so the list has one value per prompt token after the first. Cached.
-        """
+        """Log-probabilities of the tokens of ``text`` after the first (``/v1/completions`` with echo and
+        logprobs: vLLM, llama.cpp, legacy OpenAI models; chat-only endpoints refuse it). Cached."""
         text = str(text)
         model = self.settings.model
         key = logprobs_key(endpoint=self.settings.endpoint, model=model, text=text)
@@ -226,19 +197,10 @@ class JudgeClient:
         if entry is not None:
             self._meter.bump(cached=1)
             return list(entry.parsed)
-        state = self._transport.state()
-        with self._busy():
-            try:
-                body = await self._transport.post(
-                    state, "completions", "/completions", Budget(self.settings.retries),
-                    lambda: {"model": model, "prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1,
-                             "temperature": 0.0}, field_name="choices")
-                prompt_tokens, completion_tokens, reported = usage_of(body)
-                self._meter.count_call(prompt_tokens, completion_tokens, reported)
-                values = read_logprobs(body, text)
-            except Unscored:
-                self._meter.bump(failed=1)
-                raise
+        prompt_tokens, values = await self._post(
+            "completions", "/completions", {"model": model, "prompt": text, "echo": True, "logprobs": 1,
+                                            "max_tokens": 1, "temperature": 0.0},
+            "choices", lambda body: read_logprobs(body, text))
         self._cache.put(CacheEntry(key, self.settings.endpoint, model, "prompt_logprobs",
                                    {"model": model, "prompt": text}, "", values, prompt_tokens, 0))
         return values

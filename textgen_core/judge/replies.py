@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .schema_check import is_strict_compatible
-from .retry import FailureKind
+from ..llm.retry import FailureKind
 
 #: Response modes, from most to least constrained.
 MODES = ("json_schema", "json_object", "text")
@@ -39,7 +39,7 @@ class Unscored(Exception):
     """A judge request that failed for good, after the retry policy; the cell it serves is unscored.
 
     ``reason`` says why in words a user can act on. ``kind`` classifies it (see
-    :data:`~textgen_core.judge.retry.FailureKind`); ``fatal`` is True when every
+    :data:`~textgen_core.llm.retry.FailureKind`); ``fatal`` is True when every
     further request to the endpoint would fail the same way (bad key, unknown
     model, quota exhausted), so a run can stop early. ``text`` and ``messages``
     hold the last unusable reply and what was sent, for drill-down.

@@ -1,18 +1,6 @@
-"""HTTP to the judge endpoint: the openai async client per event loop, the shared limiter, the retry policy.
-
-Requests go through ``AsyncOpenAI.post(path, body=..., cast_to=Response)``:
-the SDK authenticates, pools and maps HTTP errors, the raw response gives the
-limiter the ``x-ratelimit-*`` headers of every reply, and the JSON body is
-read defensively by :mod:`.replies` (see :func:`_send` for what skipping the
-typed resources buys). Every attempt takes
-a slot from the process-wide :class:`~textgen_core.judge.ratelimit.Limiter` of
-its endpoint and model. A 429 is waited out (Retry-After pauses every request
-to the endpoint) without spending the retry budget; other transient failures
-are retried with jittered backoff.
-
-The SDK's aiohttp transport is used when ``aiohttp`` is installed (a
-dependency); otherwise httpx. Either pool keeps one idle connection per
-concurrency slot alive and is closed by :meth:`Transport.aclose`.
+"""HTTP to the judge endpoint: one ``openai`` async client per event loop, the process's limiter of the
+endpoint and model, classified retries with jittered backoff. A 429 is waited out (its Retry-After pauses
+every request to the endpoint) without spending the retry budget.
 """
 
 from __future__ import annotations
@@ -27,31 +15,21 @@ from typing import Any, Callable
 
 import openai
 
-from .accounting import Meter
+from ..llm.accounting import Meter
 from .once import Once
-from .endpoint import async_openai
+from ..llm.endpoint import async_openai
 from .replies import Unscored, shape_problem
 from .prompting import prompt_bound
-from .ratelimit import limiter_for
-from .redact import scrub
-from .retry import Failure, RetryPolicy, classify
+from ..llm.ratelimit import limiter_for
+from ..llm.redact import scrub
+from ..llm.retry import UNREACHABLE_AFTER, Failure, RetryPolicy, classify
 from .settings import JudgeSettings
 
 log = logging.getLogger("textgen_core.judge")
 
-#: Requests in a row that fail for good on connection errors before the endpoint is deemed down.
-UNREACHABLE_AFTER = 3
 #: Failed attempts the endpoint may still bill (it received the request): counted as calls, at an upper
 #: estimate of their cost, by the run's spending cap. A refused connection is not among them.
 BILLED_FAILURES = frozenset({"timeout", "server", "rate_limit"})
-
-try:  # the SDK's aiohttp transport, when its extra is installed
-    import aiohttp  # noqa: F401
-
-    _AIOHTTP = True
-except ImportError:  # pragma: no cover - depends on the environment
-    _AIOHTTP = False
-
 
 try:
     from httpx2 import Response as _RESPONSE  # the SDK's HTTP library from openai 3
@@ -123,7 +101,7 @@ def _http_client(concurrency: int) -> Any:
     except ImportError:  # pragma: no cover - openai 1.x and 2.x use httpx
         import httpx  # type: ignore[no-redef]
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=max(concurrency, 20))
-    if _AIOHTTP and hasattr(openai, "DefaultAioHttpClient"):
+    if hasattr(openai, "DefaultAioHttpClient"):  # the SDK's aiohttp transport (aiohttp is a dependency)
         try:
             return openai.DefaultAioHttpClient(limits=limits)
         except RuntimeError:  # the SDK found no usable aiohttp after all
@@ -300,5 +278,5 @@ class Transport:
         return error
 
     def scrub(self, text: str | None) -> str:
-        """Remove the API key from any text that may be shown, logged or stored (see :mod:`.redact`)."""
+        """Remove the API key from any text that may be shown, logged or stored (see :mod:`textgen_core.llm.redact`)."""
         return scrub(text, self.settings.api_key)

@@ -12,8 +12,7 @@ from typing import Any, Awaitable, Callable, Mapping, TypeVar
 
 import openai
 
-from .retry import Failure, RetryPolicy, classify
-from .transport import UNREACHABLE_AFTER
+from .retry import UNREACHABLE_AFTER, Failure, RetryPolicy, classify
 
 T = TypeVar("T")
 

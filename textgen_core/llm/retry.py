@@ -1,4 +1,4 @@
-"""Which judge errors are worth retrying, and how long to wait before the next attempt.
+"""Which endpoint errors are worth retrying, and how long to wait before the next attempt.
 
 Classification follows HTTP semantics: rate limits (429), request timeouts (408),
 conflicts (409), server errors (5xx), dropped connections and client-side
@@ -23,6 +23,9 @@ FailureKind = Literal[
     "rate_limit", "server", "timeout", "connection", "http", "auth", "quota", "too_long",
     "refused", "length", "invalid", "format_rejected", "cancelled",
 ]
+
+#: Requests in a row that fail for good on connection errors before the endpoint is deemed down.
+UNREACHABLE_AFTER = 3
 
 _RETRY_STATUSES = frozenset({408, 409, 429})
 _FATAL_STATUSES = frozenset({401, 403, 404})
