@@ -128,7 +128,7 @@ async def _endpoint(asker: Any, plan: EndpointPlan, row: Datum, params: Mapping[
 async def _in_session(store: JudgeStore, work: Awaitable[T]) -> T:
     """Run an estimate (seconds of CPU, no HTTP) with the store's file held open on this loop's thread: its
     cache reads are then 0.5 ms queries instead of file opens (15-20 ms). A run does not do this: it would
-    lock other programs out of the file while its requests are on the wire (see StoreCache.aget)."""
+    lock other programs out of the file while its requests are on the wire (see ReplyCache.aget)."""
     with store.session():
         store.judge_cache_maybe([])
         return await work
