@@ -273,10 +273,6 @@ class _Tracker:
         self.committed = now
         return _minus(now, before)
 
-
-def _minus(now: Usage, before: Usage) -> Usage:
-    return Usage(*(getattr(now, f.name) - getattr(before, f.name) for f in fields(Usage)))
-
     def report(self, force: bool = False) -> None:
         now = time.monotonic()
         if self.callback is None or (not force and now - self._last < self.interval):
@@ -286,6 +282,10 @@ def _minus(now: Usage, before: Usage) -> Usage:
         self.callback(Progress("judge", self.total, self.done, self.failed, self.client.usage.in_flight,
                                used.prompt_tokens, used.completion_tokens, used.cached, used.rate_limited,
                                used.waited_s, used.retries, used.unanswered))
+
+
+def _minus(now: Usage, before: Usage) -> Usage:
+    return Usage(*(getattr(now, f.name) - getattr(before, f.name) for f in fields(Usage)))
 
 
 async def _run(store: JudgeStore, run_id: int, groups: list[list[Job]], client: JudgeClient,
