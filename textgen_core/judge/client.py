@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple, 
 
 from .schema_check import ReplyError, check_schema, is_strict_compatible, parse_reply
 from ..llm.accounting import Meter, Usage
-from .cache import CacheEntry, MemoryCache, ReplyCache, StoreCache, chat_key, embedding_key, logprobs_key
+from .cache import CacheEntry, ReplyCache, chat_key, embedding_key, logprobs_key
 from .replies import (CORRECTION, MODES, SCHEMA_INSTRUCTION, JudgeReply, Modes, Unscored, copy_messages,
                       read_choice, read_embeddings, read_logprobs, render, usage_of)
 from ..llm.redact import scrub_value
@@ -66,7 +66,7 @@ class JudgeClient:
         self.policy = retry_policy or RetryPolicy()
         #: Usage, learned response mode and reply cache; one run's client (:meth:`for_run`) shares its parent's.
         self.shared = shared or Shared(Meter(settings.endpoint, on_change), Modes(settings.response_mode),
-                                       StoreCache(store) if store is not None else MemoryCache())
+                                       ReplyCache(store))
         self._meter, self._modes, self._cache = self.shared
         #: Direct, batch (``batcher``) and capped (``cap``) are chosen here, once: nothing is plugged in later.
         self._transport = Transport(settings, self.policy, self._meter, batcher=batcher, spending=cap)
