@@ -120,8 +120,11 @@ class _Loader:
         self.filled |= result.filled
         self.metadata_columns = result.metadata_columns
         per_raw_row = result.rows // max(1, len(result.row_numbers))  # wide format: one row per model
-        for number in result.row_numbers:
-            self.row_numbers.extend([number] * per_raw_row)
+        if per_raw_row == 1:
+            self.row_numbers.extend(result.row_numbers)
+        else:
+            for number in result.row_numbers:
+                self.row_numbers.extend([number] * per_raw_row)
         if result.stored:
             if self._data:  # stored chunks are the first ones: each write holds every chunk before its own
                 raise StoreError("the stored chunks of this run are not the first ones of the file")
