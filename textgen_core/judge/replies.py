@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from .schema_check import is_strict_compatible
+from ..llm.structured import is_strict_compatible
 from ..llm.retry import FailureKind
 
 #: Response modes, from most to least constrained.
