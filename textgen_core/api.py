@@ -17,7 +17,7 @@ from .catalog import save_or_reuse
 from .datasets import ColumnMapping, load_dataset
 from .errors import InputError, ParameterError
 from .evaluate import evaluate
-from .metrics.registry import get_metric
+from .registry import get_metric
 from .store import Store
 from .summary import long_scores, wide_scores
 

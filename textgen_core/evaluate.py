@@ -14,7 +14,7 @@ import threading
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .errors import BudgetReached, ParameterError, StoreBusy, TextgenError
-from .metrics.registry import get_metric, resolve_params
+from .registry import get_metric, resolve_params
 from .model import Cell, Datum
 from .process_pool import in_order
 from .progress import Progress, ProgressCallback

@@ -10,7 +10,7 @@ import math
 from typing import Any, Iterator, Mapping, Sequence
 
 from .errors import ParameterError
-from .metrics.registry import get_metric
+from .registry import get_metric
 from .metrics.spec import MetricSpec
 from .model import Cell, Datum
 from .store import CellRecord

@@ -14,7 +14,7 @@ from textgen_core.metrics.endpoint.perplexity import parse_logprobs, perplexity
 from textgen_core.metrics.endpoint.semantic_similarity import cosine
 from textgen_core.judge.prompting import Request
 from textgen_core.llm.structured import check_schema, is_strict_compatible, validate
-from textgen_core.metrics.registry import all_metrics
+from textgen_core.registry import all_metrics
 
 @pytest.mark.parametrize("verdicts, expected", [
     (["yes", "no", "no", "yes"], 0.75),       # worked example of the definition

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from ..datasets.mapping import ColumnMapping
 from ..errors import ParameterError
-from ..metrics.registry import get_metric, resolve_params
+from ..registry import get_metric, resolve_params
 from ..model import TEXT_FIELDS, Dataset
 from ..run_rules import check_metrics, judge_record, signature
 from ..store import Store

@@ -27,7 +27,7 @@ from ..datasets.loader import (check_filled, check_mapping, check_required, dupl
 from ..datasets.mapping import ColumnMapping, guess_mapping
 from ..errors import InputError, ParameterError, StoreBusy, StoreError, TextgenError
 from ..gc_tuning import fewer_gc_passes
-from ..metrics.registry import get_metric, resolve_params
+from ..registry import get_metric, resolve_params
 from ..progress import Progress, ProgressCallback
 from ..store import Store
 from ..store.stream_sql import DuplicateRow
