@@ -49,7 +49,7 @@ from scripted_judge import rule_reply  # noqa: E402
 from textgen_core.evaluate import evaluate  # noqa: E402
 from textgen_core.judge.engine import estimate  # noqa: E402
 from textgen_core.judge.settings import JudgeSettings  # noqa: E402
-from textgen_core.metrics.registry import resolve_params  # noqa: E402
+from textgen_core.registry import resolve_params  # noqa: E402
 from textgen_core.model import Dataset, Datum  # noqa: E402
 from textgen_core.store import Store  # noqa: E402
 

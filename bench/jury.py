@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
-    from textgen_core.judge.panel import Jury
+    from textgen_core.runs.panel import Jury
     from textgen_core.judge.settings import JudgeSettings
     from textgen_core.model import Dataset, Datum
     from textgen_core.runs.jury import write_aggregates

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from judge_server import Fault
-from textgen_core.judge import extract
+from textgen_core.judge.metrics import extract
 from textgen_core.judge.metrics import BY_NAME
 from textgen_core.model import Datum
 

@@ -39,7 +39,7 @@ _WHERE = {
     "ColumnMapping": ".datasets", "load_dataset": ".datasets", "load_sample": ".datasets", "read_table": ".datasets",
     "InputError": ".errors", "ParameterError": ".errors", "StoreError": ".errors", "TextgenError": ".errors",
     "JudgeSettings": ".judge.settings",
-    "all_metrics": ".metrics.registry", "get_metric": ".metrics.registry",
+    "all_metrics": ".registry", "get_metric": ".registry",
     "MetricSpec": ".metrics.spec",
     "Store": ".store",
     "long_scores": ".summary", "run_summary": ".summary", "wide_scores": ".summary",

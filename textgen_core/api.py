@@ -17,7 +17,7 @@ from .catalog import save_or_reuse
 from .datasets import ColumnMapping, load_dataset
 from .errors import InputError, ParameterError
 from .evaluate import evaluate
-from .metrics.registry import get_metric
+from .registry import get_metric
 from .store import Store
 from .summary import long_scores, wide_scores
 
@@ -38,7 +38,7 @@ def score(data: Data, metrics: Sequence[Any], params: Mapping[str, Mapping[str, 
     a :class:`~textgen_core.judge.settings.JudgeSettings` for judge and endpoint
     metrics; ``mapping`` overrides the guessed columns (``{"prediction": "answer"}``).
     ``samples`` asks each judge request that many times; ``jury`` adds judge models to the panel (names on the
-    judge's endpoint, or a :class:`~textgen_core.judge.panel.Jury` whose members have their own endpoints);
+    judge's endpoint, or a :class:`~textgen_core.runs.panel.Jury` whose members have their own endpoints);
     each cell is then its votes' mean or majority (``aggregate``), with their spread in its details.
     An unscored cell is NaN in the wide table; ``long=True`` returns one row per cell
     with its ``reason`` and details instead. The run id is in ``frame.attrs["run_id"]``
@@ -68,7 +68,7 @@ def score(data: Data, metrics: Sequence[Any], params: Mapping[str, Mapping[str, 
 
 def _jury(judge: Any | None, samples: int, jury: Any | None, aggregate: str | None) -> Any | None:
     """The panel and samples of :func:`score` (None: one judge, asked once)."""
-    from .judge.panel import Jury
+    from .runs.panel import Jury
 
     if isinstance(jury, Jury):
         return jury if samples == 1 and aggregate is None else Jury(jury.members, samples if samples != 1 else

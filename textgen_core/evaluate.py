@@ -14,7 +14,7 @@ import threading
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .errors import BudgetReached, ParameterError, StoreBusy, TextgenError
-from .metrics.registry import get_metric, resolve_params
+from .registry import get_metric, resolve_params
 from .model import Cell, Datum
 from .process_pool import in_order
 from .progress import Progress, ProgressCallback
@@ -45,7 +45,7 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
 
     ``on_start`` hears the run id as soon as the run is registered, before any scoring. ``engine="ray"``
     scores on the Ray cluster at ``ray_address`` (default: a local one). ``jury``: a
-    :class:`~textgen_core.judge.panel.Jury` (repeated judging, a panel); its lead is the judge.
+    :class:`~textgen_core.runs.panel.Jury` (repeated judging, a panel); its lead is the judge.
     """
     judge, jury = _with_jury(judge, jury, engine)
     if not metrics:
@@ -98,7 +98,7 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
     run = store.get_run(run_id)
     stored_jury = (run.get("judge") or {}).get("jury")
     if jury is None and stored_jury and judge is not None:
-        from .judge.panel import restore as restore_jury
+        from .runs.panel import restore as restore_jury
 
         jury = restore_jury(stored_jury, judge)
     judge, jury = _with_jury(judge if jury is None else jury.lead, jury, "local")

@@ -10,7 +10,7 @@ import math
 from typing import Any, Iterator, Mapping, Sequence
 
 from .errors import ParameterError
-from .metrics.registry import get_metric
+from .registry import get_metric
 from .metrics.spec import MetricSpec
 from .model import Cell, Datum
 from .store import CellRecord
@@ -93,7 +93,7 @@ def cell_columns(rows: Sequence[Datum], metric: str, outputs: Sequence[str], cel
 
 def judge_record(judge: Any | None, metrics: Sequence[str], jury: Any | None = None) -> dict[str, Any] | None:
     """What a run stores about its judge: public settings (never the key), the judge's fingerprint, and its
-    panel and samples (``jury``, a :class:`~textgen_core.judge.panel.Jury`) when it has more than one vote."""
+    panel and samples (``jury``, a :class:`~textgen_core.runs.panel.Jury`) when it has more than one vote."""
     if judge is None:
         return None
     panel = {"jury": jury.public()} if jury is not None and not jury.plain else {}

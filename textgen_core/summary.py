@@ -11,7 +11,7 @@ import pandas as pd
 from .compare.intervals import BOOTSTRAP_MAX, TOO_FEW, interval_from_moments, mean_interval
 from .compare.stats import rng_for
 from .judge.metrics.criteria import restore_run
-from .metrics.registry import direction_of, get_metric
+from .registry import direction_of, get_metric
 from .store import Store
 
 

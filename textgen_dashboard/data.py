@@ -183,7 +183,7 @@ def export_bytes(run_id: int, table: str, fmt: str) -> bytes:
 @_one_open
 def _estimate(path: str, dataset_id: int, models: tuple[str, ...], metrics: str, judge: str,
               jury: str) -> dict[str, Any]:
-    from textgen_core.judge.panel import Jury, restore
+    from textgen_core.runs.panel import Jury, restore
     from textgen_core.judge.settings import JudgeSettings
     from textgen_core.runs.jury import estimate_jury
 

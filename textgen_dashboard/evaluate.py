@@ -12,9 +12,9 @@ from typing import Any
 import streamlit as st
 
 from textgen_core.errors import ParameterError
-from textgen_core.judge.panel import Jury
+from textgen_core.runs.panel import Jury
 from textgen_core.judge.settings import JudgeSettings
-from textgen_core.metrics.registry import all_metrics, get_metric
+from textgen_core.registry import all_metrics, get_metric
 from textgen_core.metrics.spec import MetricSpec
 from textgen_core.runs.plan import plan_problems
 

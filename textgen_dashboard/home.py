@@ -9,7 +9,7 @@ import streamlit as st
 
 from textgen_core.datasets import SAMPLE_NAME, load_sample
 from textgen_core.errors import TextgenError
-from textgen_core.metrics.registry import all_metrics
+from textgen_core.registry import all_metrics
 
 from . import data, state
 from .jobs import start_evaluation

@@ -17,7 +17,7 @@ import streamlit as st
 from textgen_core.compare.jury import member_column
 from textgen_core.errors import ParameterError
 from textgen_core.formatting import plain_table
-from textgen_core.judge.panel import Jury
+from textgen_core.runs.panel import Jury
 from textgen_core.judge.settings import JURY_SETTINGS, JudgeSettings
 from textgen_core.store.votes_sql import vote_tag
 

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from textgen_core.metrics.registry import direction_of
+from textgen_core.registry import direction_of
 from textgen_core.summary import scale_text
 
 from . import calibrated, charts, data, panel

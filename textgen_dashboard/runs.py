@@ -8,7 +8,7 @@ import streamlit as st
 
 from textgen_core.errors import TextgenError
 from textgen_core.formatting import duration_text, plain_table
-from textgen_core.metrics.registry import all_metrics
+from textgen_core.registry import all_metrics
 
 from . import data, state
 from .jobs import start_resume

@@ -114,7 +114,7 @@ def test_lower_is_better_counts_wins_in_its_direction(db_path: Path, monkeypatch
     assert row["direction"] == "lower" and row["delta"] == pytest.approx(-0.1 / 3)
     assert frame.attrs["undeclared"] == []
     assert (row["wins"], row["ties"], row["losses"]) == (1, 1, 1)
-    import textgen_core.metrics.registry as registry
+    import textgen_core.registry as registry
 
     monkeypatch.setattr(registry, "direction_of", lambda score: "lower")
     assert compare_models(store, run_id, "a", "b", resamples=100).iloc[0]["direction"] == "lower"

@@ -6,7 +6,7 @@ import pytest
 from app_helpers import all_text, no_exception, page, store, wait_for_jobs
 
 from textgen_core.datasets import load_dataset
-from textgen_core.metrics.registry import all_metrics
+from textgen_core.registry import all_metrics
 from textgen_dashboard import state
 
 NO_CONTEXTS = b"id,model,question,prediction,reference\nq1,a,Q?,yes,yes\nq2,a,R?,no,yes\n"

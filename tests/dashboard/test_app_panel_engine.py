@@ -13,7 +13,7 @@ from app_helpers import all_text, frame_with, no_exception, page, store, wait_fo
 from judge_scripting import last_user_text
 from textgen_core.datasets import load_dataset
 from textgen_core.evaluate import evaluate
-from textgen_core.judge.panel import Jury
+from textgen_core.runs.panel import Jury
 from textgen_dashboard import data
 from textgen_dashboard import state
 

@@ -12,7 +12,7 @@ from textgen_core.errors import ParameterError
 from textgen_core.judge import JudgeSettings
 from textgen_core.judge.cache import CacheEntry, chat_key
 from textgen_core.llm.retry import RetryPolicy, retry_after_seconds
-from textgen_core.judge.schema_check import (
+from textgen_core.llm.structured import (
     ReplyError, check_schema, extract_json, is_strict_compatible, parse_reply, validate,
 )
 from textgen_core.judge.storage import CellWrite

@@ -6,15 +6,15 @@ import math
 
 import pytest
 
-from textgen_core.judge import extract
+from textgen_core.judge.metrics import extract
 from textgen_core.judge.metrics import SPECS, prompt_hashes, prompt_signature
 from textgen_core.judge.metrics.answer_correctness import f1
 from textgen_core.judge.metrics.context_precision import average_precision
 from textgen_core.metrics.endpoint.perplexity import parse_logprobs, perplexity
 from textgen_core.metrics.endpoint.semantic_similarity import cosine
 from textgen_core.judge.prompting import Request
-from textgen_core.judge.schema_check import check_schema, is_strict_compatible, validate
-from textgen_core.metrics.registry import all_metrics
+from textgen_core.llm.structured import check_schema, is_strict_compatible, validate
+from textgen_core.registry import all_metrics
 
 @pytest.mark.parametrize("verdicts, expected", [
     (["yes", "no", "no", "yes"], 0.75),       # worked example of the definition

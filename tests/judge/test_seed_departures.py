@@ -15,7 +15,7 @@ from judge_metric_env import Env, row
 from scripted_judge import ScriptedJudge, blocks, norm, numbered, passages, step_of
 from textgen_core.cli.main import main
 from textgen_core.datasets.loader import load_dataset
-from textgen_core.judge import extract
+from textgen_core.judge.metrics import extract
 from textgen_core.judge.metrics import BY_NAME
 
 MUSEUM = "The museum opens at nine."

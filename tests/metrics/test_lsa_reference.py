@@ -13,7 +13,7 @@ from sklearn.pipeline import make_pipeline
 
 from textgen_core import api
 from textgen_core.errors import ParameterError
-from textgen_core.metrics.registry import get_metric
+from textgen_core.registry import get_metric
 
 WORDS = ("cat dog bird fish tree river stone cloud rain sun moon star road city market bread water fire wind "
          "snow glass paper music light shadow garden window door").split()

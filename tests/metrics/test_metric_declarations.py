@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from textgen_core.cli.main import main
-from textgen_core.metrics.registry import all_metrics, direction_of, get_metric
+from textgen_core.registry import all_metrics, direction_of, get_metric
 from textgen_core.model import TEXT_FIELDS
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()

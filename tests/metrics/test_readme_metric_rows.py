@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from textgen_core.cli.metrics import metrics_markdown
-from textgen_core.metrics.registry import all_metrics, get_metric
+from textgen_core.registry import all_metrics, get_metric
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

@@ -13,7 +13,7 @@ from textgen_core.datasets import load_dataset
 from textgen_core.engines.ray_engine import check_ray_metrics
 from textgen_core.errors import ParameterError
 from textgen_core.evaluate import evaluate, resume
-from textgen_core.metrics.registry import get_metric, resolve_params
+from textgen_core.registry import get_metric, resolve_params
 from textgen_core.run_rules import signature
 from textgen_core.store import Store
 from textgen_core.streaming import NotStreamable, stream_file

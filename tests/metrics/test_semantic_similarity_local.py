@@ -11,7 +11,7 @@ from sentence_transformers.util import cos_sim
 
 from textgen_core import api
 from textgen_core.errors import ParameterError
-from textgen_core.metrics.registry import get_metric
+from textgen_core.registry import get_metric
 from textgen_core.store import Store
 from textgen_core.streaming import stream_file
 

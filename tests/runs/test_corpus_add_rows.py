@@ -14,7 +14,7 @@ import pytest
 from textgen_core.metrics.corpus import SummedCorpus
 from textgen_core.metrics.lexical.synthetic import synthetic_pairs
 from textgen_core.metrics.local import score_local
-from textgen_core.metrics.registry import get_metric
+from textgen_core.registry import get_metric
 from textgen_core.model import Cell, Datum
 from textgen_core.runs.corpus import add_row, add_rows, corpus_aggregates
 

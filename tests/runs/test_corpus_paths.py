@@ -17,7 +17,7 @@ from textgen_core.datasets import load_dataset
 from textgen_core.evaluate import evaluate, resume
 from textgen_core.metrics.corpus import CorpusSum, summed
 from textgen_core.metrics.lexical.synthetic import synthetic_pairs
-from textgen_core.metrics.registry import get_metric
+from textgen_core.registry import get_metric
 from textgen_core.progress import Progress
 from textgen_core.store import Store
 from textgen_core.streaming import stream_file

@@ -17,7 +17,7 @@ import pytest
 from judge_server import JudgeServer
 from scripted_judge import ScriptedJudge
 from textgen_core.evaluate import evaluate
-from textgen_core.judge.panel import Jury
+from textgen_core.runs.panel import Jury
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.judge.storage import JudgeStore
 from textgen_core.model import Dataset, Datum

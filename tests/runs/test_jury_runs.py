@@ -21,7 +21,7 @@ from textgen_core.api import score
 from textgen_core.cli.main import main
 from textgen_core.errors import ParameterError
 from textgen_core.judge.metrics.criteria import read_toml
-from textgen_core.judge.panel import Jury
+from textgen_core.runs.panel import Jury
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.runs.jury import aggregate
 from textgen_core.store import Store
@@ -190,7 +190,7 @@ def test_bad_panels_are_one_clear_error(tmp_path: Path) -> None:
         Jury.of(JudgeSettings(base_url="http://127.0.0.1:9/v1", model="a", batch=True), samples=2)
     panel = tmp_path / "panel.toml"
     panel.write_text('samples = 2\n[[member]]\nmodel = "b"\ncolour = "red"\n')
-    from textgen_core.judge.panel import read_panel
+    from textgen_core.runs.panel import read_panel
 
     with pytest.raises(ParameterError, match="member 1: 'colour' is not a member key"):
         read_panel(str(panel), lead)
@@ -249,7 +249,7 @@ def test_ray_refuses_a_panel_and_temperature_zero_warns(tmp_path: Path, monkeypa
 def test_the_readme_panel_file_reads_as_documented(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import re
 
-    from textgen_core.judge.panel import read_panel
+    from textgen_core.runs.panel import read_panel
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("### Repeated judging and judge panels"):]

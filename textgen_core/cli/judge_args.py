@@ -100,7 +100,7 @@ def judge_settings_from_args(args: argparse.Namespace) -> JudgeSettings | None:
 
 
 def jury_from_args(args: argparse.Namespace, judge: JudgeSettings | None) -> Any | None:
-    """The panel and samples the flags ask for (a :class:`~textgen_core.judge.panel.Jury`); None when no flag
+    """The panel and samples the flags ask for (a :class:`~textgen_core.runs.panel.Jury`); None when no flag
     of the group is given (one judge, asked once; a resume then keeps the run's own panel)."""
     given = {name: getattr(args, dest, None) for dest, name in _JURY_FIELDS.items()}
     if all(value is None for value in given.values()):
@@ -108,7 +108,7 @@ def jury_from_args(args: argparse.Namespace, judge: JudgeSettings | None) -> Any
     samples, models, path, aggregate = given["samples"], given["models"] or [], given["panel"], given["aggregate"]
     if judge is None:
         raise ParameterError("--samples and judge panels need a judge: give --judge-base-url and --judge-model")
-    from ..judge.panel import Jury, read_panel
+    from ..runs.panel import Jury, read_panel
 
     jury = read_panel(path, judge, samples=samples, models=models, aggregate=aggregate) if path is not None \
         else Jury.of(judge, samples=1 if samples is None else samples, models=models, aggregate=aggregate)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..metrics.endpoint import DEPARTS
-from ..metrics.registry import all_metrics, get_metric
+from ..registry import all_metrics, get_metric
 from ..metrics.spec import GROUP_WORDS, MetricSpec
 
 

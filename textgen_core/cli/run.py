@@ -13,7 +13,7 @@ from ..errors import InputError, ParameterError, StoreBusy, StoreError
 from ..evaluate import evaluate, resume
 from ..export import write_table
 from ..formatting import duration_text
-from ..metrics.registry import all_metrics, get_metric
+from ..registry import all_metrics, get_metric
 from .metrics import add_judge_metric_argument, define_judge_metrics
 from ..model import Dataset
 from ..store import Store
@@ -374,7 +374,7 @@ def _duration(seconds: float) -> str:
 def _dry_run(args: argparse.Namespace, dataset: Dataset, metrics: list[str], params: dict, judge: Any,
              models: list[str] | None, jury: Any | None = None) -> int:
     """Print what the run would do; nothing is written (the judge cache is read when the file exists)."""
-    from ..metrics.registry import resolve_params
+    from ..registry import resolve_params
 
     judged = [m for m in metrics if not get_metric(m).is_local(params.get(m))]
     rows = [r for r in dataset.rows if not models or r.model in models]

@@ -116,7 +116,7 @@ def judge_human_agreement(store: Store, run_id: int, human_column: str, *, kind:
 def middle_of_range(score: str) -> float:
     """The middle of a score's declared range: the default cut between negative and positive labels."""
     try:
-        from ..metrics.registry import get_metric
+        from ..registry import get_metric
 
         low, high = get_metric(score).value_range
     except ParameterError:

@@ -359,7 +359,7 @@ def score_direction(score: str, overrides: Mapping[str, str] | None) -> str:
             raise ParameterError(f"direction of {score!r} must be one of {', '.join(DIRECTIONS)}, got {value!r}")
         return value
     try:
-        from ..metrics.registry import direction_of
+        from ..registry import direction_of
 
         value = direction_of(score)
     except Exception:  # the registry is optional here: a broken declaration must not stop a comparison
@@ -370,7 +370,7 @@ def score_direction(score: str, overrides: Mapping[str, str] | None) -> str:
 def _value_range(score: str) -> tuple[float | None, float | None]:
     """The declared range of a score; open on both sides when no metric declares it."""
     try:
-        from ..metrics.registry import get_metric
+        from ..registry import get_metric
 
         return get_metric(score).value_range
     except Exception:  # unknown to the registry, or the registry cannot load
@@ -384,7 +384,7 @@ def _undeclared(scores: Sequence[str], overrides: Mapping[str, str] | None) -> l
         if overrides and score in overrides:
             continue
         try:
-            from ..metrics.registry import get_metric
+            from ..registry import get_metric
 
             get_metric(score)
         except Exception:  # unknown to the registry, or the registry cannot load

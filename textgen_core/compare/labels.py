@@ -40,7 +40,7 @@ def scale_of(score: str, observed: Sequence[float] | None = None) -> tuple[float
     0-1 with fractions, is continuous; qa_grade, 0 or 1, is a yes/no label).
     """
     try:
-        from ..metrics.registry import get_metric
+        from ..registry import get_metric
 
         low, high = get_metric(score).value_range
     except ParameterError:

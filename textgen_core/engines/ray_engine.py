@@ -29,7 +29,7 @@ from ..datasets.formats import RawTable, unbytes, check_header
 from ..datasets.loader import check_mapping, check_required, needed_fields, normalize_rows
 from ..datasets.mapping import ColumnMapping, guess_mapping
 from ..errors import InputError, ParameterError, TextgenError
-from ..metrics.registry import get_metric, resolve_params
+from ..registry import get_metric, resolve_params
 from ..model import Datum
 from ..progress import Progress, ProgressCallback
 from ..store import Store

@@ -18,13 +18,8 @@ class Stopped(Exception):
 
 
 class Gate:
-    """Admits judge requests until the run starts stopping, and counts those on the wire.
-
-    No limit here: the client's shared limiter bounds requests in flight. Once
-    the gate closes nothing new is sent, and the requests already out can be
-    waited for: their replies land in the cache and a resume never pays twice.
-    ``settled`` runs after each request, answered or not (a run queues the usage it billed).
-    """
+    """Admits judge requests until the run starts stopping, and counts those on the wire (their replies
+    can be waited for, so a resume never pays twice). ``settled`` runs after each request."""
 
     def __init__(self, settled: Callable[[], None] | None = None) -> None:
         self.closed = False
@@ -111,11 +106,8 @@ class Tally:
 
 
 def _tagged(value: Any, tag: str) -> Any:
-    """A placeholder whose extracted items name the request they stand in for.
-
-    Requests built from stand-in items of different texts must not look
-    identical, or the estimate would count them once.
-    """
+    """A placeholder whose items name the request they stand in for (else requests built on stand-ins of
+    different texts would look identical and be counted once)."""
     if not isinstance(value, dict):
         return value
     return {k: [f"{v} [{tag}]" for v in items] if isinstance(items, list) and items and isinstance(items[0], str)
@@ -123,14 +115,8 @@ def _tagged(value: Any, tag: str) -> Any:
 
 
 class CacheLookup:
-    """Answers the dry asks' cache questions without a query per request.
-
-    A key the store's in-memory index proves absent is a miss at once. The
-    others are read together by the cache's batched reader (:class:`RoundReader`,
-    inline: an estimate holds the file open), after a few turns that let the
-    other runnable tasks queue their keys (a lookup per request would take
-    hours on 100k rows).
-    """
+    """The dry asks' cache questions: a key the store's index proves absent is a miss at once; the rest are
+    read together by the batched :class:`RoundReader` (inline: an estimate holds the file open)."""
 
     def __init__(self, client: JudgeClient, *, empty: bool = False) -> None:
         self.client = client
@@ -146,12 +132,8 @@ class CacheLookup:
 
 
 class DryAsker:
-    """Answers from the cache when it can, otherwise counts the call and returns a placeholder.
-
-    ``counted`` is shared by every group of one estimate: a request made by
-    several datums (the same reference, the same contexts) is paid once in a
-    run, so it is counted once.
-    """
+    """Answers from the cache when it can, otherwise counts the call and returns a placeholder. ``counted``
+    is shared by the estimate's groups: a request several datums make is paid once in a run."""
 
     def __init__(self, client: JudgeClient, tally: Tally, counted: set[Any], lookup: CacheLookup) -> None:
         self.client = client

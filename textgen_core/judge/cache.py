@@ -15,7 +15,7 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 if TYPE_CHECKING:
     from .storage import JudgeStore
@@ -70,18 +70,6 @@ class CacheEntry:
     completion_tokens: int = 0
 
 
-class ReplyCache(Protocol):
-    def get(self, key: str) -> CacheEntry | None: ...
-    async def aget(self, key: str) -> CacheEntry | None: ...
-    def peek(self, key: str) -> CacheEntry | None: ...
-    def surely_missing(self, key: str) -> bool: ...
-    def get_many(self, keys: Sequence[str]) -> dict[str, CacheEntry]: ...
-    def values(self, keys: Sequence[str]) -> dict[str, Any]: ...
-    def put(self, entry: CacheEntry) -> None: ...
-    def nudge(self) -> None: ...
-    def flush(self) -> int: ...
-
-
 class RoundReader:
     """The one batched cache reader: keys asked during a turn of the event loop (or ``settle`` turns) are
     fetched by one call of ``fetch`` ({key: value} of those found), on a worker thread when ``offload``.
@@ -128,51 +116,16 @@ class RoundReader:
                 future.set_result((key in found, found.get(key)))
 
 
-class MemoryCache:
-    """Process-local cache for clients without a store (tests, one-off scripts)."""
+class ReplyCache:
+    """The reply cache: the store's judge_cache table, or (without a store) this process's memory.
 
-    def __init__(self) -> None:
-        self._entries: dict[str, CacheEntry] = {}
-        self._lock = threading.Lock()
+    :meth:`put` queues an entry on the store's writer (before any cell that uses it) and keeps it in memory
+    until committed (for good, without a store); reads skip keys the store's index proves absent.
+    """
 
-    def get(self, key: str) -> CacheEntry | None:
-        with self._lock:
-            return self._entries.get(key)
-
-    peek = get
-
-    async def aget(self, key: str) -> CacheEntry | None:
-        return self.get(key)
-
-    def surely_missing(self, key: str) -> bool:
-        with self._lock:
-            return key not in self._entries
-
-    def get_many(self, keys: Sequence[str]) -> dict[str, CacheEntry]:
-        with self._lock:
-            return {k: self._entries[k] for k in keys if k in self._entries}
-
-    def values(self, keys: Sequence[str]) -> dict[str, Any]:
-        return {k: e.parsed for k, e in self.get_many(keys).items()}
-
-    def put(self, entry: CacheEntry) -> None:
-        with self._lock:
-            self._entries[entry.cache_key] = entry
-
-    def nudge(self) -> None:
-        return None
-
-    def flush(self) -> int:
-        return 0
-
-
-class StoreCache:
-    """The store's judge_cache table. :meth:`put` queues an entry on the store's writer (before any cell
-    that uses it) and keeps it in memory until committed; reads skip keys the store's index proves absent."""
-
-    def __init__(self, store: "JudgeStore") -> None:
+    def __init__(self, store: "JudgeStore | None") -> None:
         self.store = store
-        self.writer = store.judge_writer
+        self.writer = store.judge_writer if store is not None else None
         self._pending: dict[str, CacheEntry] = {}
         self._lock = threading.Lock()
         self._reader = RoundReader(self.get_many, offload=True)
@@ -183,8 +136,8 @@ class StoreCache:
             return self._pending.get(key)
 
     def surely_missing(self, key: str) -> bool:
-        """True when the store's in-memory key index proves ``key`` is not cached (no query needed)."""
-        return self.store.judge_cache_surely_missing(key)
+        """True when nothing but memory holds replies, or the store's key index proves ``key`` absent (no query)."""
+        return self.store is None or self.store.judge_cache_surely_missing(key)
 
     def get(self, key: str) -> CacheEntry | None:
         entry = self.peek(key)
@@ -207,7 +160,7 @@ class StoreCache:
         with self._lock:
             found = {k: self._pending[k] for k in keys if k in self._pending}
         rest = [k for k in keys if k not in found]
-        if rest:
+        if rest and self.store is not None:
             found.update((k, CacheEntry(**row)) for k, row in self.store.judge_cache_entries(rest).items())
         return found
 
@@ -216,13 +169,15 @@ class StoreCache:
         with self._lock:
             found = {k: self._pending[k].parsed for k in keys if k in self._pending}
         rest = [k for k in keys if k not in found]
-        if rest:
+        if rest and self.store is not None:
             found.update(self.store.judge_cache_values(rest))
         return found
 
     def put(self, entry: CacheEntry) -> None:
         with self._lock:
             self._pending[entry.cache_key] = entry
+        if self.writer is None:
+            return
 
         def written() -> None:
             with self._lock:
@@ -232,10 +187,13 @@ class StoreCache:
         self.writer.put_cache(entry, written)
 
     def nudge(self) -> None:
-        self.writer.nudge()
+        if self.writer is not None:
+            self.writer.nudge()
 
     def flush(self) -> int:
         """Wait until every entry put so far is committed; returns how many were waiting."""
+        if self.writer is None:
+            return 0
         with self._lock:
             waiting = len(self._pending)
         if waiting:

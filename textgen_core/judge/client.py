@@ -15,9 +15,9 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
-from .schema_check import ReplyError, check_schema, is_strict_compatible, parse_reply
+from ..llm.structured import ReplyError, check_schema, is_strict_compatible, parse_reply
 from ..llm.accounting import Meter, Usage
-from .cache import CacheEntry, MemoryCache, ReplyCache, StoreCache, chat_key, embedding_key, logprobs_key
+from .cache import CacheEntry, ReplyCache, chat_key, embedding_key, logprobs_key
 from .replies import (CORRECTION, MODES, SCHEMA_INSTRUCTION, JudgeReply, Modes, Unscored, copy_messages,
                       read_choice, read_embeddings, read_logprobs, render, usage_of)
 from ..llm.redact import scrub_value
@@ -66,7 +66,7 @@ class JudgeClient:
         self.policy = retry_policy or RetryPolicy()
         #: Usage, learned response mode and reply cache; one run's client (:meth:`for_run`) shares its parent's.
         self.shared = shared or Shared(Meter(settings.endpoint, on_change), Modes(settings.response_mode),
-                                       StoreCache(store) if store is not None else MemoryCache())
+                                       ReplyCache(store))
         self._meter, self._modes, self._cache = self.shared
         #: Direct, batch (``batcher``) and capped (``cap``) are chosen here, once: nothing is plugged in later.
         self._transport = Transport(settings, self.policy, self._meter, batcher=batcher, spending=cap)
@@ -117,7 +117,7 @@ class JudgeClient:
         """Ask the judge; return its schema-valid reply or raise :class:`Unscored`.
 
         ``messages`` are chat messages (role, content); ``schema`` is the JSON
-        Schema of the answer (the subset in :mod:`.schema_check`); a schema
+        Schema of the answer (the subset in :mod:`textgen_core.llm.structured`); a schema
         outside that subset is a programming error (ValueError). ``check`` looks
         past the schema (every numbered item ruled on once): a reply it rejects
         is re-asked once with the problem spelled out, then unscored with it.

@@ -1,15 +1,8 @@
-"""The judge engine: score (row, metric) cells with shared steps, bounded concurrency and resume.
+"""The judge engine: score (row, metric) cells, grouped by datum, with a fixed pool of workers.
 
-Rows are grouped by datum id (all models' outputs for one datum) and handed to
-a fixed pool of workers, so no more than ``concurrency`` groups are in flight
-and the client's semaphore bounds the HTTP requests. Inside a group every
-request is asked once (a reference's statements serve every model's row), and
-every finished cell is queued with its verdicts to the store's writer thread
-(``Store.judge_writer``), which commits cells and the replies they came from in
-batches, replies first. Nothing touches the database on the event loop's
-thread but cache point reads, so a cancelled or killed run leaves only
-whole cells behind (losing at most the last uncommitted batch) and resumes
-from the judge cache without repeating a finished exchange.
+Inside a group each distinct request is asked once (:mod:`.once`); every finished cell goes with its
+verdicts to the store's write queue, committed after the replies it came from, so a stopped run leaves
+whole cells and resumes from the cache without paying twice.
 """
 
 from __future__ import annotations
@@ -128,7 +121,7 @@ async def _endpoint(asker: Any, plan: EndpointPlan, row: Datum, params: Mapping[
 async def _in_session(store: JudgeStore, work: Awaitable[T]) -> T:
     """Run an estimate (seconds of CPU, no HTTP) with the store's file held open on this loop's thread: its
     cache reads are then 0.5 ms queries instead of file opens (15-20 ms). A run does not do this: it would
-    lock other programs out of the file while its requests are on the wire (see StoreCache.aget)."""
+    lock other programs out of the file while its requests are on the wire (see ReplyCache.aget)."""
     with store.session():
         store.judge_cache_maybe([])
         return await work
@@ -162,18 +155,9 @@ def estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]], se
              store: JudgeStore | None, *, client: JudgeClient | None = None) -> Estimate:
     """Judge calls a run would make (cached exchanges excluded), with a token and cost estimate.
 
-    Runs the metrics' own scoring code against a dry asker. A request whose
-    prompt is known up front (extractions, ratings, verdicts on the row's own
-    texts) is counted exactly: a call unless its reply is cached. A request
-    built from another reply (verdicts on extracted statements) is rendered
-    exactly when that reply is cached; otherwise it is built from a placeholder
-    of the right shape and counted as a call, so the count is an upper bound
-    for such dependent steps. Token counts are estimates (:func:`prompting.estimate_tokens`;
-    replies sized from each step's schema and item count).
-
-    Cache lookups cost no query for keys the store's in-memory index proves
-    absent, and one query per round of concurrent datums for the rest; exact
-    keys are not even computed when the cache holds nothing for this judge.
+    The metrics' own scoring runs against a dry asker: a request known up front counts exactly (a call
+    unless cached); one built on an uncached reply is built on a placeholder of the right shape and counted,
+    so dependent steps are an upper bound. Tokens are estimates (:func:`.prompting.estimate_tokens`).
     """
     fresh = client is None and store is None  # a new client without a store has an empty cache
     made = client or JudgeClient(settings, store)
@@ -239,16 +223,12 @@ def run_judge_metrics(store: JudgeStore, run_id: int, rows: Sequence[Datum], met
                       cancel: threading.Event | None = None,
                       skip: set[tuple[str, str, str]] | frozenset = frozenset(),
                       client: JudgeClient | None = None, models: Sequence[str] | None = None) -> list[str]:
-    """Score every (row, metric) cell not in ``skip`` and write cells and verdicts as they finish.
+    """Score every (row, metric) cell not in ``skip``, writing cells and verdicts as they finish.
 
-    Returns the reasons the endpoint refused for good (a bad key, an unknown model, no quota):
-    the cells that needed it are unscored with that reason, and the caller fails the run.
-
-    Returns when every cell is written, or soon after ``cancel`` is set: no new
-    request is sent, requests on the wire get up to ``STOP_GRACE`` seconds to
-    land in the cache, and cells still waiting are dropped whole. ``client``
-    lets a caller share one client (and its learned response mode) across runs; ``models``: the
-    run's models in order when ``rows`` are only part of the run (see :func:`plan_groups`).
+    Returns the reasons the endpoint refused for good (bad key, unknown model, no quota); the caller fails
+    the run. On ``cancel`` nothing new is sent, requests on the wire get up to ``STOP_GRACE`` s to land in
+    the cache, and unfinished cells are dropped whole. ``models``: the run's models when ``rows`` are part
+    of it (see :func:`plan_groups`).
     """
     groups = plan_groups(rows, metrics, skip, models)
     if not groups:
@@ -284,16 +264,14 @@ class _Tracker:
 
     def spent(self) -> Usage:
         """Usage of this run only (the client may be shared)."""
-        now = self.client.usage
-        return Usage(*(getattr(now, f.name) - getattr(self.start, f.name) for f in fields(Usage)))
+        return _minus(self.client.usage, self.start)
 
     def take_usage(self) -> Usage:
-        """Usage since the last call, for the writer: queued as each request ends, so a crash loses only what
-        was on the wire and the writer's last uncommitted batch."""
-        now = replace(self.client.usage)
-        delta = Usage(*(getattr(now, f.name) - getattr(self.committed, f.name) for f in fields(Usage)))
+        """Usage since the last call, for the writer (queued as each request ends: a crash loses only what
+        was on the wire and the writer's last uncommitted batch)."""
+        now, before = replace(self.client.usage), self.committed
         self.committed = now
-        return delta
+        return _minus(now, before)
 
     def report(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -304,6 +282,10 @@ class _Tracker:
         self.callback(Progress("judge", self.total, self.done, self.failed, self.client.usage.in_flight,
                                used.prompt_tokens, used.completion_tokens, used.cached, used.rate_limited,
                                used.waited_s, used.retries, used.unanswered))
+
+
+def _minus(now: Usage, before: Usage) -> Usage:
+    return Usage(*(getattr(now, f.name) - getattr(before, f.name) for f in fields(Usage)))
 
 
 async def _run(store: JudgeStore, run_id: int, groups: list[list[Job]], client: JudgeClient,

@@ -1,10 +1,5 @@
-"""What a judge exchange sends and what it gets back: response modes, reply reading, failures.
-
-Replies arrive as the endpoint's JSON body (a dict), not as SDK models: the
-client asks the ``openai`` client for the raw body, which skips building a
-pydantic model per reply. Everything here reads those bodies defensively, so
-an endpoint that answers in an odd shape gives a classified failure, never a
-crash.
+"""What a judge exchange sends and gets back: response modes, reading reply bodies (plain JSON dicts, read
+defensively: an odd shape is a classified failure, never a crash), and :class:`Unscored`.
 """
 
 from __future__ import annotations
@@ -18,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from .schema_check import is_strict_compatible
+from ..llm.structured import is_strict_compatible
 from ..llm.retry import FailureKind
 
 #: Response modes, from most to least constrained.

@@ -4,7 +4,7 @@ Every setting is one row of :data:`SETTINGS` (name, type, default, help, bounds 
 is part of the judge's fingerprint, its CLI flag, where the dashboard form shows it). The dataclass
 fields and their validation, the CLI options (``cli/judge_args.py``), the dashboard's judge form and
 the README's settings table are all generated from that table: adding a setting is one row. The
-settings of repeated judging and panels (:class:`~.panel.Jury`) are rows of :data:`JURY_SETTINGS`,
+settings of repeated judging and panels (:class:`~textgen_core.runs.panel.Jury`) are rows of :data:`JURY_SETTINGS`,
 read by the same machinery.
 
 The API key is held here so that one object configures a client, but it is excluded from ``repr`` and
@@ -161,7 +161,7 @@ SETTINGS: tuple[Setting, ...] = (
 )
 BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
 
-#: Repeated judging and judge panels: who else judges, how often, how the votes combine (:class:`~.panel.Jury`).
+#: Repeated judging and judge panels: who else judges, how often, how the votes combine (:class:`~textgen_core.runs.panel.Jury`).
 #: One row per setting, like :data:`SETTINGS`: the CLI flags, the checks, the Evaluate form and the README follow.
 JURY_SETTINGS: tuple[Setting, ...] = (
     S("samples", "int", 1, "ask every judge request N times (set a temperature above 0 to see how stable the verdicts are); the cell is the votes' mean (ratings, shares) or majority (labels, yes/no) and keeps their spread; each sample is a paid call", 1, MAX_SAMPLES, fingerprint="if-set", flag="--samples", metavar="N", label="Samples per judge request", place="jury"),

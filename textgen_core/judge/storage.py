@@ -1,20 +1,5 @@
-"""What the judge needs from a store, as a protocol: the judge never imports the store.
-
-The runner hands a :class:`~textgen_core.store.Store` in; it fits :class:`JudgeStore` structurally,
-and so does the Ray worker's store (``engines/ray_judge.py``), which serves the driver's cache for
-real. The operations, all the judge ever asks of a store:
-
-1. ``session()`` - hold the file open for a burst of reads (estimates);
-2. ``judge_cache_entries(keys)`` - cached replies of many keys in one read;
-3. ``judge_cache_values(keys)`` - their parsed values only (lighter, for estimates);
-4. ``judge_cache_maybe(keys)`` / ``judge_cache_surely_missing(key)`` - the in-memory key index (loaded by the
-   first, asked without any I/O by the second);
-5. ``judge_cache_holds(base_url, models)`` - whether this judge has anything cached;
-6. ``judge_unscored_cells(run_id)`` and ``get_run(run_id)`` - what an earlier pass of the run left;
-7. ``judge_writer`` - the store's write queue (:class:`JudgeWrites`): replies, finished cells and usage.
-
-The rows the judge hands over (reply-cache entries, :class:`CellWrite`) are plain records the store
-reads by field name.
+"""What the judge needs from a store, as a protocol (the judge never imports the store): the reply cache
+reads, the key index, the run facts and the store's write queue. The Ray worker's store serves it too.
 """
 
 from __future__ import annotations

@@ -41,14 +41,8 @@ MAX_RATE_LIMIT_WAIT = 600.0
 
 
 async def _send(api: openai.AsyncOpenAI, path: str, payload: dict) -> tuple[Any, Any]:
-    """POST a plain JSON body; the reply's JSON and its headers (for the limiter).
-
-    The SDK still authenticates, pools connections and maps HTTP errors to
-    ``openai.APIStatusError``; what is skipped is its transform of typed
-    parameters and its reply models. bench/judge.py shows why: the transform
-    walks every message and the response schema, about 6 ms of CPU per call
-    under the profiler, which halved our calls per second at concurrency 32.
-    """
+    """POST a plain JSON body; the reply's JSON and headers. The SDK still authenticates, pools and maps
+    errors; skipping its typed transform saves about 6 ms of CPU per call (bench/judge.py)."""
     response = await api.post(path, body=payload, cast_to=_RESPONSE)
     return response.json(), response.headers
 
@@ -162,16 +156,9 @@ class Transport:
     # -- one request with the retry policy ----------------------------------------------
     async def post(self, state: LoopState, op: str, path: str, budget: Budget, body: Callable[[], dict], *,
                    field_name: str, mode: Callable[[], str | None] | None = None) -> dict:
-        """POST the JSON ``body()`` to ``path`` under the semaphore, retrying transient failures.
-
-        ``body`` is called once a slot is ours (a response mode learned while we
-        queued is then already applied). The reply must be a JSON object with a
-        list under ``field_name``; anything else is a retryable server failure.
-        ``mode`` tells which response mode the last attempt used, so a 400 that
-        blames the response format can be told from one that blames the request.
-        Raises :class:`Unscored` when final, :class:`FormatRejected` for a
-        rejected response_format.
-        """
+        """POST ``body()`` (rendered once a slot is ours) to ``path``, retrying transient failures; the reply
+        must be an object with a list under ``field_name``. ``mode``: the response mode the attempt used, to
+        tell a 400 blaming the format. Raises :class:`Unscored` when final, :class:`FormatRejected`."""
         if self.batcher is not None and op == "chat" and self.batcher.takes(body()):  # batch mode: no HTTP here
             payload = body()
             hold = self.spending.admit(payload) if self.spending is not None else None

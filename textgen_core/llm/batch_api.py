@@ -1,4 +1,7 @@
-"""The OpenAI Batch API, one batch at a time: upload, create, poll, download, delete (see :mod:`.batch`)."""
+"""The OpenAI Batch API, one batch at a time: upload, create, poll, download, delete.
+
+The judge drives it from :mod:`textgen_core.judge.batch`.
+"""
 
 from __future__ import annotations
 
@@ -158,12 +161,8 @@ class BatchDriver:
         return complete(requests, batch, await self.results(batch))
 
     async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
-        """One file or batch operation, retried on transient errors (these calls are free).
-
-        An endpoint that refuses connections or does not answer is given up after
-        :data:`UNREACHABLE_AFTER` attempts, as in direct mode; other transient errors get
-        :data:`OPERATION_ATTEMPTS`.
-        """
+        """One file or batch operation, retried on transient errors (these calls are free): up to
+        :data:`OPERATION_ATTEMPTS`, or :data:`~.retry.UNREACHABLE_AFTER` when the endpoint does not answer."""
         silent = 0
         for attempt in range(1, OPERATION_ATTEMPTS + 1):
             try:

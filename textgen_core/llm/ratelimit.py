@@ -1,29 +1,9 @@
-"""One adaptive limiter per (endpoint, model) for the whole process: concurrency, pacing, pauses.
+"""One limiter per (endpoint, model) for the whole process, shared by every client on any thread or loop.
 
-Every client of the process (each CLI run, each dashboard job on its own
-thread and event loop) that talks to the same endpoint and model takes its
-slots from the same :class:`Limiter`, so two jobs never send twice the load the
-endpoint allows. It is thread-safe and loop-agnostic: waiters are woken with
-``call_soon_threadsafe`` on their own loop.
-
-What it does, and what each piece buys (see bench/judge.py's rate-limit run):
-
-* **Concurrency that adapts** (AIMD): starts at 8 (or the cap), grows by one per
-  clean reply until the first refusal (slow start), then by about one per
-  window; a 429 or an overload (503) halves it. Without it a run keeps the
-  whole configured concurrency hammering an endpoint that already refuses.
-* **Pacing before refusal**: requests are spaced at the requests-per-minute
-  limit (``settings.rpm``, or the endpoint's ``x-ratelimit-limit-requests``),
-  and held until ``x-ratelimit-reset-requests`` when the endpoint says none
-  remain; tokens per minute likewise (``settings.tpm`` or
-  ``x-ratelimit-limit-tokens``). This is what keeps 429s rare instead of
-  paying a Retry-After each time.
-* **Shared pauses**: a ``Retry-After`` pauses every request to the endpoint,
-  not just the one refused.
-
-:attr:`Limiter.waited` (and each permit's ``paced_s``) counts the seconds
-requests spent held by pacing and pauses, so a run can say how long rate
-limits cost it.
+Concurrency adapts (slow start from 8, then about +1 per window; a 429, a 503 or a timeout halves it);
+requests are paced at the requests- and tokens-per-minute limits (given, or read from ``x-ratelimit-*``
+headers) before the endpoint refuses; a Retry-After pauses every request to the endpoint. ``waited``
+counts the seconds requests were held.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Metric declarations and their registry."""
+"""The metrics computed here (lexical, classification, models, corpus aggregates) and the declaration
+contract every metric follows; the registry of all metrics by name is :mod:`textgen_core.registry`."""
 
-from .registry import all_metrics, direction_of, get_metric, resolve_params
 from .spec import MetricSpec, Param
 
-__all__ = ["MetricSpec", "Param", "all_metrics", "direction_of", "get_metric", "resolve_params"]
+__all__ = ["MetricSpec", "Param"]

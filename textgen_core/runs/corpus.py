@@ -15,7 +15,7 @@ import json
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..metrics.corpus import CorpusSum, summed
-from ..metrics.registry import get_metric
+from ..registry import get_metric
 from ..model import Cell
 from .packed import RowStats
 

@@ -1,6 +1,6 @@
 """Repeated judging and judge panels: a layer above the judge engine.
 
-Each (member, sample) of a :class:`~textgen_core.judge.panel.Jury` is one pass
+Each (member, sample) of a :class:`~textgen_core.runs.panel.Jury` is one pass
 of the ordinary judge engine, with that member's settings and a client whose
 cache keys carry the sample index, into a :class:`VoteSink`: the engine's
 finished cells become votes (``votes``), their verdicts and exchanges are kept
@@ -31,7 +31,7 @@ from itertools import groupby
 from typing import Any, Mapping, Sequence
 
 from ..judge.metrics.criteria.known import definition
-from ..judge.panel import Jury
+from .panel import Jury
 from ..judge.settings import JudgeSettings
 from ..model import Datum
 from ..progress import Progress, ProgressCallback

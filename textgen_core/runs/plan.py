@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from ..datasets.mapping import ColumnMapping
 from ..errors import ParameterError
-from ..metrics.registry import get_metric, resolve_params
+from ..registry import get_metric, resolve_params
 from ..model import TEXT_FIELDS, Dataset
 from ..run_rules import check_metrics, judge_record, signature
 from ..store import Store
@@ -42,7 +42,7 @@ def plan_run(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]] | N
     """The plan of a run of ``metrics`` on data offering ``fields``; a ParameterError names every problem.
 
     ``note`` ends the message's first line (e.g. '; nothing was stored'); ``jury``: the run's panel and samples
-    (:class:`~textgen_core.judge.panel.Jury`), recorded with the judge.
+    (:class:`~textgen_core.runs.panel.Jury`), recorded with the judge.
     """
     names = list(dict.fromkeys(get_metric(m).name for m in metrics))
     if not names:

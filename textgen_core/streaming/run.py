@@ -27,7 +27,7 @@ from ..datasets.loader import (check_filled, check_mapping, check_required, dupl
 from ..datasets.mapping import ColumnMapping, guess_mapping
 from ..errors import InputError, ParameterError, StoreBusy, StoreError, TextgenError
 from ..gc_tuning import fewer_gc_passes
-from ..metrics.registry import get_metric, resolve_params
+from ..registry import get_metric, resolve_params
 from ..progress import Progress, ProgressCallback
 from ..store import Store
 from ..store.stream_sql import DuplicateRow
@@ -120,8 +120,11 @@ class _Loader:
         self.filled |= result.filled
         self.metadata_columns = result.metadata_columns
         per_raw_row = result.rows // max(1, len(result.row_numbers))  # wide format: one row per model
-        for number in result.row_numbers:
-            self.row_numbers.extend([number] * per_raw_row)
+        if per_raw_row == 1:
+            self.row_numbers.extend(result.row_numbers)
+        else:
+            for number in result.row_numbers:
+                self.row_numbers.extend([number] * per_raw_row)
         if result.stored:
             if self._data:  # stored chunks are the first ones: each write holds every chunk before its own
                 raise StoreError("the stored chunks of this run are not the first ones of the file")

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from ..datasets.formats import RawTable
 from ..errors import InputError
-from ..metrics.registry import get_metric
+from ..registry import get_metric
 from ..model import TEXT_FIELDS, Cell, Datum
 from ..runs.corpus import CorpusPart, add_rows
 

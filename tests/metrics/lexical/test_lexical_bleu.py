@@ -13,7 +13,7 @@ from nltk.translate.gleu_score import corpus_gleu, sentence_gleu
 
 from lexical_cases import EDGE_CASES, generated_cases, long_pair, rows
 from textgen_core.errors import ParameterError
-from textgen_core.metrics import get_metric
+from textgen_core.registry import get_metric
 from textgen_core.metrics.lexical import bleu, score_lexical
 from textgen_core.metrics.lexical.tokenize import WORD_TOKENIZERS, regex_tokens, tokens_13a
 from textgen_core.model import Datum

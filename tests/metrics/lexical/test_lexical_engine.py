@@ -13,7 +13,7 @@ import pytest
 
 from lexical_cases import EDGE_CASES, generated_cases, rows
 from textgen_core.errors import ParameterError
-from textgen_core.metrics import all_metrics
+from textgen_core.registry import all_metrics
 from textgen_core.metrics.lexical import SPECS, bleu, ngrams, rouge, score_lexical, wordnet
 from textgen_core.metrics.spec import MetricSpec
 from textgen_core.model import TEXT_FIELDS, Datum

@@ -9,7 +9,7 @@ from nltk.translate.meteor_score import meteor_score
 
 from lexical_cases import EDGE_CASES, generated_cases, long_pair, rows
 from textgen_core.errors import ParameterError
-from textgen_core.metrics import get_metric
+from textgen_core.registry import get_metric
 from textgen_core.metrics.lexical import score_lexical, wordnet
 from textgen_core.metrics.lexical.tokenize import WORD_TOKENIZERS
 from textgen_core.model import Datum

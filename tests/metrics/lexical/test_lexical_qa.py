@@ -11,7 +11,7 @@ import jiwer
 import pytest
 
 from lexical_cases import EDGE_CASES, generated_cases, long_pair, rows
-from textgen_core.metrics import get_metric
+from textgen_core.registry import get_metric
 from textgen_core.metrics.lexical import score_lexical
 from textgen_core.model import Datum
 

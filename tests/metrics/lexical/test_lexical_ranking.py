@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from textgen_core.errors import ParameterError
-from textgen_core.metrics import get_metric
+from textgen_core.registry import get_metric
 from textgen_core.metrics.lexical import pass_at_k, score_lexical
 from textgen_core.model import Datum
 

@@ -13,7 +13,7 @@ from rouge_score import rouge_scorer
 
 from lexical_cases import EDGE_CASES, generated_cases, long_pair, rows
 from textgen_core.errors import ParameterError
-from textgen_core.metrics import get_metric
+from textgen_core.registry import get_metric
 from textgen_core.metrics.lexical import rouge, rouge_native, score_lexical
 from textgen_core.model import Datum
 

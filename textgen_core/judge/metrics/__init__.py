@@ -8,7 +8,7 @@ module to :data:`MODULES` below, and regenerate the README's tables (``python sc
 Nothing else lists the judge metrics: the CLI, the dashboard and the test suites read the registry
 (tests/judge/test_judge_metric_registry.py); the one deliberate exception is the lock of prompt hashes
 (RECORDED in tests/judge/test_judge_metrics_formulas.py, whose failure prints the line to add), which
-keeps a prompt from changing without a new version. Shared extraction steps are in :mod:`..extract`.
+keeps a prompt from changing without a new version. Shared extraction steps are in :mod:`.extract`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
-from ..extract import opinions
+from .extract import opinions
 from ..metric import Asker, Outcome, ask_verdicts
 from ..prompting import (Request, keyed_check, messages, numbered, placeholder_verdicts,
                          strict_object, verdict_list)

@@ -7,7 +7,7 @@ from typing import Any, Mapping, Sequence
 
 from ...model import Datum
 from ...metrics.spec import Param
-from ..extract import DUPLICATES, DUPLICATES_NOTE, Extracted, SAMPLES, statements
+from .extract import DUPLICATES, DUPLICATES_NOTE, Extracted, SAMPLES, statements
 from ..metric import Asker, JudgePlan, Outcome, best_reference, declare, judged, ref_step, references
 from ..prompting import (Request, keyed_check, messages, numbered, placeholder_verdicts,
                          strict_object, verdict_list)

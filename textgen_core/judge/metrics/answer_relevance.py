@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
-from ..extract import DUPLICATES, DUPLICATES_NOTE, SAMPLES, statements
+from .extract import DUPLICATES, DUPLICATES_NOTE, SAMPLES, statements
 from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, declare
 from ..prompting import (Request, fence, keyed_check, messages, numbered, placeholder_verdicts,
                          strict_object, verdict_list)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...model import Datum
-from ..extract import DUPLICATES, DUPLICATES_NOTE, SAMPLES
+from .extract import DUPLICATES, DUPLICATES_NOTE, SAMPLES
 from ..metric import Asker, JudgePlan, Outcome, declare
 from ._opinion_verdicts import request as opinion_request, share as opinion_share
 

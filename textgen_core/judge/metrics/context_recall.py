@@ -6,7 +6,7 @@ import asyncio
 from typing import Any, Mapping, Sequence
 
 from ...model import Datum
-from ..extract import DUPLICATES, DUPLICATES_NOTE, SAMPLES, Extracted, statements
+from .extract import DUPLICATES, DUPLICATES_NOTE, SAMPLES, Extracted, statements
 from ..metric import (Asker, JudgePlan, Outcome, ask_verdicts, best_reference, contexts, declare, ref_step,
                       references)
 from ..prompting import (Request, keyed_check, messages, numbered, passages,

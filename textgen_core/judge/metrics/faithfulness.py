@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from ...model import Cell, Datum
 from ...metrics.spec import Param
-from ..extract import DUPLICATES, DUPLICATES_NOTE, SAMPLES, claims
+from .extract import DUPLICATES, DUPLICATES_NOTE, SAMPLES, claims
 from ..metric import Asker, JudgePlan, Outcome, ask_verdicts, contexts, declare
 from ..prompting import (Request, keyed_check, messages, numbered, passages,
                          placeholder_verdicts, strict_object, verdict_list)

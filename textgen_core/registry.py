@@ -1,20 +1,24 @@
-"""All metrics by name, and the lookups everyone else uses."""
+"""All metrics by name, and the lookups everyone else uses.
+
+It stands above both families that declare metrics, ``metrics/`` (computed here) and ``judge/metrics/``
+(asked of a judge or an endpoint); neither imports it. The judge's metrics are imported when first
+looked up, so a process that scores only local metrics (a pool worker) never loads the judge client.
+"""
 
 from __future__ import annotations
 
 from functools import lru_cache
 from typing import Any, Mapping
 
-from ..errors import ParameterError
-from .spec import MetricSpec
+from .errors import ParameterError
+from .metrics.spec import MetricSpec
 
 
 @lru_cache(maxsize=1)
 def all_metrics() -> dict[str, MetricSpec]:
     """Every declared metric, lexical first, in a stable order."""
-    from .local import LOCAL_SPECS as lexical_specs
-
-    from ..judge.metrics import SPECS as judge_specs  # a broken judge import fails loudly, never hides metrics
+    from .judge.metrics import SPECS as judge_specs  # a broken judge import fails loudly, never hides metrics
+    from .metrics.local import LOCAL_SPECS as lexical_specs
 
     specs: list[MetricSpec] = [*lexical_specs, *judge_specs]
     by_name: dict[str, MetricSpec] = {}
@@ -33,7 +37,7 @@ def get_metric(name: str) -> MetricSpec:
     owner = _score_owner().get(key)
     if owner is not None:
         return specs[owner]
-    from ..judge.metrics.criteria.known import defined  # custom judge metrics defined in this process
+    from .judge.metrics.criteria.known import defined  # custom judge metrics defined in this process
 
     custom = defined(key)
     if custom is not None:

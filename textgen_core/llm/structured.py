@@ -1,11 +1,10 @@
-"""Read a judge reply as JSON and check it against the response schema.
+"""Structured replies: the JSON value in a model's reply, checked against a JSON Schema.
 
-Judges wrap JSON in code fences, prepend reasoning, or stop short. This module
+Models wrap JSON in code fences, prepend reasoning, or stop short. This module
 finds the JSON value in a reply and validates it with ``jsonschema`` (Draft 2020-12,
-numbers finite) against the JSON Schema subset our prompts use (the subset strict
-structured outputs accept). A reply that fails either step is re-asked by the
-client, told the first problem in a short form ("$.verdicts: expected exactly 3
-items, got 2"), and in the end unscored with that message: never a 0.
+numbers finite) against the JSON Schema subset that strict structured outputs accept.
+A failure names the first problem in a short form ("$.verdicts: expected exactly 3
+items, got 2"), which the judge sends back when it asks again.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Repeated judging and judge panels, declared: who judges (members), how often (samples), how votes combine.
 
 A :class:`Jury` is plain data, built once and handed to a run. Each member is
-a full :class:`~.settings.JudgeSettings` (its own endpoint, key, prices), named
+a full :class:`~textgen_core.judge.settings.JudgeSettings` (its own endpoint, key, prices), named
 by its model (``model@endpoint`` when two members share a model). Every judge
 request of a cell is asked of every member ``samples`` times; each answer is a
 vote, and the cell is the votes' ``mean`` (ratings, shares) or ``majority``
@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from ..errors import ParameterError
-from .settings import JURY_BY_NAME, JudgeSettings
+from ..judge.settings import JURY_BY_NAME, JudgeSettings
 
 
 @dataclass(frozen=True)

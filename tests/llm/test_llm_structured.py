@@ -8,7 +8,7 @@ import math
 import pytest
 from jsonschema import Draft202012Validator
 
-from textgen_core.judge.schema_check import ReplyError, check_schema, parse_reply, validate
+from textgen_core.llm.structured import ReplyError, check_schema, parse_reply, validate
 
 VERDICTS = {"type": "object", "additionalProperties": False, "required": ["verdicts"], "properties": {
     "verdicts": {"type": "array", "minItems": 3, "maxItems": 3, "items": {

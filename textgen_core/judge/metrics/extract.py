@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from ..metrics.spec import Param
+from ...metrics.spec import Param
 
-from .metric import Asker, VerdictRow
-from .prompting import (Request, fence, guess_claims, guess_opinions, guess_sentences, item_list, messages,
+from ..metric import Asker, VerdictRow
+from ..prompting import (Request, fence, guess_claims, guess_opinions, guess_sentences, item_list, messages,
                         strict_object)
 
 STATEMENTS_VERSION = "statements/4"
