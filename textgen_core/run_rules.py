@@ -57,11 +57,16 @@ def cell_records(rows: Sequence[Datum], metric: str, outputs: Sequence[str], cel
     for row, by_score in zip(rows, cells):
         for score in outputs:
             cell = by_score.get(score) or NO_VALUE
-            value = cell.value
-            reason = cell.reason
-            if value is not None and not math.isfinite(value):
-                value, reason = None, f"non-finite value {value}"
+            value, reason = stored_value(cell)
             yield row.datum_id, row.model, metric, score, value, cell.details, reason
+
+
+def stored_value(cell: Cell) -> tuple[float | None, str | None]:
+    """(value, reason) as a cell is stored: a non-finite value is unscored, its reason naming it."""
+    value = cell.value
+    if value is not None and not math.isfinite(value):
+        return None, f"non-finite value {value}"
+    return value, cell.reason
 
 
 def cell_columns(rows: Sequence[Datum], metric: str, outputs: Sequence[str], cells: Sequence[Mapping[str, Cell]],
@@ -77,18 +82,13 @@ def cell_columns(rows: Sequence[Datum], metric: str, outputs: Sequence[str], cel
     into["metric"].extend([metric] * (width * len(rows)))
     into["score"].extend(list(outputs) * len(rows))
     values, details, reasons = into["value"], into["details"], into["reason"]
-    isfinite = math.isfinite
     for by_score in cells:
         for score in outputs:
             cell = by_score.get(score) or NO_VALUE
-            value = cell.value
+            value, reason = stored_value(cell)
+            values.append(value)
             details.append(cell.details)
-            if value is not None and not isfinite(value):
-                values.append(None)
-                reasons.append(f"non-finite value {value}")
-            else:
-                values.append(value)
-                reasons.append(cell.reason)
+            reasons.append(reason)
 
 
 def judge_record(judge: Any | None, metrics: Sequence[str], jury: Any | None = None) -> dict[str, Any] | None:

@@ -33,17 +33,13 @@ SCORE_SCHEMA = pa.schema([
 
 
 def cell_table(run_id: int, cells: Sequence[Sequence[Any]]) -> pa.Table:
-    """Cells as an Arrow table in the ``scores`` layout (details as JSON text)."""
-    return pa.Table.from_pydict({
-        "run_id": [run_id] * len(cells),
-        "datum_id": [c[0] for c in cells],
-        "model": [c[1] for c in cells],
-        "metric": [c[2] for c in cells],
-        "score": [c[3] for c in cells],
-        "value": [c[4] for c in cells],
-        "details": [json_text(c[5]) for c in cells],
-        "reason": [c[6] for c in cells],
-    }, schema=SCORE_SCHEMA)
+    """Cells (datum_id, model, metric, score, value, details, reason) as an Arrow table in the ``scores`` layout
+    (details as JSON text): :func:`column_table` of their columns."""
+    return column_table(run_id, {name: [c[i] for c in cells] for i, name in enumerate(CELL_COLUMNS)})
+
+
+#: A cell record's fields, in order (:class:`~textgen_core.store.CellRecord`).
+CELL_COLUMNS = ("datum_id", "model", "metric", "score", "value", "details", "reason")
 
 
 def _details_encoder() -> Any:
