@@ -245,7 +245,7 @@ class JudgeClient:
             prompt_tokens += p_tok
             completion_tokens += c_tok
             self._meter.count_call(p_tok, c_tok, reported)
-            text, problem = read_choice(body, self.settings.max_tokens)
+            text, problem = read_choice(body, self.settings.max_tokens, scrub)  # scrubbed before it is parsed or cut
 
             def failed(reason: str, kind: str) -> Unscored:  # an unscored exchange keeps what it cost
                 return Unscored(scrub(reason), kind=kind, attempts=budget.attempts,  # type: ignore[arg-type]

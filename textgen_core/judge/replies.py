@@ -11,7 +11,7 @@ import re
 import struct
 import threading
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..llm.structured import is_strict_compatible
 from ..llm.retry import FailureKind
@@ -179,16 +179,18 @@ def shape_problem(body: Any, field: str) -> str | None:
     return None
 
 
-def read_choice(body: Mapping[str, Any], max_tokens: int) -> tuple[str, tuple[FailureKind, str] | None]:
-    """The reply text, and (kind, reason) when the reply is final without being usable."""
+def read_choice(body: Mapping[str, Any], max_tokens: int,
+                clean: Callable[[str], str]) -> tuple[str, tuple[FailureKind, str] | None]:
+    """The reply text, and (kind, reason) when the reply is final without being usable. ``clean`` (the key's
+    scrub) runs on the endpoint's texts first, before anything reads, quotes or cuts them."""
     choices = body.get("choices") or []
     if not choices:
         return "", None  # no choice: treated as an invalid (empty) reply and re-asked
     choice = _dict(choices[0])
     message = _dict(choice.get("message"))
     content = message.get("content")
-    text = content if isinstance(content, str) else ""
-    refusal = message.get("refusal")
+    text = clean(content) if isinstance(content, str) else ""
+    refusal = clean(str(message.get("refusal") or ""))
     finish = choice.get("finish_reason")
     if finish == "content_filter":
         return text, ("refused", "the judge's content filter blocked the reply (finish_reason content_filter)")
