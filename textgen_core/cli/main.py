@@ -15,7 +15,7 @@ from ..errors import TextgenError
 from ..store import Store
 
 #: Modules under textgen_core.cli that define `register(subparsers)`.
-SUBCOMMAND_MODULES = ("sample", "run", "runs", "summary", "compare", "labels", "metrics", "dashboard")
+SUBCOMMAND_MODULES = ("sample", "run", "runs", "summary", "compare", "labels", "metrics", "report", "dashboard")
 DEFAULT_DB = os.environ.get("TEXTGEN_EVAL_DB", "textgen_eval.duckdb")
 
 

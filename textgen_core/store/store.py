@@ -6,7 +6,8 @@ file, a cursor per thread, one writer at a time): ``datasets``, ``runs``,
 dashboard and comparisons), ``judge`` and ``cache`` (verdicts, exchanges, the
 reply cache), ``votes`` (of judge panels and repeated judging), ``batches``,
 ``streams`` (datasets stored chunk by chunk, runs scored in blocks),
-``annotations`` (human labels) and ``definitions`` (saved custom judge metrics).
+``annotations`` (human labels), ``definitions`` (saved custom judge metrics) and ``report`` (the
+rows a report shows datum by datum).
 Each operation of a part is marked ``@reads`` or ``@writes`` (see
 :mod:`.database`): the file is open only while operations run, so the dashboard
 and the command line can share it (see :mod:`.connection`).
@@ -35,6 +36,7 @@ from .judge_cache_sql import JudgeCache
 from .judge_sql import JudgeTables
 from .judge_writer import StoreWriter, writer_for
 from .labels_sql import LABELS_DDL, Labels
+from .report_reads import ReportReads
 from .pair_reads import PairReads
 from .run_sql import Runs
 from .schema import DDL, MIGRATIONS, SCHEMA_VERSION
@@ -86,6 +88,7 @@ class Store:
         self.annotations = Labels(self.db)
         self.definitions = Criteria(self.db)
         self.votes = Votes(self.db, self.cache)
+        self.report = ReportReads(self.db)
 
     @property
     def judge_writer(self) -> StoreWriter:
