@@ -103,6 +103,8 @@ class BatchService:
         self.created: list[str] = []
         #: Ids of the files deleted, in order; ``files`` holds those still stored.
         self.deleted: list[str] = []
+        #: When set, DELETE /files answers this status (501: an endpoint that does not delete files).
+        self.delete_status: int | None = None
         self.files: dict[str, _File] = {}
         #: Every output and error file's bytes, in order, deleted or not.
         self.outputs: list[bytes] = []
@@ -155,6 +157,8 @@ class BatchService:
         return 404, _error(f"no route {path}")
 
     def delete(self, path: str) -> tuple[int, Any]:
+        if self.delete_status is not None:
+            return self.delete_status, _error(f"DELETE {path} is not supported here", "not_implemented")
         parts = path.split("/")
         if len(parts) == 4 and parts[2] == "files":
             with self._lock:

@@ -154,3 +154,21 @@ def test_batch_mode_against_an_endpoint_that_accepts_and_never_answers_fails_fas
     assert elapsed < 30, elapsed  # bounded by the timeout and retries, like direct mode
     cells = store.scores(run_id)  # none scored: each says why, none counts as a score
     assert cells["value"].isna().all() and cells["reason"].str.contains("unreachable").all()
+
+
+def test_an_endpoint_without_delete_files_is_asked_once_and_said_at_once(db_path: Path,
+                                                                        caplog: pytest.LogCaptureFixture) -> None:
+    """#34.15: DELETE /files answered 501 cost about 95 s per batch (8 retries per file), said only at the end."""
+    with JudgeServer(responder=grade, api_key=KEY) as server:
+        server.batches.delay = 0.02
+        server.batches.delete_status = 501
+        started = time.monotonic()
+        with caplog.at_level(logging.WARNING, logger="textgen_core"):
+            store, run_id, error = run(db_path, settings(server.url))
+        took = time.monotonic() - started
+        deletes = [r.path for r in server.recorded(None) if r.path.startswith("DELETE ")]
+    assert error is None and all(v is not None for v in store.scores(run_id)["value"])
+    assert len(deletes) == 1, deletes  # tried once: the endpoint said it does not delete files
+    said = [r.getMessage() for r in caplog.records if "does not delete files" in r.getMessage()]
+    assert len(said) == 1 and "501" in said[0] and "delete them there" in said[0]
+    assert took < 20, took  # was ~95 s of retries per batch

@@ -9,8 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from judge_server import CHAT, Fault, JudgeServer, Reply
 from textgen_core.evaluate import evaluate, resume
+from textgen_core.judge.prompting import prompt_bound
 from textgen_core.judge.settings import JudgeSettings
 from textgen_core.model import Dataset, Datum
 from textgen_core.store import Store
@@ -80,3 +83,18 @@ def test_a_resume_counts_an_earlier_part_run_without_prices(db_path: Path) -> No
         resumed = server.count(CHAT) - 8
     assert store.get_run(run_id)["status"] == "interrupted"
     assert resumed <= 2, resumed  # was: the first part counted $0, the resume spent the whole cap again
+
+
+def test_timed_out_attempts_are_recorded_at_their_estimated_cost(db_path: Path,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """#34.15: attempts that count against the cap were recorded at cost 0 ("cost 0.0000")."""
+    with JudgeServer(responder=grade, latency=1.5) as server:  # every reply comes after the timeout
+        judge = settings(server, timeout=0.3, retries=2, max_calls=6, **PRICES)
+        store, run_id = run(db_path, judge)
+        sent = [r.body for r in server.recorded(CHAT)]
+    record = store.get_run(run_id)
+    assert len(sent) == record["judge_calls"] > 0 and record["prompt_tokens"] == 0  # no usage came back
+    # Each at the cap's upper estimate: its prompt's bound, and a reply of max_tokens.
+    expected = sum(judge.price(prompt_bound(body), judge.max_tokens) for body in sent)
+    assert record["cost"] == pytest.approx(expected, rel=1e-9) and expected > 0
+    assert f"at an estimated ${expected:.4f}" in caplog.text

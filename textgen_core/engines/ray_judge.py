@@ -178,7 +178,7 @@ class _Collected:
         self.cache = dict(cache or {})
         self.entries: list[Any] = []
         self.cells: list[Any] = []
-        self.usage = [0, 0, 0]  # calls, prompt and completion tokens (the driver prices them)
+        self.usage: list[Any] = [0, 0, 0, None]  # calls, prompt and completion tokens, cost (None: no prices)
         self._lock = threading.Lock()
 
     def session(self) -> Any:
@@ -224,8 +224,9 @@ class _Collected:
 
     def put_usage(self, run_id: int, calls: int, prompt_tokens: int, completion_tokens: int,
                   cost: float | None) -> None:
-        with self._lock:
-            self.usage = [self.usage[0] + calls, self.usage[1] + prompt_tokens, self.usage[2] + completion_tokens]
+        with self._lock:  # the cost as the judge priced it: attempts without a reply at their estimate
+            self.usage = [self.usage[0] + calls, self.usage[1] + prompt_tokens, self.usage[2] + completion_tokens,
+                          None if cost is None else (self.usage[3] or 0.0) + cost]
 
     def nudge(self) -> None:
         return None
@@ -330,9 +331,9 @@ def score_judge_on_ray(store: Store, run_id: int, dataset_id: int, metrics: Mapp
                 entries, cells, usage, reasons = pickle.loads(blob)
                 cells = [replace(c, rewritten=tuple(c.cell[:3]) in rewritten) for c in cells]
                 store.write_judge_batch(entries, cells)
-                if any(usage):
+                if any(usage[:3]):
                     store.add_run_usage(run_id, calls=usage[0], prompt_tokens=usage[1], completion_tokens=usage[2],
-                                        cost=settings.price(usage[1], usage[2]))
+                                        cost=usage[3])
                 refused.update(dict.fromkeys(reasons))
                 done += len(cells)
                 failed += sum(1 for c in cells if c.cell[4] is None)

@@ -23,8 +23,8 @@ from typing import Any, Mapping, Protocol, Sequence
 import openai
 
 from .asker import Stopped
-from ..llm.batch_api import (ADOPTABLE, BatchDriver, BatchPending, LineResult, Polling, complete, custom_id,
-                        line_failure, split)
+from ..llm.batch_api import (ADOPTABLE, NO_DELETE, BatchDriver, BatchPending, LineResult, Polling, complete,
+                             custom_id, line_failure, split)
 from ..llm.endpoint import async_openai, is_azure
 from ..llm.redact import scrub
 from .replies import Unscored, shape_problem
@@ -76,6 +76,8 @@ class Batcher:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._logged: dict[str, str] | None = None  # custom_id -> id of the newest logged batch holding it
         self._collected: dict[str, tuple[Any, dict[str, LineResult]]] = {}  # batch id -> (batch, its lines)
+        #: Why the endpoint does not delete files (said once; later batches' files are not asked for).
+        self.no_delete: str | None = None
 
     # -- what the client calls ---------------------------------------------------------------
     def logged_ids(self) -> set[str]:
@@ -218,11 +220,26 @@ class Batcher:
                         for cid in requests}
             return {cid: LineResult(None, failure.status, "batch_poll", failure.message) for cid in requests}
         self._collected[batch_id] = (batch, found)  # later rounds may take over more of its requests
-        kept = await driver.delete_files(batch)  # read: nothing of it stays at the provider
-        if kept:
-            log.warning("judge batch %s: could not delete files %s from the provider", batch_id, ", ".join(kept))
+        await self._clean_up(driver, batch)
         status("collected")
         return results
+
+    async def _clean_up(self, driver: BatchDriver, batch: Any) -> None:
+        """Delete a read batch's files at the provider, each tried once; a failure is said at once, and an
+        endpoint that does not delete files is not asked again in this run."""
+        if self.no_delete is not None:
+            return
+        kept, failure = await driver.delete_files(batch)  # read: nothing of it should stay at the provider
+        if failure is None:
+            return
+        reason = scrub(failure.message, self.settings.api_key)
+        if failure.status in NO_DELETE:
+            self.no_delete = reason
+            log.warning("judge batch %s: the endpoint does not delete files (%s); files %s and those of later "
+                        "batches stay at the provider: delete them there", batch.id, reason, ", ".join(kept))
+        else:
+            log.warning("judge batch %s: could not delete files %s from the provider (%s)", batch.id,
+                        ", ".join(kept), reason)
 
     def _logged_batches(self) -> dict[str, str]:
         if self._logged is None:

@@ -109,8 +109,9 @@ class JudgeClient:
         return self._cache.peek(key) is None and self._cache.surely_missing(key)
 
     def cost(self) -> float | None:
-        """Spend so far at the configured prices per million tokens; None when no price is set."""
-        return self.settings.price(self.usage.prompt_tokens, self.usage.completion_tokens)
+        """Spend so far at the configured prices per million tokens (attempts that got no reply at their upper
+        estimate); None when no price is set."""
+        return self.settings.cost_of(self.usage)
 
     async def ask(self, messages: list[dict], schema: dict, *, schema_name: str, prompt_version: str,
                   check: Callable[[Any], str | None] | None = None) -> JudgeReply:

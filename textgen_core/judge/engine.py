@@ -327,17 +327,19 @@ async def _run(store: JudgeStore, run_id: int, groups: list[list[Job]], client: 
         tracker.report(force=True)
         spent = tracker.spent()
         if spent.unanswered or spent.retries:
-            log.warning("judge: %d attempts timed out or were refused (5xx, 429) and count as calls; %d retries "
-                        "and re-asks in all", spent.unanswered, spent.retries)
+            unanswered = settings.price(spent.unanswered_prompt_tokens, spent.unanswered_completion_tokens)
+            log.warning("judge: %d attempts timed out or were refused (5xx, 429) and count as calls%s; %d retries "
+                        "and re-asks in all", spent.unanswered, "" if not spent.unanswered or unanswered is None
+                        else f", at an estimated ${unanswered:.4f} (no usage came back)", spent.retries)
         if spent.rate_limited or spent.waited_s >= 1.0:
             log.warning("judge: requests waited %.1f s in all for the endpoint's rate limits; %d refused with 429 "
                         "were waited out and sent again", spent.waited_s, spent.rate_limited)
 
 
 def _priced(used: Usage, settings: JudgeSettings) -> tuple[int, int, int, float | None]:
-    """(calls, prompt tokens, completion tokens, cost or None) of ``used`` at the run's prices."""
-    return (used.calls, used.prompt_tokens, used.completion_tokens,
-            settings.price(used.prompt_tokens, used.completion_tokens))
+    """(calls, prompt tokens, completion tokens, cost or None) of ``used`` at the run's prices; attempts
+    that got no reply are in the cost at their upper estimate (they are billed; no usage says how much)."""
+    return used.calls, used.prompt_tokens, used.completion_tokens, settings.cost_of(used)
 
 
 async def _watch(cancel: threading.Event, gate: Gate, workers: list[asyncio.Task], grace: float) -> None:

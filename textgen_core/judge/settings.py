@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
 from ..errors import ParameterError
+from ..llm.accounting import Usage
 
 #: Environment variables read by :meth:`JudgeSettings.from_env`.
 ENV_BASE_URL = "TEXTGEN_EVAL_JUDGE_BASE_URL"
@@ -228,6 +229,12 @@ class JudgeSettings:
         factor = self.batch_discount if (self.batch if batch is None else batch) else 1.0
         return factor * (prompt_tokens * (self.price_prompt_per_million or 0.0)
                          + completion_tokens * (self.price_completion_per_million or 0.0)) / 1_000_000
+
+    def cost_of(self, used: Usage) -> float | None:
+        """What ``used`` cost at these prices, attempts that got no reply at their upper estimate; None without
+        prices."""
+        return self.price(used.prompt_tokens + used.unanswered_prompt_tokens,
+                          used.completion_tokens + used.unanswered_completion_tokens)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> "JudgeSettings | None":

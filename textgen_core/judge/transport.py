@@ -204,8 +204,11 @@ class Transport:
                     self.meter.bump(in_flight=-1)
             finally:
                 billed = failure is None or failure.kind in BILLED_FAILURES
-                if failure is not None and billed:  # the endpoint may have billed it: a call for the caps too
-                    self.meter.bump(calls=1, unanswered=1)
+                if failure is not None and billed:  # the endpoint may have billed it: a call for the caps too,
+                    self.meter.bump(calls=1, unanswered=1,  # at an upper estimate of its cost (as the cap holds it)
+                                    unanswered_prompt_tokens=prompt_bound(payload),
+                                    unanswered_completion_tokens=self.settings.max_tokens
+                                    if failure.kind == "timeout" else 0)
                 if hold is not None:
                     hold.release(result, billed=billed, cut_off=failure is not None and failure.kind == "timeout")
                 retry_after = failure.retry_after if failure is not None else None

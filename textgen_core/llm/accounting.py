@@ -35,6 +35,10 @@ class Usage:
     waited_s: float = 0.0
     #: Attempts that got no usable reply but may be billed (timeouts, 5xx, 429); also in ``calls``.
     unanswered: int = 0
+    #: Upper estimates of what those attempts may be billed, since no usage came back: the prompt's bound,
+    #: and a reply of ``max_tokens`` for one that timed out (the endpoint may have written it all).
+    unanswered_prompt_tokens: int = 0
+    unanswered_completion_tokens: int = 0
 
 
 class Meter:

@@ -28,6 +28,9 @@ ADOPTABLE = frozenset({"submitted", "validating", "in_progress", "finalizing", "
 OPERATION_ATTEMPTS = 8
 #: The Batch API's limits on one input file: requests, and bytes (200 MB, with room for the JSONL framing).
 MAX_REQUESTS = 50_000
+#: Statuses of a refused DELETE /files that say the endpoint does not delete files at all (no such method,
+#: not implemented): asking again, for this batch or the next, cannot help. A 404 says the file is gone.
+NO_DELETE = frozenset({405, 501})
 MAX_BYTES = 190_000_000
 
 
@@ -139,17 +142,27 @@ class BatchDriver:
                     found[cid] = result
         return found
 
-    async def delete_files(self, batch: Any) -> list[str]:
-        """Delete the batch's input, output and error files from the provider's storage; the ids not deleted."""
-        kept = []
+    async def delete_files(self, batch: Any) -> tuple[list[str], Failure | None]:
+        """Delete the batch's input, output and error files from the provider's storage, each tried once (a
+        clean-up after the replies are read: not worth minutes of retries): the ids not deleted, and the
+        first failure. After a refusal that says the endpoint does not delete files (:data:`NO_DELETE`),
+        the batch's other files are not asked for."""
+        kept: list[str] = []
+        first: Failure | None = None
         for file_id in (batch.input_file_id, batch.output_file_id, batch.error_file_id):
             if not file_id:
                 continue
-            try:
-                await self._retrying(lambda: self.api.files.delete(file_id))
-            except (openai.OpenAIError, TimeoutError):
+            if first is not None and first.status in NO_DELETE:
                 kept.append(file_id)
-        return kept
+                continue
+            try:
+                await self.api.files.delete(file_id)
+            except openai.NotFoundError:
+                continue  # gone already: nothing is kept
+            except (openai.OpenAIError, TimeoutError) as exc:
+                kept.append(file_id)
+                first = first or classify(exc)
+        return kept, first
 
     async def run(self, requests: Mapping[str, Mapping[str, Any]],
                   on_created: Callable[[str, str], None] | None = None) -> dict[str, LineResult]:
