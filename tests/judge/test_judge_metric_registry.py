@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from app_helpers import no_exception, page, store
+from docs_files import section
 
 from textgen_core.cli.main import main
 from textgen_core.cli.metrics import metrics_markdown
@@ -31,9 +32,8 @@ FULL = (b"id,model,question,prediction,reference,contexts,lp\n"
 
 
 def _readme_rows() -> dict[str, str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("\n", text.index("<!-- metrics:")) + 1:text.index("<!-- /metrics -->")]
-    return {line.split(" | ")[0].strip("| `"): line for line in section.splitlines()[2:]}
+    rows = section("<!-- metrics:", "<!-- /metrics -->")
+    return {line.split(" | ")[0].strip("| `"): line for line in rows.splitlines()[2:]}
 
 
 @pytest.mark.parametrize("name", JUDGE)
@@ -41,7 +41,7 @@ def test_a_registered_judge_metric_has_its_readme_row(name: str) -> None:
     generated = {line.split(" | ")[0].strip("| `"): line for line in metrics_markdown().splitlines()[2:]}
     assert name in generated, f"{name} is registered but not in the generated table"
     assert _readme_rows().get(name) == generated[name], \
-        f"README's row of {name} is not the generated one: run python scripts/readme-tables.py"
+        f"The docs' row of {name} is not the generated one: run python scripts/docs-tables.py"
 
 
 @pytest.mark.parametrize("name", JUDGE)

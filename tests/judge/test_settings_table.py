@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from docs_files import section
+
 from textgen_core.cli.judge_args import (add_judge_arguments, judge_settings_for_resume, judge_settings_from_args,
                                          jury_from_args)
 from textgen_core.errors import ParameterError
@@ -88,9 +90,7 @@ def test_a_resume_takes_the_stored_settings_but_not_the_caps(clean_env) -> None:
 
 
 def test_readme_settings_table_is_the_generated_one() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("\n", text.index("<!-- judge-settings:")) + 1
-    assert text[start:text.index("<!-- /judge-settings -->")] == settings_markdown()
+    assert section("<!-- judge-settings:", "<!-- /judge-settings -->") == settings_markdown()
     out = subprocess.run([sys.executable, "-m", "textgen_core.cli.main", "metrics", "--markdown", "settings"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120, check=True).stdout
     assert out == settings_markdown()

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from docs_files import docs_text
 
 from textgen_core.cli.main import main
 from textgen_core.registry import all_metrics, direction_of, get_metric
 from textgen_core.model import TEXT_FIELDS
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+README = docs_text()
 SPECS = list(all_metrics().values())
 
 

@@ -1,4 +1,4 @@
-"""The README's metric table is the one the declarations generate (``textgen-eval metrics --markdown``): one row
+"""The docs' metric table (docs/metrics.md) is the one the declarations generate (``textgen-eval metrics --markdown``): one row
 per registered metric, none for a metric that is gone, and each row says what its MetricSpec declares."""
 
 from __future__ import annotations
@@ -7,22 +7,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from docs_files import section
 from textgen_core.cli.metrics import metrics_markdown
 from textgen_core.registry import all_metrics, get_metric
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
 ARROW = {"higher": "↑", "lower": "↓", "none": "–"}
 
 
-def _section(text: str) -> str:
-    start = text.index("<!-- metrics:")
-    start = text.index("\n", start) + 1
-    return text[start:text.index("<!-- /metrics -->")]
-
-
 def test_the_readme_table_is_the_generated_one() -> None:
-    assert _section(README.read_text(encoding="utf-8")) == metrics_markdown()
+    assert section("<!-- metrics:", "<!-- /metrics -->") == metrics_markdown()
 
 
 def test_the_command_prints_the_same_table() -> None:

@@ -1,11 +1,18 @@
-"""The README's commands and Python examples run as written, in order, in an empty directory.
+"""The README's and the docs' commands and Python examples run as written, in order, in an empty directory.
 
-Shell blocks: every `textgen-eval` command runs as a real process; the judge
-URL of the examples (http://127.0.0.1:8000/v1) is pointed at the loopback judge
-server the test starts, and the dashboard command gets a free port, is checked
-on 127.0.0.1 and stopped with Ctrl-C (SIGINT) as the README says. The `make`
-commands of the quick start are checked by tests/project/test_packaging.py. Python
-blocks run afterwards in the same directory, in one namespace per block.
+Documents are read in the order of tests/docs_files.py (README first). Every fenced block, indented ones
+inside list items included, is taken in document order:
+
+* ``bash`` and ``console`` blocks: every ``textgen-eval`` command runs as a real process (continuation lines
+  joined, comments dropped); the judge URL of the examples (http://127.0.0.1:8000/v1) is pointed at the loopback
+  judge server the test starts, and the dashboard command gets a free port, is checked on 127.0.0.1 and stopped
+  with Ctrl-C (SIGINT) as the README says. The `make` commands of the quick start are checked by
+  tests/project/test_packaging.py.
+* a block whose info string names a file (```` ```toml rubric.toml ````, ```` ```csv ratings.csv ````) is
+  written to that file, so the commands after it find it;
+* ``python`` blocks run in the same directory, in one namespace per block, and must print something;
+* ``text`` blocks are illustrations: output, or commands for software a test machine has not (llama-server,
+  an Azure deployment); ``toml`` blocks without a file name are fragments shown for reading.
 """
 
 from __future__ import annotations
@@ -17,31 +24,47 @@ import re
 import shlex
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 from dashboard_process import serve_check_and_stop
+from docs_files import DOCS, ORDER, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 EXAMPLE_JUDGE = "http://127.0.0.1:8000/v1"
-FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
+FENCE = re.compile(r"^( *)```(\w+)([^\n]*)\n(.*?)^\1```", re.S | re.M)
+RUNNABLE = ("bash", "console")
+
+
+def all_blocks() -> list[tuple[str, str, str, str]]:
+    """(document, language, file name or "", body) of every fenced block, in reading order."""
+    found = []
+    for path in DOCS:
+        if not path.is_file():
+            continue
+        for indent, lang, info, body in FENCE.findall(path.read_text(encoding="utf-8")):
+            found.append((path.name, lang, info.strip(), textwrap.dedent(body) if indent else body))
+    return found
 
 
 def blocks(language: str) -> list[str]:
-    """Fenced code blocks of one language, in README order."""
-    return [body for lang, body in FENCE.findall(README.read_text(encoding="utf-8")) if lang == language]
+    """Fenced code blocks of one language, in reading order."""
+    return [body for _, lang, _, body in all_blocks() if lang == language]
+
+
+def commands_of(body: str) -> list[list[str]]:
+    """Each command of a shell block as argv: continuation lines joined, comments dropped."""
+    commands = []
+    for line in body.replace("\\\n", " ").splitlines():
+        argv = shlex.split(line, comments=True)
+        if argv:
+            commands.append(argv)
+    return commands
 
 
 def shell_commands() -> list[list[str]]:
-    """Each command of the bash blocks as argv: continuation lines joined, comments dropped."""
-    commands = []
-    for body in blocks("bash"):
-        for line in body.replace("\\\n", " ").splitlines():
-            argv = shlex.split(line, comments=True)
-            if argv:
-                commands.append(argv)
-    return commands
+    return [argv for _, lang, _, body in all_blocks() if lang in RUNNABLE for argv in commands_of(body)]
 
 
 def _cli() -> list[str]:
@@ -56,40 +79,53 @@ def _env() -> dict[str, str]:
     return env
 
 
-@pytest.mark.timeout(600)
-def test_readme_commands_and_examples_run_in_order_in_an_empty_directory(tmp_path, judge_server, monkeypatch):
-    commands = shell_commands()
-    names = [" ".join(argv[:2]) for argv in commands]
-    assert names[:2] == ["make dashboard", "make test"] and "textgen-eval sample" in names
-    ran = []
-    for argv in commands:
-        if argv[0] == "make":
-            continue  # tests/project/test_packaging.py
-        assert argv[0] == "textgen-eval", f"README command the test does not know how to run: {argv}"
-        argv = _cli() + [judge_server.url if arg == EXAMPLE_JUDGE else arg for arg in argv[1:]]
-        if "dashboard" in argv:
-            serve_check_and_stop(argv, tmp_path, _env())
-            ran.append("dashboard")
-            continue
-        done = subprocess.run(argv, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, f"{shlex.join(argv[1:])} -> {done.returncode}\n{done.stdout}\n{done.stderr}"
-        assert "Traceback" not in done.stderr, done.stderr
-        ran.append(argv[len(_cli())])
-    assert {"sample", "run", "runs", "datasets", "resume", "export", "compare", "agreement", "metrics",
-            "dashboard"} <= set(ran)
-    assert judge_server.count() > 0  # the judge example ran against the loopback server
-    for made in ("outputs.csv", "scores.csv", "run1.parquet", "textgen_eval.duckdb"):
-        assert (tmp_path / made).is_file(), made
+def test_every_docs_file_has_its_place_in_the_order():
+    present = {path.name for path in (ROOT / "docs").glob("*.md")}
+    assert present <= set(ORDER), f"add {sorted(present - set(ORDER))} to ORDER in tests/docs_files.py"
 
+
+def test_the_readme_is_a_front_door():
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 250
+
+
+def _run_command(argv: list[str], cwd: Path, judge_url: str, where: str) -> str:
+    if argv[0] == "make":
+        return "make"  # tests/project/test_packaging.py
+    assert argv[0] == "textgen-eval", f"{where}: a command the test does not know how to run: {argv}"
+    argv = _cli() + [judge_url if arg == EXAMPLE_JUDGE else arg for arg in argv[1:]]
+    if "dashboard" in argv:
+        serve_check_and_stop(argv, cwd, _env())
+        return "dashboard"
+    done = subprocess.run(argv, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{where}: {shlex.join(argv[1:])} -> {done.returncode}\n{done.stdout}\n{done.stderr}"
+    assert "Traceback" not in done.stderr, done.stderr
+    return argv[len(_cli())]
+
+
+@pytest.mark.timeout(900)
+def test_readme_and_docs_commands_and_examples_run_in_order_in_an_empty_directory(tmp_path, judge_server,
+                                                                                    monkeypatch):
+    names = [" ".join(argv[:2]) for argv in shell_commands()]
+    assert names[:2] == ["make dashboard", "make test"] and "textgen-eval sample" in names
     monkeypatch.chdir(tmp_path)
-    python = blocks("python")
-    assert len(python) >= 2
-    for code in python:
-        code = code.replace(EXAMPLE_JUDGE, judge_server.url)
-        with contextlib.redirect_stdout(io.StringIO()) as out:
-            exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})
-        assert out.getvalue().strip(), code  # each example prints its result
-    assert (tmp_path / "evals.duckdb").is_file()
+    ran, pythons = [], 0
+    for where, lang, file_name, body in all_blocks():
+        if file_name:
+            (tmp_path / file_name).write_text(body.replace(EXAMPLE_JUDGE, judge_server.url), encoding="utf-8")
+        elif lang in RUNNABLE:
+            ran += [_run_command(argv, tmp_path, judge_server.url, where) for argv in commands_of(body)]
+        elif lang == "python":
+            code = body.replace(EXAMPLE_JUDGE, judge_server.url)
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                exec(compile(code, where, "exec"), {"__name__": "__readme__"})
+            assert out.getvalue().strip(), f"{where}: an example prints its result\n{code}"
+            pythons += 1
+    assert {"sample", "run", "runs", "datasets", "resume", "export", "compare", "agreement", "metrics", "labels",
+            "dashboard"} <= set(ran)
+    assert judge_server.count() > 0  # the judge examples ran against the loopback server
+    assert pythons >= 3
+    for made in ("outputs.csv", "scores.csv", "run1.parquet", "textgen_eval.duckdb", "evals.duckdb"):
+        assert (tmp_path / made).is_file(), made
 
 
 def test_a_missing_file_is_not_found(tmp_path):
@@ -105,14 +141,16 @@ def test_readme_documents_every_subcommand():
 
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
-    text = README.read_text(encoding="utf-8")
+    from docs_files import docs_text
+
+    text = docs_text()
     for name in sub.choices:
         assert re.search(rf"textgen-eval (--db \S+ )?{name}\b", text), name
 
 
 def test_readme_layout_matches_the_tree():
     """The Development section names the folders that hold the code, and no folder that is gone."""
-    text = README.read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
     layout = text[text.index("Layout:"):]
     for folder in ("textgen_core/", "textgen_dashboard/", "views/", "tests/", "bench/", "scripts/"):
         assert folder in layout, folder

@@ -15,6 +15,7 @@ from typing import Iterator
 import pandas as pd
 import pytest
 
+from docs_files import docs_text
 from jury_scripting import Voter
 from judge_server import JudgeServer
 from textgen_core.api import score
@@ -251,10 +252,13 @@ def test_the_readme_panel_file_reads_as_documented(tmp_path: Path, monkeypatch: 
 
     from textgen_core.runs.panel import read_panel
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Repeated judging and judge panels"):]
+    readme = docs_text()
+    section = readme[readme.index("## Repeated judging and judge panels"):]
+    example = re.search(r"```toml panel.toml\n(.*?)```", section, re.S).group(1)
+    assert 'api_key_env = "OLLAMA_KEY"' in section  # the prose names the key variable's setting
     panel = tmp_path / "panel.toml"
-    panel.write_text(re.search(r"```toml\n(.*?)```", section, re.S).group(1))
+    panel.write_text(example.replace("http://127.0.0.1:8000/v1", "http://localhost:11434/v1")
+                     .replace("price_prompt", 'api_key_env = "OLLAMA_KEY"\nprice_prompt'))
     monkeypatch.setenv("OLLAMA_KEY", "local-key")
     lead = JudgeSettings(base_url="https://api.openai.com/v1", model="gpt-4o-mini", api_key="sk-lead")
     jury = read_panel(str(panel), lead, models=["o4-mini"])

@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                              "judge metrics saved in the database")
     metrics.add_argument("name", nargs="?", help="show one metric in full (a custom one with its prompt)")
     metrics.add_argument("--markdown", nargs="?", const="metrics", choices=("metrics", "settings"),
-                         help="print the README's table of metrics (default) or of judge settings, generated from "
+                         help="print the docs' table of metrics (default) or of judge settings, generated from "
                               "their declarations")
     add_judge_metric_argument(metrics)
     add_db_argument(metrics)
@@ -88,7 +88,7 @@ _ARROWS = {"higher": "↑", "lower": "↓", "none": "–"}
 
 
 def metrics_markdown() -> str:
-    """The README's metric table: one row per declared metric, every cell read from its declaration."""
+    """The docs' metric table (docs/metrics.md): one row per declared metric, every cell read from its declaration."""
     lines = ["| metric | kind | scores written | needs | better | what it measures |",
              "| --- | --- | --- | --- | --- | --- |"]
     for spec in all_metrics().values():

@@ -4,7 +4,7 @@ To add a judge metric: write ``textgen_core/judge/metrics/<name>.py`` with its
 prompt (a ``Request`` builder using :mod:`..prompting`), its ``async def
 score(ask, row, params) -> Outcome`` and ``SPEC = declare(...)`` (inputs, notes,
 ``JudgePlan(score, steps=(sample requests...), empty=...)``); then add the
-module to :data:`MODULES` below, and regenerate the README's tables (``python scripts/readme-tables.py``).
+module to :data:`MODULES` below, and regenerate the docs' tables (``python scripts/docs-tables.py``).
 Nothing else lists the judge metrics: the CLI, the dashboard and the test suites read the registry
 (tests/judge/test_judge_metric_registry.py); the one deliberate exception is the lock of prompt hashes
 (RECORDED in tests/judge/test_judge_metrics_formulas.py, whose failure prints the line to add), which
