@@ -46,6 +46,41 @@ def test_fn_rule_seed_by_default_conveyed_on_request(env: Env, capsys: pytest.Ca
     assert "seed document's sentence" in page and "fn_rule = 'conveyed'" in page
 
 
+class MeaningJudge(ScriptedJudge):
+    """The scripted judge, except that a reference statement the answer states inside a longer statement is
+    "conveyed", as a judge reading for meaning rules (the scripted rule wants the same sentence)."""
+
+    def __call__(self, request: dict) -> object:
+        if step_of(request) != "answer_correctness":
+            return super().__call__(request)
+        b = blocks(request["messages"][1]["content"])
+        refs, answer = numbered(b["Reference statements"]), numbered(b["Answer statements"])
+        supported = [any(norm(a) in norm(r) for r in refs) for a in answer]
+
+        def ruling(r: str) -> str:
+            if any(norm(r) in norm(a) for a in answer):
+                return "conveyed"
+            return "backs_answer" if any(ok and norm(a) in norm(r) for a, ok in zip(answer, supported)) else "missing"
+
+        return {"answer_statements": [{"item": i, "reason": "scripted", "verdict": "supported" if ok else "unsupported"}
+                                      for i, ok in enumerate(supported, start=1)],
+                "reference_statements": [{"item": i, "reason": "scripted", "verdict": ruling(r)}
+                                         for i, r in enumerate(refs, start=1)]}
+
+
+def test_a_more_specific_answer_departs_from_the_seed_system_and_says_so(
+        env: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    env.server.responder = MeaningJudge(impolite=env.judge.impolite)
+    garden = "It has a rooftop garden."
+    got = env.score([row("more", f"{WEEKDAYS} {garden}", references=(f"{MUSEUM} {garden}",))], "answer_correctness")
+    # the reference's opening hours are conveyed (inside the unsupported, more specific statement): not an fn
+    assert got["more", "answer_correctness"][:2] == (pytest.approx(2 / 3, abs=1e-12),
+                                                      {"tp": 1, "fp": 1, "fn": 0, "reference": 1})
+    _, departures = shown(capsys, "answer_correctness")
+    listed = [d for d in departures if d.startswith("With fn_rule = 'seed'")]
+    assert len(listed) == 1 and "0.667 here (tp 1, fp 1, fn 0) and 0.5 in the seed system" in listed[0]
+
+
 # -- 2. questions are statements ------------------------------------------------------------------
 
 def test_a_question_back_is_a_statement(env: Env, capsys: pytest.CaptureFixture[str]) -> None:

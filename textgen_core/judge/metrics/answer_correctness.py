@@ -47,7 +47,7 @@ MISSED = {"seed": ("missing",), "conveyed": ("missing", "backs_answer")}
 
 FN_RULE = Param(
     "fn_rule", "choice", "seed",
-    "when a reference statement counts as missed (fn): 'seed' (the seed system's rule) only when the answer "
+    "when a reference statement counts as missed (fn): 'seed' (the seed system's rule but for one case, listed under Departs from the seed system) only when the answer "
     "neither conveys it nor has a supported statement it backs; 'conveyed' whenever the answer does not convey "
     "it in full (the reading of the seed document's sentence).", choices=tuple(MISSED))
 
@@ -89,8 +89,8 @@ SPEC = declare(
     "with no statements gives tp = 0, so 0, without a verdict call; a reference where neither side has "
     "statements is skipped, and if every reference is skipped the cell is unscored. No references: unscored. "
     "Statements are extracted with the same request as for answer relevance and context recall; questions "
-    "count as statements. A reference statement is a false negative by the seed system's rule by default "
-    "(fn_rule = 'seed'): not when it backs a statement the answer got right, so \"The museum opens at nine.\" "
+    "count as statements. By default (fn_rule = 'seed') a reference statement is a false negative only when "
+    "the answer neither conveys it nor got right a statement it backs, so \"The museum opens at nine.\" "
     "against \"The museum opens at nine on weekdays.\" scores 1.0. The seed document's sentence (fn when a "
     "reference statement is not represented in the answer) reads the other way; fn_rule = 'conveyed' follows "
     "it and scores that answer 0.667. One judge reply serves both rules. " + DUPLICATES_NOTE,
@@ -101,4 +101,13 @@ SPEC = declare(
         "No statements on either side for every reference: unscored; the seed system gives 0.0 (no true "
         "positive). Nothing was compared, so there is no correctness to report.",
         "The comparison step does not show the judge the query (the seed system does): statements are "
-        "compared by meaning, and the query would only tempt the judge to grade relevance."))
+        "compared by meaning, and the query would only tempt the judge to grade relevance.",
+        "With fn_rule = 'seed', a reference statement the answer conveys is never a false negative; the seed "
+        "system counts it as one unless it backs an answer statement judged supported. The two differ when the "
+        "answer says a reference fact with more detail than the reference has: \"The museum opens at nine on "
+        "weekdays. It has a rooftop garden.\" against \"The museum opens at nine. It has a rooftop garden.\" "
+        "scores 0.667 here (tp 1, fp 1, fn 0) and 0.5 in the seed system (tp 1, fp 1, fn 1). The extra detail is "
+        "one fault, already counted as the unsupported answer statement; counting the reference fact the answer "
+        "did state as missed as well would charge it twice. The judge rules on each reference statement by "
+        "itself (conveyed, backs a supported statement, missing), not on which answer statement it backs, so "
+        "the seed system's rule cannot be read from its reply without a second call per reference."))
