@@ -25,6 +25,7 @@ import shlex
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -96,7 +97,10 @@ def _run_command(argv: list[str], cwd: Path, judge_url: str, where: str) -> str:
     if "dashboard" in argv:
         serve_check_and_stop(argv, cwd, _env())
         return "dashboard"
+    started = time.monotonic()
     done = subprocess.run(argv, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=300)
+    print(f"{where}: {shlex.join(argv[len(_cli()):])[:100]} -> {done.returncode} in {time.monotonic() - started:.1f} s",
+          flush=True)
     assert done.returncode == 0, f"{where}: {shlex.join(argv[1:])} -> {done.returncode}\n{done.stdout}\n{done.stderr}"
     assert "Traceback" not in done.stderr, done.stderr
     return argv[len(_cli())]
