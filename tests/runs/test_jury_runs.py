@@ -195,7 +195,7 @@ def test_bad_panels_are_one_clear_error(tmp_path: Path) -> None:
 
     with pytest.raises(ParameterError, match="member 1: 'colour' is not a member key"):
         read_panel(str(panel), lead)
-    panel.write_text('samples = 2\naggregate = "median"\n[[member]]\nmodel = "b"\nbase_url = "http://h/v1"\n')
+    panel.write_text('samples = 2\naggregate = "median"\n[[member]]\nmodel = "b"\nbase_url = "http://h/v1"\napi_key_env = ""\n')
     with pytest.raises(ParameterError, match="aggregate='median'"):
         read_panel(str(panel), lead)
 

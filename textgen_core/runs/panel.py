@@ -12,10 +12,12 @@ sample is a plain run: nothing of this applies, nothing changes.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tomllib
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
+from urllib.parse import urlsplit
 
 from ..errors import ParameterError
 from ..judge.settings import JURY_BY_NAME, JudgeSettings
@@ -108,13 +110,55 @@ def restore(stored: Mapping[str, Any] | None, lead: JudgeSettings) -> Jury | Non
     if not stored:
         return None
     members, key_vars = [lead], [None]
-    for member in (stored.get("panel") or [])[1:]:
+    for i, member in enumerate((stored.get("panel") or [])[1:]):
         known = {k: v for k, v in member.items() if k in lead.public() and k not in ("max_calls", "max_cost")}
         var = member.get("api_key_env")
-        key = os.environ.get(var, "") if var else lead.api_key
-        members.append(JudgeSettings(**(known | {"api_key": key.strip()})))
+        where = f"panel member {i + 1} ({member.get('name') or known.get('model')})"
+        key = member_key(where, var, str(known.get("base_url") or lead.base_url), lead)
+        members.append(JudgeSettings(**(known | {"api_key": key})))
         key_vars.append(var)
     return Jury(tuple(members), int(stored.get("samples") or 1), stored.get("aggregate"), tuple(key_vars))
+
+
+#: An environment variable's name; only one in capitals (the convention) is ever quoted back, since a key
+#: typed where its variable's name belongs would otherwise be printed.
+_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SHOWN_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
+
+
+def member_key(where: str, var: Any, base_url: str, lead: JudgeSettings) -> str:
+    """The key a panel member sends: from the variable ``api_key_env`` names (``""``: no key, for an endpoint
+    that needs none); without one, the lead's key, but only on the lead's host -- a key goes to the endpoint
+    it belongs to. Refused (ParameterError, naming the member and never a key) otherwise."""
+    if var is None:
+        if _origin(base_url) != _origin(lead.base_url):
+            raise ParameterError(
+                f"{where}: its endpoint is on another host or port ({_origin(base_url)}) than the lead judge's "
+                f"({_origin(lead.base_url)}), and the lead's key is sent to the lead's host only: set 'api_key_env' "
+                "to the name of the variable holding this member's key (or to \"\" for an endpoint that needs none)")
+        return lead.api_key
+    if not isinstance(var, str):
+        raise ParameterError(f"{where}: 'api_key_env' must be the name of an environment variable")
+    if var == "":
+        return ""
+    if not _VAR_NAME.fullmatch(var):
+        raise ParameterError(f"{where}: 'api_key_env' must be the NAME of an environment variable (letters, digits "
+                             "and _), not a key: put the key in a variable and name that (the value is not shown)")
+    if var not in os.environ:
+        named = var if _SHOWN_NAME.fullmatch(var) else "named in 'api_key_env' (not shown: it is not in capitals, " \
+                                                        "so it may be a key typed in place of a name)"
+        raise ParameterError(f"{where}: its key variable {named} is not set: set it, or name another")
+    return os.environ[var].strip()
+
+
+def _origin(url: str) -> str:
+    """scheme://host:port of ``url`` (ports made explicit), the unit a key belongs to."""
+    parts = urlsplit(str(url).strip())
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
+    except ValueError:
+        port = None
+    return f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}:{port}"
 
 
 #: Keys of a panel file's ``[[member]]`` table -> JudgeSettings fields.
@@ -147,13 +191,12 @@ def read_panel(path: str, lead: JudgeSettings, *, samples: int | None = None, mo
         if bad:
             raise ParameterError(f"{where}: '{bad[0]}' is not a member key ({', '.join([*_MEMBER_KEYS, 'api_key_env'])})")
         var = member.get("api_key_env")
-        if var is not None and (not isinstance(var, str) or var not in os.environ):
-            raise ParameterError(f"{where}: 'api_key_env' names the environment variable {var!r}, which is not set")
         values = {_MEMBER_KEYS[k]: v for k, v in member.items() if k in _MEMBER_KEYS}
         try:
-            made = replace(lead, **values, api_key=os.environ[var].strip() if var else lead.api_key)
+            made = replace(lead, **values)
         except (ParameterError, TypeError) as exc:
             raise ParameterError(f"{where}: {exc}") from None
+        made = replace(made, api_key=member_key(f"{where} ({made.model})", var, made.base_url, lead))
         if (made.model, made.endpoint) != (lead.model, lead.endpoint):  # the run's judge leads the panel already
             members.append(made)
             key_vars.append(var)
