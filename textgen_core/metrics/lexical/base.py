@@ -15,6 +15,8 @@ from .tokenize import TOKENIZER_LABELS, WORD_TOKENIZERS, TextCache
 
 #: Scores one row given the per-call cache; built once per call from the resolved parameters.
 RowFn = Callable[[Datum, TextCache], dict[str, Cell]]
+#: A spec's parameter resolution: raw parameters (None: the defaults) -> resolved ones.
+Resolve = Callable[[Mapping[str, Any] | None], dict[str, Any]]
 #: Scores a whole chunk at once (for metrics whose rows depend on each other).
 ChunkFn = Callable[[Sequence[Datum], Mapping[str, Any], TextCache], list[dict[str, Cell]]]
 
@@ -30,15 +32,20 @@ class Scorer:
     """
 
     def __init__(self, per_row: Callable[..., RowFn] | None = None, per_chunk: ChunkFn | None = None,
-                 sees_chunk: bool = False) -> None:
+                 sees_chunk: bool = False, *, resolve: Resolve | None = None) -> None:
         if (per_row is None) == (per_chunk is None):
             raise ValueError("a lexical scorer takes exactly one of per_row and per_chunk")
         self.per_row = per_row
         self.per_chunk = per_chunk
         #: per_row(params, rows) is also given the chunk's rows, to compute what it can for all at once.
         self.sees_chunk = sees_chunk
-        #: The owning spec's ``resolve``, bound when the :class:`LexicalSpec` is declared.
-        self.resolve: Callable[[Mapping[str, Any] | None], dict[str, Any]] | None = None
+        #: The owning spec's ``resolve`` (see :meth:`for_spec`): raw parameters become resolved ones.
+        self.resolve = resolve
+
+    def for_spec(self, resolve: Resolve) -> "Scorer":
+        """This scorer as one spec's ``score``: a new scorer that resolves parameters with ``resolve``
+        (a scorer several specs share is never changed)."""
+        return Scorer(self.per_row, self.per_chunk, self.sees_chunk, resolve=resolve)
 
     def __call__(self, rows: Sequence[Datum], params: Mapping[str, Any]) -> list[dict[str, Cell]]:
         if self.resolve is None:
@@ -89,8 +96,8 @@ class LexicalSpec(MetricSpec):
     used_columns: Callable[[Mapping[str, Any]], Sequence[str]] | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.score, Scorer):
-            self.score.resolve = self.resolve
+        if isinstance(self.score, Scorer):  # built with the spec: its own scorer, resolving as the spec does
+            object.__setattr__(self, "score", self.score.for_spec(self.resolve))
 
     def resolve(self, raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
         resolved = super().resolve(raw)
