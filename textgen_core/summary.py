@@ -228,6 +228,27 @@ def judge_warnings(store: Store, run_id: int) -> list[str]:
         if row.n_reasons >= DEGENERATE_MIN and row.n_one_word >= ONE_WORD_SHARE * row.n_reasons:
             out.append(f"{row.metric}: {row.n_one_word} of the judge's {row.n_reasons} reasons are one word or "
                        "empty; it may be answering without reading (look at its replies in Explore).")
+    return out + silent_members(store.votes_for_run(run_id))
+
+
+def silent_members(votes: pd.DataFrame) -> list[str]:
+    """Warnings for the members of a panel none of whose votes is scored: the cells are then the other members'
+    votes alone, so the "panel" may in truth be one judge. Empty for a run without a panel."""
+    if votes.empty or votes["judge"].nunique() < 2:
+        return []
+    scored = votes.groupby("judge", sort=True)["value"].count()
+    silent = [str(j) for j, n in scored.items() if n == 0]
+    speaking = [str(j) for j, n in scored.items() if n > 0]
+    out = []
+    for member in silent:
+        mine = votes[votes["judge"] == member]
+        reasons = mine["reason"].dropna().astype(str)
+        why = f" (the most common reason: {reasons.mode().iloc[0]!r})" if not reasons.empty else ""
+        left = (f"in effect a panel of one judge, {speaking[0]}" if len(speaking) == 1 else
+                "no member scored anything" if not speaking else
+                f"{len(speaking)} of {len(scored)} members scored")
+        out.append(f"panel member {member}: none of its {len(mine)} votes is scored{why}; the cells are the other "
+                   f"members' votes alone - {left}. Check its endpoint, model and key.")
     return out
 
 

@@ -60,9 +60,10 @@ def test_a_corpus_file_fits_the_space_and_its_hash_is_in_the_signature(tmp_path)
     want = _reference(background, [(r["prediction"], r["reference"]) for r in rows], n_components=8)
     assert ours["lsa_similarity"].tolist() == pytest.approx(want, abs=1e-9)
     spec = get_metric("lsa")
-    signature = spec.signature(spec.resolve({"corpus_file": str(path)}))
+    params = {"corpus_file": str(path), "n_components": 8}
+    signature = spec.signature(spec.resolve(params))
     path.write_text("\n".join(background[:-1]), encoding="utf-8")
-    assert spec.signature(spec.resolve({"corpus_file": str(path)})) != signature  # an edited file is another space
+    assert spec.signature(spec.resolve(params)) != signature  # an edited file is another space
     assert "tok:tfidf-svd-file-" in signature
 
 
@@ -79,3 +80,35 @@ def test_edge_cases_are_unscored_with_reasons(tmp_path):
     with pytest.raises(ParameterError, match="no file at"):
         api.score(rows, ["lsa"], {"lsa": {"corpus_file": str(tmp_path / "missing.txt")}})
     assert get_metric("lsa").whole_dataset(get_metric("lsa").resolve())
+
+
+@pytest.mark.parametrize("lines, words", [(1, "the corpus has 1 document: LSA needs at least n_components (100)"),
+                                          (2, "the corpus has 2 documents"), (0, "the corpus has no document")])
+def test_a_corpus_file_too_small_for_the_space_is_refused_before_the_run(tmp_path, lines, words):
+    """Issue 34, points 6 and 13: a one-line corpus gave 1.0 for every row, a two-line one one value for all."""
+    path = tmp_path / "corpus.txt"
+    rng = np.random.default_rng(0)
+    vocabulary = [f"w{k}" for k in range(400)]
+    path.write_text("\n".join(" ".join(rng.choice(vocabulary, 200)) for _ in range(lines)) + "\n\n")
+    with pytest.raises(ParameterError, match="parameter lsa.corpus_file") as caught:
+        api.score(_rows(5), ["lsa"], {"lsa": {"corpus_file": str(path)}})
+    assert words in str(caught.value)
+    with pytest.raises(ParameterError, match="at least 2|below the minimum 2"):
+        api.score(_rows(5), ["lsa"], {"lsa": {"n_components": 1}})  # one dimension: every cosine is 1 or -1
+
+
+def test_a_corpus_path_that_is_not_a_regular_file_is_refused(tmp_path):
+    import os
+
+    fifo = tmp_path / "corpus.fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, tmp_path):
+        with pytest.raises(ParameterError, match="is not a regular file"):
+            api.score(_rows(5), ["lsa"], {"lsa": {"corpus_file": str(path)}})
+
+
+def test_a_run_fitted_on_too_few_texts_is_unscored_with_the_reason():
+    rows = _rows(3, models=("a",))
+    long = api.score(rows, ["lsa"], {"lsa": {"n_components": 7}}, long=True)  # 3 references + 3 predictions
+    assert long["value"].isna().all() and "has 6 documents: LSA needs at least n_components (7)" in \
+        long["reason"].iloc[0], long["reason"].iloc[0]

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from ..compare.classification import classification_reports, compare_classification
+from ..metrics.classification.report import SHOWN_LABELS
 from ..store import Store
 
 
@@ -21,10 +22,22 @@ def print_reports(store: Store, run_id: int) -> None:
             print(f"  unscored ({count}): {reason}")
         if not rep["rows"]:
             continue
-        print(per_label_table(rep).to_string(index=False))
+        table = per_label_table(rep)
+        if len(table) > SHOWN_LABELS:
+            print(f"per label: the {SHOWN_LABELS} labels with the most support of {len(table):,} "
+                  "(textgen_core.classification_report returns every label)")
+            table = table.sort_values("support", ascending=False, kind="stable").head(SHOWN_LABELS)
+        print(table.to_string(index=False))
         print("averages: " + ", ".join(f"{k} {v:.4f}" for k, v in rep["averages"].items()))
         if rep.get("roc_note"):
             print(f"ROC AUC: not computed - {rep['roc_note']}")
+        confusion = rep["confusion"]
+        if confusion.get("note"):
+            print(f"confusion: {confusion['note']}; the {len(confusion['top_confusions'])} largest confusions "
+                  "(gold -> predicted: rows):")
+            for cell in confusion["top_confusions"]:
+                print(f"  {cell['gold']} -> {cell['predicted']}: {cell['count']}")
+            continue
         print("confusion matrix (rows: gold label, columns: predicted label; 'none': no label passed the threshold):")
         print(confusion_table(rep).to_string())
 

@@ -33,10 +33,9 @@ def define_judge_metrics(args: argparse.Namespace, wanted: list[str]) -> None:
     """Define the metrics of every --judge-metric file, then any ``wanted`` name that is neither built in nor
     defined by a file but saved in the database (its latest version)."""
     from ..errors import ParameterError
-    from ..judge.metrics.criteria import define, define_file
+    from ..judge.metrics.criteria import define, define_files
 
-    for path in getattr(args, "judge_metric", None) or []:
-        define_file(path)
+    define_files(getattr(args, "judge_metric", None) or [])
     missing = []
     for name in wanted:
         try:

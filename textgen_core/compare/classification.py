@@ -82,18 +82,28 @@ class ClassificationComparison:
     unpaired: int
 
 
-def _contributions(p: Pairs, params: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per row: correct flag, and tp, fp, fn counts per label (rows x labels), as the counts module counts."""
+def _contributions(p: Pairs, params: Mapping[str, Any]) -> tuple[np.ndarray, Any, Any, Any]:
+    """Per row: correct flag, and tp, fp, fn counts per label (sparse rows x labels: a row touches a few labels,
+    so 10,000 labels cost no more than 10), as the counts module counts."""
+    from scipy import sparse
+
     positive = positives(p, params["score_threshold"], params["hardmax"])
     match = p.match
     n, k = len(p.gold), len(p.labels)
-    tp, fp = np.zeros((n, k)), np.zeros((n, k))
-    np.add.at(tp, (p.row[match & positive], p.label[match & positive]), 1)
-    np.add.at(fp, (p.row[~match & positive], p.label[~match & positive]), 1)
+
+    def counted(rows: np.ndarray, labels: np.ndarray) -> Any:
+        return sparse.csr_matrix((np.ones(len(rows)), (rows, labels)), shape=(n, k))  # duplicates add up
+
+    tp = counted(p.row[match & positive], p.label[match & positive])
+    fp = counted(p.row[~match & positive], p.label[~match & positive])
     missed = np.bincount(p.row[(match & ~positive) | (~match & positive)], minlength=n) > 0
-    fn = np.zeros((n, k))
-    fn[np.flatnonzero(missed), p.gold[missed]] = 1
-    return tp.sum(axis=1) > 0, tp, fp, fn
+    fn = counted(np.flatnonzero(missed), p.gold[missed])
+    return np.asarray(tp.sum(axis=1)).ravel() > 0, tp, fp, fn
+
+
+def _totals(counts: Any) -> np.ndarray:
+    """Column sums of a sparse (rows x labels) count matrix, as a flat array."""
+    return np.asarray(counts.sum(axis=0)).ravel()
 
 
 def _macro_f1(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
@@ -133,8 +143,9 @@ def compare_classification(store: Store, run_id: int, baseline: str, candidate: 
     first, second = slice(0, n), slice(n, 2 * n)
     base_only = int(np.count_nonzero(correct[first] & ~correct[second]))
     cand_only = int(np.count_nonzero(~correct[first] & correct[second]))
-    f1_a = float(_macro_f1(tp[first].sum(0), fp[first].sum(0), fn[first].sum(0)))
-    f1_b = float(_macro_f1(tp[second].sum(0), fp[second].sum(0), fn[second].sum(0)))
+    f1_a = float(_macro_f1(_totals(tp[first]), _totals(fp[first]), _totals(fn[first])))
+    f1_b = float(_macro_f1(_totals(tp[second]), _totals(fp[second]), _totals(fn[second])))
+    tp_a, fp_a, fn_a, tp_b, fp_b, fn_b = (m[part].T.tocsr() for part in (first, second) for m in (tp, fp, fn))
     rng = rng_for(seed, "classification", baseline, candidate)
     diffs = []
     for start in range(0, resamples, 200):
@@ -142,8 +153,9 @@ def compare_classification(store: Store, run_id: int, baseline: str, candidate: 
         weights = np.zeros((rows, n))
         draws = rng.integers(0, n, size=(rows, n))
         np.add.at(weights, (np.repeat(np.arange(rows), n), draws.ravel()), 1)
-        fa = _macro_f1(weights @ tp[first], weights @ fp[first], weights @ fn[first])
-        fb = _macro_f1(weights @ tp[second], weights @ fp[second], weights @ fn[second])
+        # (labels x rows) sparse @ (rows x resamples) dense: resampled counts without a dense rows x labels array
+        fa = _macro_f1(*((m @ weights.T).T for m in (tp_a, fp_a, fn_a)))
+        fb = _macro_f1(*((m @ weights.T).T for m in (tp_b, fp_b, fn_b)))
         diffs.append(fb - fa)
     delta = np.concatenate(diffs)
     tail = (1.0 - confidence) / 2

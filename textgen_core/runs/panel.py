@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from ..errors import ParameterError
 from ..judge.settings import JURY_BY_NAME, JudgeSettings
+from ..small_file import read_small_file
 
 
 @dataclass(frozen=True)
@@ -173,10 +174,9 @@ def read_panel(path: str, lead: JudgeSettings, *, samples: int | None = None, mo
     lead's settings), then ``models`` on the lead's endpoint. Top-level ``samples`` and ``aggregate`` unless
     given here. A bad file is one ParameterError naming the file and the key."""
     try:
-        with open(path, "rb") as handle:
-            raw = tomllib.load(handle)
-    except OSError as exc:
-        raise ParameterError(f"{path}: cannot read the panel file ({exc.strerror})") from None
+        raw = tomllib.loads(read_small_file(path, "panel file").decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ParameterError(f"{path}: the panel file is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ParameterError(f"{path}: not valid TOML ({exc})") from None
     unknown = sorted(set(raw) - {"samples", "aggregate", "member"})
@@ -204,7 +204,8 @@ def read_panel(path: str, lead: JudgeSettings, *, samples: int | None = None, mo
         members.append(replace(lead, model=str(name).strip()))
         key_vars.append(None)
     try:
-        return Jury(tuple(members), int(samples if samples is not None else raw.get("samples", 1)),
+        # the file's number as written: 2.5 or inf is refused by the samples setting, never rounded to 2
+        return Jury(tuple(members), samples if samples is not None else raw.get("samples", 1),
                     aggregate if aggregate is not None else raw.get("aggregate"), tuple(key_vars))
     except (ParameterError, ValueError, TypeError) as exc:
         raise ParameterError(f"{path}: {exc}") from None

@@ -104,14 +104,26 @@ def ratios(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> tuple[np.ndarray, 
 
 
 def confusion(p: Pairs, threshold: float, hardmax: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(gold x predicted counts, gold rows with no prediction at all), as valor-lite's compute_confusion_matrix."""
+    """(gold x predicted counts, gold rows with no prediction at all), as valor-lite's compute_confusion_matrix.
+    Dense: for a few labels (see :func:`confusion_cells` for many)."""
+    cells, unmatched = confusion_cells(p, threshold, hardmax)
+    matrix = np.zeros((len(p.labels), len(p.labels)), dtype=np.int64)
+    matrix[cells[:, 0], cells[:, 1]] = cells[:, 2]
+    return matrix, unmatched
+
+
+def confusion_cells(p: Pairs, threshold: float, hardmax: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The confusion matrix as its non-zero cells, (gold, predicted, count) rows sorted by gold then predicted,
+    and the gold rows with no prediction per label. Memory grows with the rows, never with labels squared:
+    10,000 labels would make a dense matrix of 800 MB."""
     n_labels = len(p.labels)
     positive = positives(p, threshold, hardmax, floor=CONFUSION_SCORE)
-    matrix = np.zeros((n_labels, n_labels), dtype=np.int64)
-    np.add.at(matrix, (p.gold[p.row[positive]], p.label[positive]), 1)
+    codes = p.gold[p.row[positive]] * n_labels + p.label[positive]
+    present, counts = np.unique(codes, return_counts=True)
+    cells = np.stack([present // max(n_labels, 1), present % max(n_labels, 1), counts], axis=1).astype(np.int64)
     predicted_rows = np.bincount(p.row[positive], minlength=len(p.gold)) > 0
     unmatched = np.bincount(p.gold[~predicted_rows], minlength=n_labels)
-    return matrix, unmatched
+    return cells.reshape(-1, 3), unmatched
 
 
 def roc_curve(p: Pairs, label: int) -> tuple[np.ndarray, np.ndarray] | None:

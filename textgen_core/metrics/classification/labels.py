@@ -57,10 +57,34 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) and number >= 0 else None
 
 
+class _TwiceError(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _refuse_twice(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict, refusing a key given twice (json's default keeps the last value silently)."""
+    out: dict[str, Any] = {}
+    for key, value in items:
+        if key in out:
+            raise _TwiceError(key)
+        out[key] = value
+    return out
+
+
+def blank(text: str) -> bool:
+    """True for a text of only whitespace and invisible characters (zero-width spaces, joiners, BOM): a
+    label that says nothing, however many characters it has."""
+    return all(c.isspace() or unicodedata.category(c) in ("Cf", "Cc") for c in text)
+
+
 def _scores(text: str, params: Mapping[str, Any]) -> dict[str, float] | str:
     """Label scores of a JSON-object prediction, or the reason they cannot be read."""
     try:
-        parsed = json.loads(text)
+        parsed = json.loads(text, object_pairs_hook=_refuse_twice)
+    except _TwiceError as exc:
+        return f"label {exc.key!r} has two scores in the prediction's JSON object (a duplicated key is ambiguous)"
     except ValueError as exc:
         return f"the prediction is not a JSON object of label scores ({exc.args[0] if exc.args else exc})"
     if not isinstance(parsed, dict):
@@ -73,8 +97,8 @@ def _scores(text: str, params: Mapping[str, Any]) -> dict[str, float] | str:
         if number is None:
             return f"the score of label {key!r} is {value!r}: scores must be finite numbers >= 0 (not text)"
         label = normalize(key, params)
-        if not label:
-            return f"label {key!r} is empty after normalisation"
+        if blank(label):
+            return f"label {key!r} is empty" + (" after normalisation" if label != key else "")
         if label in scores:
             return f"two scores for label {label!r} (after normalisation)"
         scores[label] = number
@@ -106,7 +130,7 @@ def read_row(row: Datum, params: Mapping[str, Any]) -> LabelOutput | str:
     if len(row.references) > 1:
         return f"a classification row takes one gold label; this row has {len(row.references)} references"
     gold = normalize(str(row.references[0]), params)
-    if not gold:
+    if blank(gold):
         return "the gold label is empty"
     text = row.prediction
     form = params.get("prediction_format", "auto")
@@ -118,7 +142,7 @@ def read_row(row: Datum, params: Mapping[str, Any]) -> LabelOutput | str:
         winner = list(scores)[values.index(max(values))]  # ties: the first label given (numpy argmax's rule)
         return LabelOutput(gold, winner, scores, None)
     label = normalize(text, params)
-    if not label:
+    if blank(label):  # whitespace only is no label, not the wrong label "   "
         return "the predicted label is empty"
     column = params.get("score_column")
     if column:

@@ -21,7 +21,7 @@ from ...model import Cell, Datum
 from ..lexical.base import LexicalSpec, Scorer, row_inputs
 from ..lexical.tokenize import TextCache
 from ..spec import Param
-from .local_models import PACKAGED, missing_packages, offline, resolve_model
+from .local_models import PACKAGED, missing_packages, model_files_problem, model_layers, offline, resolve_model
 
 SCORES = ("bertscore_f1", "bertscore_precision", "bertscore_recall")
 #: The layer used for the packaged all-MiniLM-L6-v2 (its last of six).
@@ -88,6 +88,20 @@ def _empty_text(row: Datum) -> str | None:
     return None
 
 
+def _has_tokens(tokenizer: Any, text: str) -> bool:
+    return bool(text.strip()) and bool(tokenizer.tokenize(text))
+
+
+def _no_tokens(tokenizer: Any, row: Datum) -> str | None:
+    """A text of zero-width or other invisible characters is not stripped by str.strip but gives the model no
+    token: bert-score would score it 0.0. It is empty, as an empty text is."""
+    if not _has_tokens(tokenizer, row.prediction):
+        return "empty prediction: no token once tokenized (only invisible characters)"
+    if not any(_has_tokens(tokenizer, r) for r in row.references):
+        return "every reference is empty: no token once tokenized"
+    return None
+
+
 def score_rows(rows: Sequence[Datum], params: Mapping[str, Any], cache: TextCache | None = None
                ) -> list[dict[str, Cell]]:
     """BERTScore cells of ``rows``; a row without a prediction or references is unscored with the reason."""
@@ -109,12 +123,21 @@ def score_rows(rows: Sequence[Datum], params: Mapping[str, Any], cache: TextCach
     layers = num_layers(params)
     tokenizer, network, device = load(model, layers, params["use_fast_tokenizer"])
     cands, refs, bounds = [], [], []
+    kept = []
     for i in todo:
+        reason = _no_tokens(tokenizer, rows[i])
+        if reason:
+            out[i] = {name: Cell.unscored(reason) for name in SCORES}
+            continue
         start = len(refs)
-        for reference in (r for r in rows[i].references if r.strip()):
+        for reference in (r for r in rows[i].references if _has_tokens(tokenizer, r)):
             cands.append(rows[i].prediction)
             refs.append(reference)
         bounds.append((start, len(refs)))
+        kept.append(i)
+    todo = kept
+    if not todo:
+        return out
     idf = _idf(tokenizer, rows, params["idf"])
     with torch.no_grad():
         preds = bert_cos_score_idf(network, refs, cands, tokenizer, idf, verbose=False, device=device,
@@ -139,7 +162,14 @@ def model_problems(params: Mapping[str, Any]) -> list[str]:
         layers = num_layers(params)
     except ValueError as exc:
         return [str(exc)]
+    broken = model_files_problem(model, params["model"])
+    if broken:
+        return [broken]
     problems = []
+    declared = model_layers(model)
+    if declared is not None and layers > declared:
+        problems.append(f"bertscore.num_layers={layers}: the model {params['model']!r} has {declared} layers; "
+                        f"choose 1 to {declared}")
     if params["rescale_with_baseline"]:
         path = baseline_file(params, params["model"])
         if not path.is_file():
@@ -202,7 +232,8 @@ SPEC = ModelSpec(
     "rescale_with_baseline=..., baseline_path=...) for the same rows: the same code computes them (tests: to "
     "1e-6, float32 precision; rows batched differently pad differently, which moves the last float32 digits). "
     "Several references: the maximum of each of P, R and F over them, as bert-score does. No prediction or no "
-    "references: unscored; an empty prediction (once stripped) is unscored, and empty references are skipped "
+    "references: unscored; an empty prediction (once stripped, or of only invisible characters such as "
+    "zero-width spaces, which give no token) is unscored, and empty references are skipped "
     "(bert-score with transformers 5 cannot embed an empty text). IDF needs the whole run, so an "
     "IDF run reads a large file whole instead of streaming it and does not run on Ray; without IDF it streams "
     "and runs on Ray (each worker loads the model once). GPU when torch sees one, else CPU.",

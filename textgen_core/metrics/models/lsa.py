@@ -42,10 +42,26 @@ def read_corpus(path: str) -> list[str]:
     """A background corpus file: one document per line (blank lines skipped), UTF-8."""
     file = Path(path).expanduser()
     try:
+        if not file.is_file():  # a directory, a FIFO, a device: nothing to read a corpus from (and no hang)
+            raise ParameterError(f"parameter lsa.corpus_file: no file at {path}" if not file.exists() else
+                                 f"parameter lsa.corpus_file: {file} is not a regular file")
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ParameterError(f"parameter lsa.corpus_file: cannot read {file}: {exc}") from None
     return [line for line in text.splitlines() if line.strip()]
+
+
+def too_small(documents: int, params: Mapping[str, Any]) -> str | None:
+    """Why a corpus of ``documents`` cannot hold the space, else None. The TF-IDF matrix has rank at most its
+    number of documents, so with fewer documents than n_components the extra dimensions are noise of the
+    randomized SVD: one document makes every cosine 1.0, two make every row the same value."""
+    if documents == 0:
+        return "the corpus has no document (no line with text)"
+    if documents < params["n_components"]:
+        return (f"the corpus has {documents} document{'s' if documents != 1 else ''}: LSA needs at least "
+                f"n_components ({params['n_components']}) documents, one per line; lower lsa.n_components or fit "
+                "on a larger corpus")
+    return None
 
 
 def corpus_hash(documents: Sequence[str]) -> str:
@@ -69,12 +85,17 @@ def pipeline(params: Mapping[str, Any]) -> Any:
 
 def fit(documents: tuple[str, ...], params: Mapping[str, Any]) -> Any:
     """The pipeline fitted on ``documents``; raises ValueError when the corpus is too small for the space."""
+    if not documents:
+        raise ValueError(too_small(0, params))
     model = pipeline(params)
     vectorizer = model.steps[0][1]
     terms = vectorizer.fit(documents).vocabulary_
     if len(terms) <= params["n_components"]:
         raise ValueError(f"the corpus has {len(terms)} distinct terms: LSA needs more than n_components "
                          f"({params['n_components']}); lower lsa.n_components or fit on a larger corpus")
+    problem = too_small(len(documents), params)
+    if problem:
+        raise ValueError(problem)
     return model.fit(documents)
 
 
@@ -137,9 +158,24 @@ def _corpus_label(params: Mapping[str, Any]) -> str:
         return "tfidf-svd-file-unreadable"
 
 
+@lru_cache(maxsize=8)
+def _documents_in(path: str, mtime: float, size: int) -> int:
+    return len(read_corpus(path))
+
+
 def _problems(params: Mapping[str, Any]) -> None:
-    if params.get("corpus_file") and not Path(params["corpus_file"]).expanduser().is_file():
+    """The preflight of a corpus file: it exists, is a regular UTF-8 file, and has enough documents."""
+    if not params.get("corpus_file"):
+        return
+    file = Path(params["corpus_file"]).expanduser()
+    if not file.exists():
         raise ParameterError(f"parameter lsa.corpus_file: no file at {params['corpus_file']}")
+    if not file.is_file():
+        raise ParameterError(f"parameter lsa.corpus_file: {file} is not a regular file")
+    info = file.stat()
+    problem = too_small(_documents_in(str(file.resolve()), info.st_mtime, info.st_size), params)
+    if problem:
+        raise ParameterError(f"parameter lsa.corpus_file: {file}: {problem}")
 
 
 SPEC = LexicalSpec(
@@ -151,7 +187,8 @@ SPEC = LexicalSpec(
     needs=("prediction", "references"),
     outputs=lambda _p: (SCORE,),
     params=(
-        Param("n_components", "int", 100, "Dimensions of the latent space.", minimum=1, maximum=10000),
+        Param("n_components", "int", 100, "Dimensions of the latent space (at least 2: in one dimension every "
+              "cosine is 1 or -1); the corpus needs at least this many documents.", minimum=2, maximum=10000),
         Param("seed", "int", 0, "Random state of the randomized SVD.", minimum=0),
         Param("n_iter", "int", 5, "Power iterations of the randomized SVD.", minimum=1, maximum=100),
         Param("lowercase", "bool", True, "TF-IDF lowercases texts first."),

@@ -9,7 +9,7 @@ used the earlier text refuses to resume, naming what changed.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ....errors import ParameterError
 from ....metrics.local import LOCAL_SPECS
@@ -18,22 +18,42 @@ from .definition import Criterion, Output, criterion, read_toml
 from .known import defined, definition, definitions, remember
 from .metric import request, spec, system_prompt, version
 
-__all__ = ["Criterion", "Output", "criterion", "read_toml", "define", "defined", "definition", "definitions",
-           "restore", "restore_run", "request", "system_prompt", "version"]
+__all__ = ["Criterion", "Output", "criterion", "read_toml", "define", "define_file", "define_files", "defined",
+           "definition", "definitions", "restore", "restore_run", "request", "system_prompt", "version"]
 
 
-def _builtin(name: str) -> bool:
+def _score_names(made: MetricSpec) -> set[str]:
+    """Every score name a built-in metric can write: under its defaults, and with each list-valued choice
+    parameter (rouge's rouge_types) set to all of its choices."""
+    names = set(made.outputs(made.resolve()))
+    for p in made.params:
+        if p.kind == "choices" and p.choices:
+            try:
+                names |= set(made.outputs(made.resolve({p.name: list(p.choices)})))
+            except ParameterError:
+                pass
+    return names
+
+
+def builtin_owner(name: str) -> str | None:
+    """The built-in metric named ``name`` or writing a score of that name ('token_f1' for 'f1'), else None."""
     from .. import BUILT_IN  # the judge package declares them; it imports this one, so at call time
 
-    return name in BUILT_IN or any(s.name == name for s in LOCAL_SPECS)
+    for made in (*LOCAL_SPECS, *BUILT_IN.values()):
+        if made.name == name or name in _score_names(made):
+            return made.name
+    return None
 
 
 def define(raw: "Mapping[str, Any] | Criterion", where: str = "") -> MetricSpec:
-    """Check ``raw`` and make its metric known by name; returns its declaration."""
+    """Check ``raw`` and make its metric known by name; returns its declaration. A name that is a built-in
+    metric's or a built-in score's is refused: the built-in would silently be scored instead."""
     c = criterion(raw, where)
-    if _builtin(c.name):
+    owner = builtin_owner(c.name)
+    if owner is not None:
+        what = "is a built-in metric" if owner == c.name else f"is a score of the built-in metric {owner}"
         raise ParameterError(f"judge metric definition{f' in {where}' if where else ''}: key 'name' {c.name!r} "
-                             "is a built-in metric; choose another name")
+                             f"{what}; choose another name")
     made = spec(c)
     remember(c, made)
     return made
@@ -41,7 +61,20 @@ def define(raw: "Mapping[str, Any] | Criterion", where: str = "") -> MetricSpec:
 
 def define_file(path: str) -> list[str]:
     """Define every metric of a TOML file; their names."""
-    return [define(c, c.source).name for c in read_toml(path)]
+    return define_files([path])
+
+
+def define_files(paths: Sequence[str]) -> list[str]:
+    """Define every metric of several TOML files; their names. Every file is read and checked first, and a
+    name defined in two files is refused naming both (never the last one winning)."""
+    found: dict[str, tuple[str, Criterion]] = {}
+    for path in paths:
+        for c in read_toml(path):
+            if c.name in found and found[c.name][0] != str(path):
+                raise ParameterError(f"judge metric {c.name!r} is defined in two files, {found[c.name][0]} and "
+                                     f"{path}: keep one definition (or rename one)")
+            found[c.name] = (str(path), c)
+    return [define(c, c.source).name for _, c in found.values()]
 
 
 def restore(texts: Mapping[str, Any] | None) -> None:

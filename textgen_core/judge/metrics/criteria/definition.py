@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import tomllib
 from dataclasses import asdict, dataclass, field
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from ....errors import ParameterError
+from ....small_file import read_small_file
 
 #: Row fields a definition can show the judge; any other input names a metadata column.
 FIELDS = ("query", "prediction", "references", "contexts")
@@ -142,7 +144,8 @@ def _texts(raw: Mapping[str, Any], key: str, where: str, default: tuple[str, ...
 
 def _whole(raw: Mapping[str, Any], key: str, where: str, default: int) -> int:
     value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value != int(value):
         raise _fail(where, f"output.{key}", f"must be a whole number, got {json.dumps(value, default=str)[:40]}")
     return int(value)
 
@@ -181,8 +184,9 @@ def _output(raw: Any, where: str) -> Output:
 
 
 def _levels(raw: Any, low: int, high: int, where: str) -> tuple[str, ...]:
-    """A sentence per level: a list (lowest first) or a table keyed by level ('1' = '...')."""
-    if raw is None:
+    """A sentence per level: a list (lowest first) or a table keyed by level ('1' = '...'); none (absent, an
+    empty list or table) is a scale without level sentences."""
+    if raw is None or (isinstance(raw, (list, tuple, Mapping)) and not raw):
         return ()
     if isinstance(raw, Mapping):
         keys = {str(k).strip(): v for k, v in raw.items()}
@@ -224,11 +228,9 @@ def read_toml(path: str | Path) -> list[Criterion]:
     """Every definition in a TOML file: one at the top level, or several as ``[[metric]]`` tables."""
     label = str(path)
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ParameterError(f"judge metric file {label}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ParameterError(f"judge metric file {label}: cannot be read ({exc})") from None
+        data = tomllib.loads(read_small_file(path, "judge metric file").decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ParameterError(f"judge metric file {label}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ParameterError(f"judge metric file {label}: not valid TOML ({exc})") from None
     tables = data.get("metric") if set(data) == {"metric"} else [data]
@@ -241,3 +243,4 @@ def read_toml(path: str | Path) -> list[Criterion]:
     if twice:
         raise ParameterError(f"judge metric file {label}: key 'name' {twice[0]!r} is defined twice")
     return found
+

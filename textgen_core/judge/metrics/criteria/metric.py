@@ -13,7 +13,7 @@ batched, capped and estimated.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
 from ....metrics.spec import MetricSpec
@@ -122,6 +122,24 @@ def describe_output(c: Criterion) -> str:
     return f"yes or no; 1 for {out.passing[0]}, 0 otherwise"
 
 
+@dataclass(frozen=True)
+class CustomSpec(MetricSpec):
+    """A custom metric's declaration: a built-in judge metric's, plus the metadata columns its judge is shown,
+    which the run's preflight requires in the data (a misspelt column, or ``id``/``model``, which are mapped
+    and so never metadata, is refused before anything is stored -- not a run of unscored cells)."""
+
+    columns: tuple[str, ...] = ()
+
+    def missing(self, available_fields: set[str], params: Mapping[str, Any]) -> list[str]:
+        reasons = super().missing(available_fields, params)
+        for column in self.columns:
+            if column not in available_fields:
+                mapped = " (it is mapped as the datum's id or model, never shown to a judge)" \
+                    if column in ("id", "model", "datum_id") else ""
+                reasons.append(f"input {column!r} of its definition is not a column of this dataset{mapped}")
+        return reasons
+
+
 def spec(c: Criterion) -> MetricSpec:
     """The metric's one declaration, like a built-in judge metric's."""
     needs = tuple(i for i in FIELDS if i in c.inputs)
@@ -133,5 +151,6 @@ def spec(c: Criterion) -> MetricSpec:
              f"{shown} and gives {describe_output(c)}, after a one-sentence reason. A metadata input that is "
              "empty leaves the cell unscored. Editing the definition changes its prompt version, so a run is "
              "never resumed with another definition. Not a metric of the seed system.")
-    return declare(c.name, c.title, " ".join(c.criteria.split()), needs, plan, notes, direction=c.direction,
+    made = declare(c.name, c.title, " ".join(c.criteria.split()), needs, plan, notes, direction=c.direction,
                    value_range=(float(out.min), float(out.max)) if out.type == "rating" else (0.0, 1.0))
+    return CustomSpec(**{f.name: getattr(made, f.name) for f in fields(made)}, columns=c.metadata_columns)
