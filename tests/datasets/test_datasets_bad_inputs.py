@@ -30,11 +30,9 @@ CASES = [
     ("missing_reference.csv", {"required": ["relevant_contexts"]}, None, "relevant_contexts",
      ["'relevant_contexts' column", "not in the file"]),
     ("duplicate_pair.csv", {}, 4, "id", ["'q2'", "'model-a'", "rows 2 and 4"]),
-    ("prediction_number.jsonl", {}, 2, "answer", ["line 2", "expected text", "a number"]),
     ("prediction_object.jsonl", {}, 1, "answer", ["expected text", "a JSON object"]),
     ("query_nested_list.jsonl", {}, 3, "question", ["line 3", "expected text", "a list"]),
     ("reference_item_not_text.jsonl", {}, 1, "references", ["item 2", "a JSON object", "must be text"]),
-    ("references_not_list.jsonl", {}, 1, "reference", ["a number", "list of texts"]),
     ("oversized_cell.csv", {"mapping": ColumnMapping(id="id", query="question", prediction="answer", max_cell_chars=100)},
      2, "answer", ["299 characters", "limit of 100", "max_cell_chars"]),
     ("bad_json_references.csv", {"mapping": ColumnMapping(prediction="answer", references=("reference",), list_format="json")},
@@ -97,6 +95,9 @@ LOADABLE = {
     "formulas.csv": (["@m", "+m"], [("=cmd|' /C calc'!A0",), ("x",)], []),
     "empty_lines_between.jsonl": (["m"], [("a",), ("b",)], []),
     "nul_byte.csv": (["m"], [()], []),
+    # a number is read as its text, as a CSV file holds it (issue 34: numeric labels must not refuse the file)
+    "prediction_number.jsonl": (["model"], [(), ()], []),
+    "references_not_list.jsonl": (["model"], [("3.5",)], []),
 }
 
 

@@ -34,3 +34,40 @@ def test_a_whitespace_gold_label_is_empty_and_a_blank_score_key_is_refused() -> 
     assert _cell("pos", gold="  ").reason == "the gold label is empty"
     assert _cell('{"  ": 0.9, "pos": 0.1}').reason == "label '  ' is empty"
     assert _cell(" pos").value == 0.0  # a label with text around it is still a label (no normalisation asked)
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "parquet"])
+def test_numeric_labels_in_json_lines_or_parquet_are_text_labels(tmp_path, suffix: str, capsys) -> None:
+    """Issue 34, point 13: classes written as numbers (0, 1, 2) refused the whole file."""
+    import json
+
+    import pandas as pd
+
+    from textgen_core.cli.main import main
+    from textgen_core.store import Store
+
+    gold, predicted = [1, 1, 2, 0, 2.0], [1, 0, 2, 0, None]
+    path = tmp_path / f"labels.{suffix}"
+    frame = pd.DataFrame({"id": ["a", "b", "c", "d", "e"], "model": "m", "prediction": predicted, "reference": gold})
+    if suffix == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in frame.to_dict("records")).replace("NaN", "null"))
+    else:
+        frame.to_parquet(path)  # the predictions are a float column with a gap: 1.0 is the label "1"
+    db = tmp_path / "c.duckdb"
+    assert main(["--db", str(db), "run", str(path), "--metrics", "classification"]) == 0, capsys.readouterr().err
+    cells = Store(db).scores(1).set_index("datum_id")
+    assert cells.loc[["a", "b", "c", "d"], "value"].tolist() == [1.0, 0.0, 1.0, 1.0]
+    assert json.loads(cells.loc["a", "details"])["label"] == "1" and pd.isna(cells.loc["e", "value"])
+    out = capsys.readouterr().out
+    assert "accuracy" in out
+
+
+def test_a_true_or_false_label_is_still_refused_naming_the_cell(tmp_path) -> None:
+    from textgen_core.datasets import load_dataset
+    from textgen_core.errors import InputError
+
+    path = tmp_path / "bool.jsonl"
+    path.write_text('{"id": "a", "model": "m", "prediction": true, "reference": "x"}\n')
+    with pytest.raises(InputError, match="true/false|a boolean") as caught:
+        load_dataset(path)
+    assert caught.value.row == 1 and caught.value.column == "prediction"

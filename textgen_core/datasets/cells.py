@@ -57,14 +57,31 @@ def check_size(text: str, limit: int) -> str:
     return text
 
 
+def number_text(value: Any) -> str | None:
+    """A JSON or Parquet number as the text a CSV file would hold for it ('1' for 1 and 1.0, '0.5'), so numeric
+    labels (classes 0, 1, 2) are read as text labels; None for anything else (booleans included)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        if value.is_integer() and abs(value) < 2 ** 53:
+            return str(int(value))
+        return repr(value)
+    return str(value)
+
+
 def text_cell(value: Any, limit: int) -> str | None:
-    """Text for query and prediction: a string or null. Numbers, lists and objects are refused."""
+    """Text for query and prediction: a string, a number (read as its text, as in a CSV file) or null. Lists and
+    objects are refused."""
     if value is None:
         return None
     if isinstance(value, str):
         return check_size(value, limit)
-    hint = " (put the text in quotes in the JSON file)" if isinstance(value, (int, float)) else ""
-    raise CellProblem(f"expected text but found {describe_kind(value)}{hint}")
+    number = number_text(value)
+    if number is not None:
+        return number
+    raise CellProblem(f"expected text but found {describe_kind(value)}")
 
 
 def key_cell(value: Any, what: str) -> str:
@@ -99,6 +116,8 @@ def _items(values: Sequence[Any], limit: int) -> list[str]:
     for position, item in enumerate(values, 1):
         if item is None:
             continue
+        if number_text(item) is not None:
+            item = number_text(item)
         if not isinstance(item, str):
             raise CellProblem(f"item {position} of the list is {describe_kind(item)}; each item must be text")
         out.append(check_size(item, limit))
@@ -122,6 +141,8 @@ def list_cell(value: Any, list_format: str, delimiter: str, limit: int, *, one_i
     elif isinstance(value, str):
         check_size(value, limit)
         items = _text_items(value, "single" if one_item else list_format, delimiter, limit)
+    elif number_text(value) is not None:  # a numeric label: one item, its text
+        items = [number_text(value)]
     else:
         raise CellProblem(f"expected text or a list of texts but found {describe_kind(value)}")
     return [item for item in items if item.strip()]
