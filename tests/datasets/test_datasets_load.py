@@ -172,7 +172,7 @@ def test_dataframe_input_with_pandas_defaults() -> None:
 
 
 def test_dataframe_errors_count_rows_from_one() -> None:
-    frame = pd.DataFrame({"id": ["a", "b"], "answer": ["x", 5]}, index=[10, 20])
+    frame = pd.DataFrame({"id": ["a", "b"], "answer": ["x", {"text": 5}]}, index=[10, 20])  # a number is text now
     with pytest.raises(InputError) as caught:
         load_dataset(frame, file_name="frame")
     assert (caught.value.file, caught.value.row, caught.value.column) == ("frame", 2, "answer")
@@ -182,7 +182,7 @@ def test_read_table_frame_loads_like_the_file(tmp_path: Path) -> None:
     """A preview frame from read_table keeps the file's row numbers, lines and value types."""
     path = tmp_path / "p.jsonl"
     path.write_text('{"id": "q1", "answer": "ok", "refs": ["a", "b"], "n": 2}\n\n'
-                    '{"id": "q2", "answer": 17}\n', encoding="utf-8")
+                    '{"id": "q2", "answer": {"n": 17}}\n', encoding="utf-8")
     mapping = ColumnMapping(id="id", prediction="answer", references=("refs",), list_format="single")
     frame = read_table(path)
     with pytest.raises(InputError) as from_frame:
