@@ -30,6 +30,7 @@ from .compare_agreement import agreement_section
 from .pairwise import pairwise_section
 from .pickers import MANY_MODELS, keep_choice, keep_choices, many_models, open_requested, pick_run, runs_or_hint
 from .safe_text import plain
+from .report_button import report_button
 
 TOP_DEFAULT = 10
 #: Table order: regressions first, then what may hide one, then improvements.
@@ -87,6 +88,7 @@ def render() -> None:
         return
     frame = regressions_first(frame)
     table_section(frame)
+    report_button(run_id, choice)
     compare_section(run_id, choice.baseline, choice.candidates, choice.scores)
     st.subheader("Deltas")
     st.plotly_chart(forest_figure(frame), key=state.COMPARE_FOREST)

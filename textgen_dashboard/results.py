@@ -18,6 +18,7 @@ from textgen_core.summary import scale_text
 from . import calibrated, charts, data, panel
 from .classification import classification_section
 from .pairwise import pairwise_section
+from .report_button import report_button
 from .safe_text import plain
 from .pickers import (MANY_MODELS, keep_choice, keep_choices, many_models, open_requested, pick_run, runs_or_hint,
                       score_range)
@@ -63,6 +64,7 @@ def render() -> None:
     shown = summary_table(summary[summary["model"].isin(models)], run["metrics"], all_models)
     why, warnings = data.review(run_id)
     summary_section(shown.assign(why=[why.get(s, "") for s in shown["score"]]), data.aggregates(run_id), models)
+    report_button(run_id)
     for warning in warnings:
         st.warning(plain(warning))
     panel.results_section(run_id, models, summary)

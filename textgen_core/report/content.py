@@ -40,9 +40,13 @@ class ReportOptions:
     calibrate: bool = False
     #: A metadata column to slice the summary and the comparison by.
     by: str | None = None
+    #: The comparison's settings, as `compare` takes them (scores None: every score).
+    scores: tuple[str, ...] | None = None
     resamples: int = 2000
     seed: int = 0
     confidence: float = 0.95
+    tie_tolerance: float = 1e-9
+    holm: bool = True
     #: Rows (datum x model) up to which the per-datum section holds the whole run.
     whole_limit: int = WHOLE_LIMIT
     #: More secrets to scrub (a key typed into the dashboard); the environment's keys always are.

@@ -44,7 +44,9 @@ def comparison_part(store: Store, run_id: int, run: dict[str, Any], options: Any
     from ..compare.pairwise import pairwise_summary
 
     frame = compare_models(store, run_id, options.baseline, list(options.candidates) if options.candidates else None,
-                           resamples=options.resamples, seed=options.seed, confidence=options.confidence)
+                           scores=list(options.scores) if options.scores else None, resamples=options.resamples,
+                           seed=options.seed, tie_tolerance=options.tie_tolerance, holm=options.holm,
+                           confidence=options.confidence)
     attrs = frame.attrs
     pairwise = pairwise_summary(store, run_id, confidence=options.confidence, seed=options.seed)
     part = {
