@@ -15,23 +15,26 @@ from textgen_dashboard import data, page_path
 from textgen_dashboard.home import database_ready, render_sidebar
 
 #: (page name, title, icon) of every page, in menu order; the first one opens by default.
-#: Emoji icons only: a ``:material/...:`` icon makes the browser fetch it from a public font server.
+#: Material icons: Streamlit ships their font, so they render offline and without an emoji font. Only the
+#: browser tab's icon (page_icon) must not be one: the browser would fetch that one from a public server.
 PAGES = (
-    ("home", "Home", "🏠"),
-    ("upload", "Upload", "📤"),
-    ("evaluate", "Evaluate", "▶️"),
-    ("results", "Results", "📊"),
-    ("explore", "Explore", "🔎"),
-    ("compare", "Compare", "⚖️"),
-    ("label", "Label", "🏷️"),
-    ("criteria", "Judge criteria", "📝"),
-    ("runs", "Runs", "🗂️"),
+    ("home", "Home", ":material/home:"),
+    ("upload", "Upload", ":material/upload_file:"),
+    ("evaluate", "Evaluate", ":material/play_arrow:"),
+    ("results", "Results", ":material/bar_chart:"),
+    ("explore", "Explore", ":material/search:"),
+    ("compare", "Compare", ":material/compare_arrows:"),
+    ("label", "Label", ":material/label:"),
+    ("criteria", "Judge criteria", ":material/rule:"),
+    ("runs", "Runs", ":material/history:"),
 )
+#: The browser tab's icon: an emoji Streamlit turns into an inline image (nothing fetched).
+PAGE_ICON = "📏"
 
 
 def main() -> None:
     """One script run: page settings, navigation, sidebar, then the chosen page if the database opens."""
-    st.set_page_config(page_title="textgen-eval", page_icon="📏", layout="wide")
+    st.set_page_config(page_title="textgen-eval", page_icon=PAGE_ICON, layout="wide")
     pages = [st.Page(page_path(name), title=title, icon=icon, default=index == 0)
              for index, (name, title, icon) in enumerate(PAGES)]
     current = st.navigation(pages)

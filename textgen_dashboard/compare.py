@@ -24,6 +24,7 @@ from textgen_core.judge.metrics.pairwise_preference import NAME as PAIRWISE
 from textgen_core.errors import TextgenError
 
 from . import data, state
+from .address import Field, kept
 from .compare_charts import BACKGROUNDS, MAX_POINTS, forest_figure, largest_first, outcomes, scatter_figure
 from .calibrated import compare_section
 from .compare_agreement import agreement_section
@@ -56,9 +57,20 @@ class Choice:
     holm: bool
 
 
+#: The page's state in its address: ``?run=3&baseline=a&candidates=b&scores=bleu&regressions=1``.
+ADDRESS = (Field("run", state.COMPARE_RUN, "int"), Field("baseline", state.COMPARE_BASELINE),
+           Field("candidates", state.COMPARE_CANDIDATES, "list"), Field("scores", state.COMPARE_SCORES, "list"),
+           Field("regressions", state.COMPARE_REGRESSIONS, "bool"))
+
+
 def render() -> None:
-    """The whole Compare page."""
+    """The whole Compare page, its state read from and written to the address."""
     st.title("Compare models")
+    with kept(ADDRESS):
+        _render()
+
+
+def _render() -> None:
     runs = runs_or_hint()
     if runs is None:
         return
@@ -122,7 +134,7 @@ def confirmed(run_id: int, pairs: int, resamples: int) -> bool:
         return True
     st.info(f"This comparison resamples {pairs:,} datum pairs {resamples:,} times for the intervals and as often "
             f"for the tests: roughly {max(1, round(draws / DRAWS_PER_SECOND))} s. The result is cached; "
-            "later changes on this run start at once.", icon="⏱️")
+            "later changes on this run start at once.", icon=":material/timer:")
     if not st.button("Compare", type="primary", key=state.COMPARE_GO):
         return False
     st.session_state[state.COMPARE_CONFIRMED] = run_id
@@ -250,7 +262,7 @@ def table_section(frame: pd.DataFrame) -> None:
         st.caption(f"Listed last, apart from the Holm family (no better direction, unadjusted p): "
                    f"{plain(', '.join(attrs['apart']))}.")
     if attrs.get("note"):
-        st.info(plain(attrs["note"].replace("p_adjusted", "p (Holm)")), icon="ℹ️")
+        st.info(plain(attrs["note"].replace("p_adjusted", "p (Holm)")), icon=":material/info:")
     for warning in attrs.get("warnings", []):
         st.warning(plain(warning))
     if attrs.get("undeclared"):
@@ -267,7 +279,7 @@ def sensitivity_lines(frame: pd.DataFrame) -> None:
             f"{plain(row.candidate)} / {plain(row.score)}: {plain(row.why)}. Counting missing and unscored cells "
             f"as {row.worst:g} (the worst value): delta {row.sensitivity_delta:+.4f} "
             f"{_interval(row.sensitivity_ci_low, row.sensitivity_ci_high)}, p {p_text(row.sensitivity_p)}.",
-            icon="⚖️")
+            icon=":material/balance:")
 
 
 def _keep_attrs(frame: pd.DataFrame, attrs: Mapping[str, Any]) -> pd.DataFrame:

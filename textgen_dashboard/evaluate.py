@@ -35,7 +35,7 @@ def render() -> None:
     datasets = data.datasets()
     if datasets.empty:
         st.info("No datasets yet: upload one, or load the sample from Home.")
-        link("upload", "Upload", icon="📤")
+        link("upload", "Upload", icon=":material/upload_file:")
         return
     dataset_id, models = _dataset_picker(datasets)
     fields = data.dataset_fields(dataset_id)

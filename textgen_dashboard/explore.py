@@ -18,25 +18,36 @@ from textgen_core.compare.word_diff import similarity, word_diff_text
 from textgen_core.formatting import plain_table
 
 from . import data, panel
+from .address import Field, kept
 from .pickers import keep_choice, keep_choices, pick_run, runs_or_hint, score_range
 from .state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_DIFF_FIRST, EXPLORE_DIFF_SECOND, EXPLORE_MATCHES,
-                    EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_SEEN, EXPLORE_TEXT, EXPLORE_UNSCORED,
+                    EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_TEXT, EXPLORE_UNSCORED,
                     explore_range)
 from .safe_text import plain
+from .words import name_words, number_text, step_words
+
+#: The page's state in its address: ``?run=3&datum=q12&search=refund&models=a&score=bleu&unscored=1``.
+ADDRESS = (Field("run", EXPLORE_RUN, "int"), Field("datum", EXPLORE_DATUM), Field("search", EXPLORE_TEXT),
+           Field("models", EXPLORE_MODELS, "list"), Field("score", EXPLORE_SCORE),
+           Field("unscored", EXPLORE_UNSCORED, "bool"))
+
 
 def render(default_run: Any = None) -> None:
     """The whole Explore page; ``default_run`` (e.g. the Results page's run) applies until one is picked."""
     st.title("Explore")
+    with kept(ADDRESS):
+        _render(default_run)
+
+
+def _render(default_run: Any) -> None:
     runs = runs_or_hint()
     if runs is None:
         return
-    _apply_query_params()
     run_id = pick_run(runs, EXPLORE_RUN, default_run, resets=(EXPLORE_MODELS, EXPLORE_SCORE))
     run = data.run(run_id)
     summary = data.summary(run_id)
     matches = search(run_id, run, summary)
     datum_id = pick_datum(matches)
-    _sync_query_params(run_id, datum_id)
     if datum_id is None:
         st.info("No datum matches these filters.")
         return
@@ -64,7 +75,7 @@ def search(run_id: int, run: Mapping[str, Any], summary: pd.DataFrame) -> pd.Dat
     matches = data.find_rows(run_id, score=score, models=chosen or models, low=low, high=high,
                              unscored=unscored, text=text)
     total = int(matches["n_matches"].iloc[0]) if not matches.empty else 0
-    st.caption(f"{total} matching rows; showing {len(matches)}. Select a row to open its datum.")
+    st.caption(f"{total:,} matching {'row' if total == 1 else 'rows'}; showing {len(matches)}. Select a row to open its datum.")
     columns = ["datum_id", "model", *(["reason" if unscored else "value"] if score else []), "query", "prediction"]
     st.dataframe(matches[columns], hide_index=True, key=EXPLORE_MATCHES, height=240, selection_mode="single-row",
                  on_select=partial(_pick_match, list(matches["datum_id"])),
@@ -92,26 +103,6 @@ def pick_datum(matches: pd.DataFrame) -> str | None:
                         persist_state="session")
 
 
-def _apply_query_params() -> None:
-    """Adopt ?run= and ?datum= when they changed since last applied (a link, or Results opening a datum)."""
-    params = (st.query_params.get("run"), st.query_params.get("datum"))
-    if params == st.session_state.get(EXPLORE_SEEN):
-        return
-    st.session_state[EXPLORE_SEEN] = params
-    run, datum = params
-    if run and run.isdigit():
-        st.session_state[EXPLORE_RUN] = int(run)
-    if datum:
-        st.session_state[EXPLORE_DATUM] = datum
-
-
-def _sync_query_params(run_id: int, datum_id: str | None) -> None:
-    wanted = {"run": str(run_id)} | ({"datum": datum_id} if datum_id is not None else {})
-    if st.query_params.to_dict() != wanted:
-        st.query_params.from_dict(wanted)
-    st.session_state[EXPLORE_SEEN] = (wanted["run"], wanted.get("datum"))
-
-
 # -- one datum ---------------------------------------------------------------
 def render_datum(run_id: int, datum_id: str, run: Mapping[str, Any]) -> None:
     """Query, predictions side by side, references, contexts, then every metric of the datum."""
@@ -136,6 +127,7 @@ def render_datum(run_id: int, datum_id: str, run: Mapping[str, Any]) -> None:
     metrics = list(dict.fromkeys([*run["metrics"], *view["scores"]["metric"]]))
     for metric in metrics:
         _metric(metric, view, [r.model for r in rows])
+    every_run(view, run_id)
 
 
 def _word_diff(answers: Mapping[str, str]) -> None:
@@ -178,9 +170,13 @@ def _metric(metric: str, view: Mapping[str, pd.DataFrame], models: list[str]) ->
     if not exchanges.empty:
         exchanges = exchanges[exchanges["metric"] == metric]
     st.subheader(f"Metric: {plain(metric)}")
-    table = scores[["model", "score", "value", "reason", "details"]].rename(columns={"reason": "unscored reason"})
-    table = table.assign(value=table["value"].map(lambda v: "" if pd.isna(v) else f"{v:.4f}"))
+    table = scores[["model", "score", "value", "reason"]].rename(columns={"reason": "unscored reason"})
+    table = table.assign(value=table["value"].map(number_text))
     st.dataframe(plain_table(table), hide_index=True, placeholder="–")  # unscored: '' and its reason, never 'None'
+    details = details_table(scores)
+    if not details.empty:
+        with st.expander(f"Details of {plain(metric)}"):
+            st.dataframe(details, hide_index=True, placeholder="–")
     panel.votes_section(view, metric)
     judged = [m for m in models if (verdicts["model"] == m).any()
               or (not exchanges.empty and (exchanges["model"] == m).any())]
@@ -192,8 +188,7 @@ def _metric(metric: str, view: Mapping[str, pd.DataFrame], models: list[str]) ->
             if mine.empty:
                 st.caption("No verdicts.")
             else:
-                st.dataframe(mine[["step", "item_index", "item", "verdict", "reason"]], hide_index=True,
-                             placeholder="–")
+                st.dataframe(verdict_table(mine), hide_index=True, placeholder="–")
             if not exchanges.empty:
                 for exchange in exchanges[exchanges["model"] == model].to_dict("records"):
                     _exchange(exchange)
@@ -201,7 +196,8 @@ def _metric(metric: str, view: Mapping[str, pd.DataFrame], models: list[str]) ->
 
 def _exchange(exchange: Mapping[str, Any]) -> None:
     """The judge's raw request and reply for one step, collapsed."""
-    title = f"Judge exchange: {exchange['step']} #{exchange['call_index']} ({exchange['status']})"
+    title = (f"What the judge was asked and answered: {step_words(exchange['step'])}, call "
+             f"{int(exchange['call_index']) + 1} ({exchange['status']})")
     with st.expander(plain(title)):
         if _present(exchange.get("reason")):
             st.caption("Unscored because")
@@ -212,6 +208,49 @@ def _exchange(exchange: Mapping[str, Any]) -> None:
         st.caption("Reply")
         reply = exchange.get("reply")
         st.code(reply if _present(reply) else "(no reply)", language=None, wrap_lines=True)
+
+
+def verdict_table(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Verdicts as people read them: the step in words, items numbered from 1."""
+    return pd.DataFrame({"step": verdicts["step"].map(step_words),
+                         "item": [None if pd.isna(i) else int(i) + 1 for i in verdicts["item_index"]],
+                         "text": verdicts["item"], "verdict": verdicts["verdict"], "reason": verdicts["reason"]})
+
+
+def details_table(scores: pd.DataFrame) -> pd.DataFrame:
+    """The scores' details (stored as JSON) as rows of model, score, detail and value."""
+    rows = []
+    for record in scores.to_dict("records"):
+        raw = record.get("details")
+        try:
+            found = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            found = raw
+        if isinstance(found, dict):
+            items = found.items()
+        elif found is None or (isinstance(found, float) and pd.isna(found)):
+            continue
+        else:
+            items = [("details", found)]
+        for name, value in items:
+            shown = number_text(value) if isinstance(value, (int, float)) else (
+                json.dumps(value) if isinstance(value, (list, dict)) else str(value))
+            rows.append({"model": record["model"], "score": record["score"], "detail": name_words(name),
+                         "value": shown})
+    return pd.DataFrame(rows, columns=["model", "score", "detail", "value"])
+
+
+def every_run(view: Mapping[str, Any], run_id: int) -> None:
+    """This datum's scores in every run of its dataset: a metric scored in another run is here too."""
+    found = view.get("every_run")
+    if found is None or found.empty or found["run_id"].nunique() < 2:
+        return
+    st.subheader("This datum in every run of its dataset")
+    table = found.assign(run=found["run_id"].map(lambda r: f"run {r}" + (" (this one)" if r == run_id else "")),
+                         value=found["value"].map(number_text))
+    wide = table.pivot_table(index=["run", "model"], columns="score", values="value", aggfunc="first", sort=False)
+    st.dataframe(wide.reset_index(), hide_index=True, placeholder="–")
+    st.caption("Empty: not scored in that run, or unscored (its reason is in that run's Explore).")
 
 
 def _present(value: Any) -> bool:

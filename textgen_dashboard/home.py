@@ -35,11 +35,11 @@ def render() -> None:
     _sample_section(first_start=n_datasets == 0)
     st.subheader("Next")
     if n_runs:
-        link("results", "Read the results of a run", icon="📊")
-        link("compare", "Compare models, with intervals and tests", icon="⚖️")
-    link("upload", "Upload your own outputs", icon="📤")
-    link("evaluate", "Choose metrics and run them", icon="▶️")
-    link("runs", "See every run, resume or export it", icon="🗂️")
+        link("results", "Read the results of a run", icon=":material/bar_chart:")
+        link("compare", "Compare models, with intervals and tests", icon=":material/compare_arrows:")
+    link("upload", "Upload your own outputs", icon=":material/upload_file:")
+    link("evaluate", "Choose metrics and run them", icon=":material/play_arrow:")
+    link("runs", "See every run, resume or export it", icon=":material/history:")
 
 
 def sample_metrics() -> list[str]:
@@ -80,7 +80,7 @@ def _start_sample() -> None:
         st.session_state[state.RESULTS_RUN] = same
         st.info(f"Run {same} already scores the sample with {', '.join(metrics)}: nothing new to compute. "
                 "Its results are on the Results page; the Runs page can delete it to score again.")
-        link("results", "See the results", icon="📊")
+        link("results", f"See the results of run {same}", icon=":material/bar_chart:", run_id=same)
         return
     job = start_evaluation(data.jobs(), db, dataset_id, metrics, label="sample run")
     st.session_state[state.HOME_SAMPLE_JOB] = job.job_id

@@ -2,7 +2,8 @@
 
 Every input comes from one row of :data:`textgen_core.judge.settings.SETTINGS` (its label, default, bounds or
 choices, help, and where the form shows it); settings the form does not show take a stored run's value, else
-their default. The form is rendered on Evaluate, on Runs (resume) and on Criteria.
+their default. The form is rendered on Evaluate, on Runs (resume) and on Criteria; it starts from a saved judge
+profile when one is picked, else from the settings this browser session typed last on any page.
 """
 
 from __future__ import annotations
@@ -16,11 +17,17 @@ from textgen_core.errors import ParameterError
 from textgen_core.judge.settings import (DEFAULT_BASE_URL, ENV_API_KEY, ENV_OPENAI_API_KEY, SETTINGS, JudgeSettings,
                                          REQUIRED, Setting)
 
-from .state import judge_key
+from textgen_core.errors import TextgenError
+
+from . import data
+from .safe_text import plain
+from .state import JUDGE_LAST, JUDGE_PROFILE, JUDGE_SAVED, NO_PROFILE, judge_key
 
 #: Title of the expander holding the settings for real endpoints (the README names it).
 EXPANDER = "Rate limits, spending cap, Batch API, Azure, structured output"
 _SECRET_NAMES = (ENV_API_KEY, ENV_OPENAI_API_KEY)
+#: Settings a resumed run takes from its stored ones (caps are given anew).
+_RESUMED = {s.name for s in SETTINGS if s.resumed and not s.secret}
 
 
 def _configured(*names: str) -> tuple[str, str]:
@@ -46,8 +53,12 @@ def judge_form(page: str, defaults: Mapping[str, Any] | None = None) -> tuple[Ju
     The key is typed into a password input or read from secrets/environment; it is
     never put into any other widget, never shown, and only ``public()`` is stored.
     """
-    given = dict(defaults or {})
     key = lambda name: judge_key(page, name)  # noqa: E731
+    profile = _profile_picker(page)
+    remembered = profile or st.session_state.get(JUDGE_LAST) or {}
+    # a resumed run's stored settings win over what this session typed last (a picked profile wins over both)
+    stored = {name: v for name, v in dict(defaults or {}).items() if name in _RESUMED}
+    given = {**remembered, **stored} if not profile else {**stored, **profile}
     values: dict[str, Any] = {}
     left, right = st.columns(2)
     with left:
@@ -65,9 +76,57 @@ def judge_form(page: str, defaults: Mapping[str, Any] | None = None) -> tuple[Ju
     if not values["model"]:
         return None, "set the judge model (and base URL) to run judge or endpoint metrics"
     try:
-        return JudgeSettings(**hidden, **values), None
+        settings = JudgeSettings(**hidden, **values)
     except ParameterError as exc:
         return None, str(exc)
+    shown = {s.name: values[s.name] for s in SETTINGS if s.place is not None and not s.secret and s.name in values}
+    st.session_state[JUDGE_LAST] = shown  # the next page that asks a judge starts from these (never the key)
+    _save_profile(page, shown)
+    return settings, None
+
+
+def _profile_picker(page: str) -> dict[str, Any] | None:
+    """A picker of the saved judge profiles (none: the settings typed last); the picked one's settings."""
+    profiles = data.store().judge_profiles()
+    if profiles.empty:
+        return None
+    names = list(profiles["name"])
+    if st.session_state.get(JUDGE_PROFILE) not in [NO_PROFILE, *names]:
+        st.session_state[JUDGE_PROFILE] = NO_PROFILE
+    picked = st.selectbox("Judge profile", [NO_PROFILE, *names], key=JUDGE_PROFILE, persist_state="session",
+                          on_change=_forget_inputs, args=(page,),
+                          help="Saved judge settings (base URL, model, prices, limits; never the key), kept in "
+                               "the database and offered on every page that asks a judge")
+    if picked == NO_PROFILE:
+        return None
+    return dict(profiles.loc[profiles["name"] == picked, "settings"].iloc[0])
+
+
+def _forget_inputs(page: str) -> None:
+    """Another profile was picked: this page's inputs start again from it (the typed key stays)."""
+    for s in SETTINGS:
+        if not s.secret:
+            st.session_state.pop(judge_key(page, s.name), None)
+
+
+def _save_profile(page: str, settings: Mapping[str, Any]) -> None:
+    with st.popover("Save as a judge profile", icon=":material/bookmark_add:"):
+        name = st.text_input("Profile name", key=judge_key(page, "profile_name"),
+                             value=st.session_state.get(JUDGE_PROFILE, "") if st.session_state.get(
+                                 JUDGE_PROFILE) != NO_PROFILE else "")
+        st.caption("Stores the base URL, model, prices and limits in this database; never the API key.")
+        if st.button("Save profile", key=judge_key(page, "profile_save"), disabled=not name.strip()):
+            try:
+                data.store().save_judge_profile(name.strip(), dict(settings))
+            except (ValueError, TextgenError) as exc:
+                st.error(plain(str(exc)))
+                return
+            st.session_state[JUDGE_PROFILE] = name.strip()
+            st.session_state[JUDGE_SAVED] = f"Saved the judge profile {plain(name.strip())}."
+            st.rerun()
+    saved = st.session_state.pop(JUDGE_SAVED, None)
+    if saved:
+        st.success(saved)
 
 
 def _inputs(place: str, key: Callable[[str], str], given: Mapping[str, Any]) -> dict[str, Any]:
@@ -83,7 +142,7 @@ def setting_input(s: Setting, key: str, given: Mapping[str, Any]) -> Any:
         st.caption("Key: typed above." if typed else f"Key: from {source}." if source else "Key: none (fine for "
                    "local endpoints that need none).")
         return (typed or stored).strip()
-    value = given.get(s.name) if s.resumed and given.get(s.name) is not None else None
+    value = given.get(s.name) if given.get(s.name) is not None else None
     if value is None and s.env:
         value = _configured(s.env)[0] or None
     if value is None:

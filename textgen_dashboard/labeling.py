@@ -19,6 +19,7 @@ from textgen_core.compare.labels import STRATEGIES, scale_of, select_cells
 from textgen_core.summary import scale_text
 
 from . import data
+from .address import Field, kept
 from .label_agreement import agreement_section
 from .pickers import keep_choice, open_requested, pick_run, runs_or_hint
 from .safe_text import plain
@@ -29,9 +30,19 @@ STRATEGY_LABELS = {"random": "random (a uniform sample)", "stratified": "stratif
                    "disagreement": "disagreement first (the judge least sure; not random)"}
 
 
+#: The page's state in its address: ``?run=3&score=qa_grade&cells=random&annotator=ana``.
+ADDRESS = (Field("run", LABEL_RUN, "int"), Field("score", LABEL_SCORE), Field("cells", LABEL_STRATEGY),
+           Field("annotator", LABEL_ANNOTATOR))
+
+
 def render() -> None:
-    """The whole Label page."""
+    """The whole Label page, its state read from and written to the address (the annotator's name too)."""
     st.title("Label")
+    with kept(ADDRESS):
+        _render()
+
+
+def _render() -> None:
     runs = runs_or_hint()
     if runs is None:
         return
@@ -45,16 +56,13 @@ def render() -> None:
     left, middle, right = st.columns([2, 2, 1])
     keep_choice(LABEL_SCORE, scores)
     score = left.selectbox("Score", scores, key=LABEL_SCORE, on_change=_restart)
+    keep_choice(LABEL_STRATEGY, STRATEGIES)
     strategy = middle.radio("Cells", STRATEGIES, key=LABEL_STRATEGY, format_func=STRATEGY_LABELS.get,
                             horizontal=True, on_change=_restart)
     count = int(right.number_input("How many", min_value=1, max_value=5000, value=50, step=10, key=LABEL_COUNT,
                                    on_change=_restart))
-    if LABEL_ANNOTATOR not in st.session_state and st.query_params.get("annotator"):
-        st.session_state[LABEL_ANNOTATOR] = st.query_params["annotator"]  # a reloaded tab keeps its annotator
     annotator = st.text_input("Your name (kept for this browser tab)", key=LABEL_ANNOTATOR,
                               placeholder="who is labelling").strip()
-    if annotator and st.query_params.get("annotator") != annotator:
-        st.query_params["annotator"] = annotator
     labelling, report = st.tabs(["Label cells", "Judge against people"])
     with labelling:
         if not annotator:

@@ -11,7 +11,9 @@ import streamlit as st
 from textgen_core.summary import MODELS_SHOWN, ranked_models
 
 from . import data, page_path
-from .state import EXPLORE_DATUM, EXPLORE_PAGE, EXPLORE_RUN
+from .address import asked_run
+from .safe_text import plain
+from .state import EXPLORE_DATUM, EXPLORE_PAGE, EXPLORE_RUN, OTHER_RUN
 
 
 def runs_or_hint() -> pd.DataFrame | None:
@@ -68,12 +70,29 @@ def many_models(key: str, run: Mapping[str, Any], counts: pd.DataFrame, *, label
 
 
 def pick_run(runs: pd.DataFrame, key: str, default: Any = None, resets: Sequence[str] = ()) -> int:
-    """A run selectbox, newest first; picking another run clears the ``resets`` keys (its filters)."""
+    """A run selectbox, newest first; picking another run clears the ``resets`` keys (its filters).
+
+    A run the address asks for (``?run=N``) that this database does not hold is said so, and the page
+    stops there: nothing of another run is shown in its place."""
     ids = [int(r) for r in runs["run_id"]]
     labels = {int(row["run_id"]): run_label(row) for row in runs.to_dict("records")}
+    asked = asked_run()
+    if asked is not None and asked not in {str(i) for i in ids}:
+        _unknown_run(asked, ids, labels)
     keep_choice(key, ids, None if default is None else int(default))
     return int(st.selectbox("Run", ids, key=key, format_func=labels.get, on_change=_forget, args=(resets,),
                             persist_state="session"))
+
+
+def _unknown_run(asked: str, ids: list[int], labels: dict[int, str]) -> NoReturn:
+    st.error(f"There is no run {plain(asked)} in this database: it was deleted, or the link was made on another "
+             "database. Nothing on this page belongs to it.")
+    other = st.selectbox("Open another run", ids, index=None, placeholder="Pick a run", format_func=labels.get,
+                         key=OTHER_RUN)
+    if other is not None:
+        st.query_params["run"] = str(other)
+        st.rerun()
+    st.stop()
 
 
 def _forget(keys: Sequence[str]) -> None:

@@ -16,6 +16,7 @@ from textgen_core.registry import direction_of
 from textgen_core.summary import scale_text
 
 from . import calibrated, charts, data, panel
+from .address import Field, kept
 from .classification import classification_section
 from .pairwise import pairwise_section
 from .report_button import report_button
@@ -32,9 +33,19 @@ SUMMARY_COLUMNS = ["model", "score", "better", "scale", "mean", "ci_low", "ci_hi
 ARROWS = {"higher": "↑ higher", "lower": "↓ lower", "none": ""}
 
 
+#: The page's state in its address: ``?run=3&models=a&score=bleu&chart=Box&unscored=1``.
+ADDRESS = (Field("run", RESULTS_RUN, "int"), Field("models", RESULTS_MODELS, "list"), Field("score", RESULTS_SCORE),
+           Field("chart", RESULTS_CHART), Field("unscored", RESULTS_UNSCORED, "bool"))
+
+
 def render() -> None:
-    """The whole Results page."""
+    """The whole Results page, its state read from and written to the address."""
     st.title("Results")
+    with kept(ADDRESS):
+        _render()
+
+
+def _render() -> None:
     runs = runs_or_hint()
     if runs is None:
         return
@@ -122,6 +133,7 @@ def summary_section(summary: pd.DataFrame, aggregates: pd.DataFrame, models: lis
 def charts_section(run_id: int, score: str, models: list[str], low: float | None, high: float | None,
                    colors: dict[str, str], summary: pd.DataFrame) -> None:
     st.subheader("Distributions")
+    keep_choice(RESULTS_CHART, CHARTS)
     kind = st.radio("Chart", CHARTS, horizontal=True, key=RESULTS_CHART, persist_state="session")
     left, right = st.columns(2)
     with left:
@@ -152,7 +164,7 @@ def rows_section(run_id: int, score: str, models: list[str], low: float | None, 
     rows = data.find_rows(run_id, score=score, models=models, low=low, high=high, unscored=unscored, order=order)
     total = int(rows["n_matches"].iloc[0]) if not rows.empty else 0
     what = "unscored" if unscored else "worst first" if direction != "none" else "lowest first"
-    st.caption(f"{total} rows, {what}; showing {len(rows)}. Select a row to open it in Explore.")
+    st.caption(f"{total:,} {'row' if total == 1 else 'rows'}, {what}; showing {len(rows)}. Select a row to open it in Explore.")
     columns = ["datum_id", "model", "reason" if unscored else "value", "query", "prediction"]
     st.dataframe(rows[columns], hide_index=True, key=RESULTS_ROWS, on_select=partial(_pick, list(rows["datum_id"])),
                  selection_mode="single-row", column_config={"value": st.column_config.NumberColumn(format="%.4f")},

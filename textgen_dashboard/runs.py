@@ -11,6 +11,8 @@ from textgen_core.formatting import duration_text, plain_table
 from textgen_core.registry import all_metrics
 
 from . import data, state
+from .address import Field, kept
+from .pickers import pick_run
 from .jobs import start_resume
 from .safe_text import plain
 from .judge_scale import judge_form
@@ -21,20 +23,28 @@ RESUMABLE = {"interrupted", "cancelled", "failed"}
 INTERRUPTED = "interrupted (no live job)"
 
 
+#: The page's state in its address: ``?run=3``.
+ADDRESS = (Field("run", state.RUNS_SELECTED, "int"),)
+
+
 def render() -> None:
-    """The whole Runs page."""
+    """The whole Runs page, the chosen run read from and written to the address."""
     st.title("Runs")
+    deleted = st.session_state.pop(state.RUNS_DELETED, None)
+    if deleted:
+        st.success(deleted)
+    with kept(ADDRESS):
+        _render()
+
+
+def _render() -> None:
     runs = history(data.runs(), data.jobs().live_run_ids())
     if runs.empty:
         st.info("No runs yet.")
-        link("evaluate", "Evaluate", icon="▶️")
+        link("evaluate", "Evaluate", icon=":material/play_arrow:")
         return
     st.dataframe(runs, hide_index=True, placeholder="–")
-    ids = [int(i) for i in runs["run_id"]]
-    if st.session_state.get(state.RUNS_SELECTED) not in ids:
-        st.session_state[state.RUNS_SELECTED] = ids[0]
-    labels = {int(r.run_id): f"run {r.run_id}: {r.dataset} - {r.metrics} ({r.status})" for r in runs.itertuples()}
-    run_id = st.selectbox("Run", ids, key=state.RUNS_SELECTED, format_func=lambda i: labels[i])
+    run_id = pick_run(data.runs(), state.RUNS_SELECTED)
     status = str(runs.loc[runs["run_id"] == run_id, "status"].iloc[0])
     _details(run_id)
     _resume(run_id, status)
@@ -70,7 +80,7 @@ def _details(run_id: int) -> None:
             st.json(run["judge"], expanded=False)
     if run["error"]:
         st.error(f"Error: {plain(run['error'])}")
-    link("results", "Open the results", icon="📊")
+    link("results", f"Open the results of run {run_id}", icon=":material/bar_chart:", run_id=run_id)
 
 
 def _resume(run_id: int, status: str) -> None:
@@ -109,7 +119,7 @@ def _export(run_id: int) -> None:
     fmt = right.radio("Format", list(data.EXPORT_FORMATS), key=state.RUNS_EXPORT_FORMAT, format_func=str.upper)
     st.download_button(f"Download {fmt.upper()}", data=functools.partial(data.export_bytes, run_id, table, fmt),
                        file_name=f"run{run_id}_{table}.{fmt}", mime=data.EXPORT_FORMATS[fmt], key="runs.download",
-                       on_click="ignore", icon="⬇️",
+                       on_click="ignore", icon=":material/download:",
                        help="CSV cells that a spreadsheet would run as a formula start with an apostrophe")
 
 
@@ -126,6 +136,8 @@ def _delete(run_id: int, status: str) -> None:
                 return
             data.refresh()
             st.session_state.pop(state.RUNS_CONFIRM_DELETE, None)
-            st.toast(f"Deleted run {run_id}.")
+            st.session_state.pop(state.RUNS_SELECTED, None)
+            st.session_state[state.RUNS_DELETED] = f"Deleted run {run_id} with its scores and verdicts."
+            st.query_params.pop("run", None)
             st.rerun()
 

@@ -8,6 +8,9 @@ and ``runs.judge.api_key``), which is never displayed.
 
 from __future__ import annotations
 
+#: The "Open another run" picker shown when the address names a run the database does not hold.
+OTHER_RUN = "address.other_run"
+
 # -- home ----------------------------------------------------------------
 HOME_SAMPLE_JOB = "home.sample_job"
 
@@ -21,6 +24,7 @@ UPLOAD_FORMAT = "upload.format"
 UPLOAD_LIST_FORMAT = "upload.list_format"
 UPLOAD_DELIMITER = "upload.delimiter"
 UPLOAD_NULL_REFERENCES = "upload.null_references"
+UPLOAD_PAIR_BY_QUERY = "upload.pair_by_query"
 UPLOAD_DEFAULT_MODEL = "upload.default_model"
 UPLOAD_WIDE = "upload.wide_predictions"
 UPLOAD_SAVED = "upload.saved_message"
@@ -62,6 +66,13 @@ def judge_key(page: str, name: str) -> str:
     return f"{page}.judge.{name}"
 
 
+#: The judge profile picked (one for every page that asks a judge), the settings typed last, a save's message.
+JUDGE_PROFILE = "judge.profile"
+JUDGE_LAST = "judge.last_settings"
+JUDGE_SAVED = "judge.saved_message"
+NO_PROFILE = "(none: the settings below)"
+
+
 def jury_key(name: str) -> str:
     """Widget key of one repeated-judging/panel setting on Evaluate."""
     return f"evaluate.jury.{name}"
@@ -73,6 +84,8 @@ RUNS_JOB = "runs.job"
 RUNS_EXPORT_TABLE = "runs.export_table"
 RUNS_EXPORT_FORMAT = "runs.export_format"
 RUNS_CONFIRM_DELETE = "runs.confirm_delete"
+#: The message left after a run was deleted, shown once at the top of the page.
+RUNS_DELETED = "runs.deleted_message"
 
 # compare ------------------------------------------------------------------
 COMPARE_RUN = "compare.run"
@@ -141,8 +154,6 @@ EXPLORE_UNSCORED = "explore.unscored"
 EXPLORE_DIFF_FIRST = "explore.diff_first"
 EXPLORE_DIFF_SECOND = "explore.diff_second"
 EXPLORE_MATCHES = "explore.matches"
-#: The (run, datum) query parameters last applied to the widgets.
-EXPLORE_SEEN = "explore.seen_params"
 ANY_SCORE = "(any score)"
 
 

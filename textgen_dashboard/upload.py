@@ -31,6 +31,9 @@ _LIST_FIELDS = ("references", "contexts")
 _FROM_UPLOADER = "upload.from_uploader"
 _SEEDED_FOR = "upload.seeded_for"
 _SAVED_WARNINGS = "upload.saved_warnings"
+_UPLOAD_ID = "upload.file_id"
+#: Caption under the mapping when it was restored from an earlier save of the same bytes.
+_REMEMBERED = "upload.remembered"
 
 
 def render() -> None:
@@ -46,7 +49,7 @@ def render() -> None:
         st.success(saved)
         for warning in st.session_state.get(_SAVED_WARNINGS, ()):
             st.warning(plain(warning))
-        link("evaluate", "Evaluate it", icon="▶️")
+        link("evaluate", "Evaluate it", icon=":material/play_arrow:")
     st.divider()
     render_manage()
 
@@ -57,6 +60,9 @@ def _file_input() -> None:
                                 help="One row per (datum, model) in long format, or one row per datum with a "
                                      "prediction column per model in wide format.")
     if uploaded is not None:
+        if st.session_state.get(_UPLOAD_ID) != uploaded.file_id:  # a new upload, even of the same file
+            _new_file()
+            st.session_state[_UPLOAD_ID] = uploaded.file_id
         st.session_state[state.UPLOAD_FILE] = (uploaded.name, uploaded.getvalue())
         st.session_state[_FROM_UPLOADER] = True
     elif st.session_state.get(_FROM_UPLOADER):  # the user removed the file from the uploader
@@ -64,7 +70,15 @@ def _file_input() -> None:
         st.session_state[_FROM_UPLOADER] = False
     if st.button("Use the bundled sample file", help="A small QA dataset with two models, references and contexts"):
         path = sample_dataset_path()
+        _new_file()
         st.session_state[state.UPLOAD_FILE] = (path.name, path.read_bytes())
+
+
+def _new_file() -> None:
+    """A file was just given: its mapping is seeded afresh and no message of an earlier save survives."""
+    st.session_state.pop(_SEEDED_FOR, None)
+    st.session_state.pop(state.UPLOAD_SAVED, None)
+    st.session_state.pop(_SAVED_WARNINGS, None)
 
 
 def max_upload_bytes() -> int:
@@ -112,12 +126,38 @@ def _mapping_section(file_name: str, payload: bytes) -> None:
         if summary.get("row") in table.index:
             st.dataframe(_plain_frame(table.loc[[summary["row"]]]), placeholder="–")
         return
-    st.success(f"{summary['rows']:,} rows: {summary['datums']:,} datums x {len(summary['models'])} models "
-               f"({plain(', '.join(summary['models']))}); fields: {', '.join(summary['fields']) or 'none'}; "
-               f"metadata: {plain(', '.join(summary['metadata_columns'])) or 'none'}")
+    line = (f"{summary['rows']:,} rows: {summary['datums']:,} datums x {len(summary['models'])} models "
+            f"({plain(', '.join(summary['models']))}); fields: {', '.join(summary['fields']) or 'none'}; "
+            f"metadata: {plain(', '.join(summary['metadata_columns'])) or 'none'}")
+    problem = pairing_problem(summary, mapping, columns)
+    if problem and not summary.get("paired_datums"):
+        st.warning(f"{line}.\n\n{problem}", icon=":material/link_off:")
+    else:
+        st.success(line)
+        if problem:
+            st.info(problem)
     for warning in summary.get("warnings", []):
         st.warning(plain(warning))
     _save_form(file_name, payload, mapping)
+
+
+def pairing_problem(summary: dict, mapping: ColumnMapping, columns: list[str]) -> str | None:
+    """What to map when the models' rows do not meet on a datum (a comparison would have no pairs), else None."""
+    models, datums, paired = len(summary["models"]), summary["datums"], summary.get("paired_datums", 0)
+    if models < 2 or paired == datums:
+        return None
+    if paired:
+        return (f"Only {paired:,} of {datums:,} datums have rows of two models or more; comparisons use only "
+                "those. If the same question has different ids in different rows, map another id column.")
+    others = [c for c in columns if c not in mapping.columns_used()]
+    how = ("The id is unmapped, so every row became its own datum. Map id to the column that names the same "
+           "question in every model's row" if not mapping.id else
+           f"The id column {plain(mapping.id)} differs between the models' rows of one question. Map id to the "
+           "column that names the same question in every model's row")
+    how += f" (unmapped columns: {plain(', '.join(others)) or 'none'})"
+    if not mapping.id and mapping.query and mapping.format == "long":
+        how += ", or tick 'Pair rows by identical query text'"
+    return f"No datum has rows of two models: Compare would have nothing to pair. {how}."
 
 
 def _plain_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -129,10 +169,18 @@ def _plain_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _seed(file_name: str, payload: bytes, columns: list[str]) -> None:
     """Fill the mapping widgets with the guess, once per new file."""
-    identity = f"{file_name}:{hashlib.sha1(payload).hexdigest()}"
+    digest = hashlib.sha256(payload).hexdigest()
+    identity = f"{file_name}:{digest}"
     if st.session_state.get(_SEEDED_FOR) == identity:
         return
+    remembered = data.store().remembered_mapping(digest)
     guess = guess_mapping(columns)
+    if remembered is not None:
+        try:
+            guess = ColumnMapping.from_dict(remembered)
+        except InputError:  # a mapping of an older version of the tool: the guess instead
+            remembered = None
+    st.session_state[_REMEMBERED] = remembered is not None
     for name in _SINGLE_FIELDS:
         st.session_state[state.upload_field(name)] = getattr(guess, name) or NOT_MAPPED
     for name in _LIST_FIELDS:
@@ -141,7 +189,8 @@ def _seed(file_name: str, payload: bytes, columns: list[str]) -> None:
     st.session_state[state.UPLOAD_WIDE] = list(guess.wide_predictions.values())
     st.session_state[state.UPLOAD_LIST_FORMAT] = guess.list_format
     st.session_state[state.UPLOAD_DELIMITER] = guess.delimiter
-    st.session_state[state.UPLOAD_NULL_REFERENCES] = False
+    st.session_state[state.UPLOAD_NULL_REFERENCES] = guess.null_references == "missing"
+    st.session_state[state.UPLOAD_PAIR_BY_QUERY] = guess.pair_by_query
     st.session_state[state.UPLOAD_DEFAULT_MODEL] = guess.default_model
     st.session_state[state.UPLOAD_NAME] = Path(file_name).stem
     st.session_state[state.UPLOAD_REPLACE] = False
@@ -152,6 +201,8 @@ def _seed(file_name: str, payload: bytes, columns: list[str]) -> None:
 def _mapping_form(columns: list[str]) -> ColumnMapping | None:
     """Widgets for every mapping field; the ColumnMapping they describe, or None after an error."""
     options = [NOT_MAPPED, *columns]
+    if st.session_state.get(_REMEMBERED):
+        st.caption("This file was saved before: its mapping is the one it was saved with.")
     fmt = st.radio("Format", ["long", "wide"], key=state.UPLOAD_FORMAT, horizontal=True,
                    help="long: one row per (datum, model); wide: one row per datum, one prediction column per model")
     left, right = st.columns(2)
@@ -184,8 +235,13 @@ def _mapping_form(columns: list[str]) -> ColumnMapping | None:
     elif picked.get("model") == NOT_MAPPED:
         default_model = st.text_input("Model name for every row", key=state.UPLOAD_DEFAULT_MODEL)
     single = {k: (None if v == NOT_MAPPED else v) for k, v in picked.items()}
+    pair = False
+    if fmt == "long" and single["id"] is None and single["query"] is not None:
+        pair = st.checkbox("Pair rows by identical query text", key=state.UPLOAD_PAIR_BY_QUERY,
+                           help="No id column: rows with the same query text become one datum (one row per "
+                                "model); without this every row is its own datum and models cannot be compared")
     try:
-        return ColumnMapping(**single, references=tuple(refs), contexts=tuple(ctxs), format=fmt,
+        return ColumnMapping(**single, pair_by_query=pair, references=tuple(refs), contexts=tuple(ctxs), format=fmt,
                              wide_predictions=wide, list_format=list_format, delimiter=delimiter,
                              default_model=default_model or "model",
                              null_references="missing" if null_refs else "keep")
@@ -209,6 +265,7 @@ def _save_form(file_name: str, payload: bytes, mapping: ColumnMapping, streamed:
                 dataset = load_dataset(payload, mapping, name=name.strip(), file_name=file_name)
                 data.store().save_dataset(dataset, name.strip(), replace=replace)
                 rows = len(dataset.rows)
+            data.store().remember_mapping(hashlib.sha256(payload).hexdigest(), file_name, mapping.to_dict())
     except TextgenError as exc:
         st.error(plain(str(exc)))
         return

@@ -19,10 +19,12 @@ from . import data, page_path
 from .safe_text import plain
 
 
-def link(page: str, label: str, icon: str | None = None) -> None:
-    """A link to another page by name ('results'); a caption when it is not in the navigation (one-page tests)."""
+def link(page: str, label: str, icon: str | None = None, run_id: int | None = None) -> None:
+    """A link to another page by name ('results'), to run ``run_id`` when given (``?run=N``); a caption when
+    the page is not in the navigation (one-page tests)."""
+    params = {"run": str(int(run_id))} if run_id is not None else None
     try:
-        st.page_link(page_path(page), label=label, icon=icon)
+        st.page_link(page_path(page), label=label, icon=icon, query_params=params)
     except Exception:  # the page runs on its own, outside app.py's st.navigation
         st.caption(f"Open {plain(label)} from the navigation.")
 
@@ -88,14 +90,14 @@ def job_panel(job_key: str) -> None:
     run = f"Run {job.run_id}" if job.run_id is not None else "The run"
     if job.status == "finished":
         st.success(f"{run} finished in {run_duration(job)}.")
-        link("results", "See the results", icon="📊")
+        link("results", f"See the results of run {job.run_id}", icon=":material/bar_chart:", run_id=job.run_id)
     elif job.status == "interrupted":  # a spending cap stopped it
         st.warning(f"{run} stopped: {plain(job.error or 'interrupted')}. Finished cells are kept; resume it from "
                    "the Runs page (with a higher cap, or none).")
-        link("runs", "Runs", icon="🗂️")
+        link("runs", "Runs", icon=":material/history:", run_id=job.run_id)
     elif job.status == "cancelled":
         st.warning(f"{run} was cancelled; finished cells are kept. Resume it from the Runs page.")
-        link("runs", "Runs", icon="🗂️")
+        link("runs", "Runs", icon=":material/history:", run_id=job.run_id)
     else:
         st.error(f"{run} failed: {plain(job.error or 'unknown error')}")
 

@@ -131,10 +131,11 @@ def test_verdicts_and_the_raw_exchange(judged_run):
     no_exception(at)
     assert at.selectbox(key=EXPLORE_RUN).value == run_id and headers(at) == [f"Datum {datum_id}"]
     verdicts = frame_with(at, "verdict")
-    assert verdicts[["item", "verdict", "reason"]].values.tolist() == [
-        ["Gold is Au.", "yes", "context says Au"], ["It comes from Latin.", "no", "not stated"]]
-    answered, timed_out = at.expander  # one per model tab, collapsed
-    assert "Judge exchange" in answered.label.replace("\\", "") and "unscored" in timed_out.label
+    assert verdicts[["item", "text", "verdict", "reason"]].values.tolist() == [  # items numbered from 1
+        [1, "Gold is Au.", "yes", "context says Au"], [2, "It comes from Latin.", "no", "not stated"]]
+    assert "." not in "".join(verdicts["step"])  # step names in words, not dotted identifiers
+    answered, timed_out = [e for e in at.expander if "judge was asked" in e.label]  # one per model tab, collapsed
+    assert "call 1" in answered.label and "unscored" in timed_out.label
     assert [c.value for c in answered.code] == ["You are a careful judge.", PROMPT, REPLY]
     assert [t.value for t in answered.text] == []  # no reason shown for a scored exchange
     assert [t.value for t in timed_out.text] == ["the judge timed out"]
@@ -142,6 +143,11 @@ def test_verdicts_and_the_raw_exchange(judged_run):
     scores = frame_with(at, "unscored reason")
     assert scores[["model", "value", "unscored reason"]].values.tolist() == [  # no 'None' cell: '' and the reason
         ["model-a", "0.5000", ""], ["model-b", "", "the judge timed out"]]
+    details = frame_with(at, "detail")  # the details as a table, not raw JSON
+    assert details[["model", "detail", "value"]].values.tolist() == [["model-a", "Supported", "1"]]
+    every = frame_with(at, "run")  # the datum's scores in every run of its dataset: the lexical run's too
+    assert f"run {run_id} (this one)" in set(every["run"]) and "rouge1" in every.columns
+    assert {"faithfulness", "rouge1"} <= set(every.columns)
     assert not any(m.proto.allow_html for m in at.markdown)  # dataset text and replies never reach HTML
 
 

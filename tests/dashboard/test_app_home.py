@@ -88,16 +88,21 @@ def test_navigation_declares_every_page_script(app_db):
         no_exception(at)
 
 
-def test_no_page_icon_is_fetched_from_a_font_server():
-    """`:material/...:` icons make the browser load them from fonts.gstatic.com: emoji only, everywhere."""
+def test_page_icons_need_no_emoji_font_and_the_tab_icon_is_not_fetched():
+    """Menu icons are Material icons (their font ships with Streamlit: no emoji font needed); the browser tab's
+    icon is not one, since the browser would fetch a Material tab icon from fonts.gstatic.com. The browser
+    journey (test_journey.py) holds that no request leaves the machine."""
     import re
 
-    from textgen_dashboard.app import PAGES
+    from textgen_dashboard.app import PAGE_ICON, PAGES
 
-    icon = re.compile(r":material/[a-z0-9_]+:")
-    offenders = [str(p) for p in app_path().parent.rglob("*.py") if icon.search(p.read_text(encoding="utf-8"))]
+    assert all(re.fullmatch(r":material/[a-z0-9_]+:", icon) for _, _, icon in PAGES)
+    assert not PAGE_ICON.startswith(":")
+    emoji = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF]")
+    offenders = [f"{p.name}:{n}" for p in app_path().parent.rglob("*.py") if p.name != "app.py"
+                 for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                 if "icon=" in line and emoji.search(line)]
     assert not offenders
-    assert all(not emoji.startswith(":") for _, _, emoji in PAGES)
 
 
 def test_a_database_locked_by_another_process_is_explained(app_db, monkeypatch):

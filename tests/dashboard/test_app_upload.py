@@ -157,3 +157,51 @@ def test_dataset_text_is_never_rendered_as_html(app_db):
         other = page(name).run()
         no_exception(other)
         no_raw_html(other)
+
+
+TICKETS = (b"ticket_id,model,question,answer,category\n"
+           b"T1,a,Reset my password?,Use the link,account\nT1,b,Reset my password?,Call us,account\n"
+           b"T2,a,Refund?,Yes,billing\nT2,b,Refund?,No,billing\n")
+
+
+def test_a_ticket_id_is_guessed_and_unpaired_rows_are_a_warning_naming_what_to_map(app_db):
+    at = _upload(page("views/upload.py").run(), "tickets.csv", TICKETS)
+    no_exception(at)
+    assert at.selectbox(key=state.upload_field("id")).value == "ticket_id"
+    assert "4 rows: 2 datums x 2 models" in at.success[0].value and not at.warning
+    at.selectbox(key=state.upload_field("id")).set_value("(not mapped)").run()
+    assert not at.success  # no green line over a file whose models never meet on a datum
+    warning = at.warning[0].value
+    assert "4 rows: 4 datums x 2 models" in warning and "No datum has rows of two models" in warning
+    assert "ticket\\_id" in warning and "Pair rows by identical query text" in warning
+    at.checkbox(key=state.UPLOAD_PAIR_BY_QUERY).check().run()
+    no_exception(at)
+    assert "4 rows: 2 datums x 2 models" in at.success[0].value and not at.warning
+    at.button[1].click().run()
+    dataset = store().load_dataset(int(store().list_datasets()["dataset_id"][0]))
+    assert len({r.datum_id for r in dataset.rows}) == 2
+
+
+def test_some_unpaired_datums_are_counted(app_db):
+    payload = TICKETS + b"T3,a,Only one model,Hm,other\n"
+    at = _with_file("tickets.csv", payload)
+    assert "5 rows: 3 datums x 2 models" in at.success[0].value
+    assert "Only 2 of 3 datums have rows of two models" in at.info[0].value
+
+
+def test_the_same_file_again_shows_its_saved_mapping_and_no_stale_message(app_db):
+    at = _upload(page("views/upload.py").run(), "tickets.csv", TICKETS)
+    at.selectbox(key=state.upload_field("query")).set_value("category").run()  # a choice the guess would not make
+    at.text_input(key=state.UPLOAD_NAME).set_value("support").run()
+    at.button[1].click().run()
+    assert any("Saved support" in s.value for s in at.success)
+    # the same bytes again, in a fresh browser session: the mapping it was saved with, not an empty one
+    again = _upload(page("views/upload.py").run(), "tickets (copy).csv", TICKETS)
+    no_exception(again)
+    assert again.selectbox(key=state.upload_field("query")).value == "category"
+    assert again.selectbox(key=state.upload_field("id")).value == "ticket_id"
+    assert "saved before" in all_text(again)
+    # and in the same session: a new upload removes the message of the last save
+    _upload(at, "other.csv", LONG_CSV)
+    assert not any("Saved support" in s.value for s in at.success)
+    assert at.selectbox(key=state.upload_field("query")).value == "question"  # a new file: a fresh guess

@@ -261,3 +261,30 @@ def test_binary_parquet_text_is_decoded(tmp_path: Path) -> None:
 def test_text_instead_of_a_path() -> None:
     with pytest.raises(InputError, match="pass the file's contents as bytes"):
         load_dataset("id,answer\n1,a\n")
+
+
+def test_rows_without_an_id_pair_by_identical_query_text_when_asked() -> None:
+    from textgen_core.datasets import ColumnMapping, dataset_summary, load_dataset
+    from textgen_core.datasets.mapping import query_datum_id
+
+    payload = (b"model,question,answer\n"
+               b"a,What is 2+2?,4\nb,What is 2+2?,four\na,Capital of France?,Paris\nb, Capital of France? ,Lyon\n")
+    unpaired = load_dataset(payload, ColumnMapping(model="model", query="question", prediction="answer"),
+                            file_name="t.csv")
+    summary = dataset_summary(unpaired)
+    assert (summary["datums"], summary["paired_datums"]) == (4, 0)  # every row its own datum: nothing to pair
+    paired = load_dataset(payload, ColumnMapping(model="model", query="question", prediction="answer",
+                                                 pair_by_query=True), file_name="t.csv")
+    summary = dataset_summary(paired)
+    assert (summary["datums"], summary["paired_datums"]) == (2, 2)
+    ids = {(r.datum_id, r.model) for r in paired.rows}
+    assert ids == {(query_datum_id("What is 2+2?"), "a"), (query_datum_id("What is 2+2?"), "b"),
+                   (query_datum_id("Capital of France?"), "a"), (query_datum_id("Capital of France?"), "b")}
+    # a second answer of one model to the same question is the usual duplicate, named by its rows
+    import pytest as _pytest
+
+    from textgen_core.errors import InputError
+    with _pytest.raises(InputError, match="rows 1 and 2"):
+        load_dataset(b"model,question,answer\na,Q,x\na,Q,y\n",
+                     ColumnMapping(model="model", query="question", prediction="answer", pair_by_query=True),
+                     file_name="t.csv")

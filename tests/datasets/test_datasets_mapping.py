@@ -113,3 +113,35 @@ def test_columns_used_in_wide_format() -> None:
     assert mapping.columns_used() == ["id", "q", "r", "p_m"]
     long = ColumnMapping(prediction="p", wide_predictions={"m": "p_m"})
     assert long.columns_used() == ["p"]
+
+
+@pytest.mark.parametrize(
+    ("columns", "expected"),
+    [
+        (["ticket_id", "model", "question", "answer", "category"], "ticket_id"),
+        (["uid", "model", "prompt", "output"], "uid"),
+        (["ticket", "system", "input", "response"], "ticket"),
+        (["caseId", "model", "query", "prediction"], "caseId"),
+        (["user_id", "conversation_id", "model", "query", "prediction"], "conversation_id"),
+        (["id", "ticket_id", "model", "query", "prediction"], "id"),
+    ],
+)
+def test_the_id_is_guessed_from_common_names(columns: list[str], expected: str) -> None:
+    assert guess_mapping(columns).id == expected
+
+
+@pytest.mark.parametrize("columns", [["model_id", "query", "prediction"], ["user_id", "run_id", "query", "answer"],
+                                     ["valid", "query", "prediction"], ["model", "query", "prediction"]])
+def test_a_person_model_or_run_id_is_not_taken_for_the_datum(columns: list[str]) -> None:
+    assert guess_mapping(columns).id is None
+
+
+def test_pairing_by_query_needs_a_query_and_no_id() -> None:
+    from textgen_core.errors import InputError
+
+    with pytest.raises(InputError, match="needs a mapped query column and no id"):
+        ColumnMapping(query="q", id="id", pair_by_query=True)
+    with pytest.raises(InputError, match="needs a mapped query column"):
+        ColumnMapping(pair_by_query=True)
+    mapping = ColumnMapping(query="q", model="m", prediction="p", pair_by_query=True)
+    assert ColumnMapping.from_dict(json.loads(json.dumps(mapping.to_dict()))) == mapping

@@ -96,6 +96,7 @@ def test_dataset_summary(sample) -> None:
         "source": str(sample_dataset_path()),
         "rows": 2 * ids,
         "datums": ids,
+        "paired_datums": ids,
         "models": ["model-a", "model-b"],
         "rows_per_model": {"model-a": ids, "model-b": ids},
         "warnings": [],

@@ -131,3 +131,14 @@ def test_null_reference_rows_skip_only_chunks_without_a_marker(list_format: str)
                 if any(is_null_marker(item) for item in items):
                     expected.setdefault(column, []).append(number)
         assert null_reference_rows(raw, mapping) == expected
+
+
+@pytest.mark.parametrize("query", ["What is 2+2?", "  padded  ", "é ü 中文 😀", "line one\nline two"])
+def test_rows_paired_by_query_get_the_same_ids_on_both_paths(query: str) -> None:
+    raw = RawTable(columns=["model", "query", "prediction"],
+                   rows=[["a", query, "x"], ["b", query, "y"], ["a", "other", "z"]],
+                   row_numbers=[1, 2, 3], lines=[], label="f.csv")
+    mapping = ColumnMapping(model="model", query="query", prediction="prediction", pair_by_query=True)
+    fast, slow = _both(raw, mapping)
+    assert fast == slow
+    assert fast[0].datum_id == fast[1].datum_id != fast[2].datum_id

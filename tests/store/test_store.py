@@ -132,3 +132,26 @@ def test_dataset_fields_in_sql(db_path):
     assert store.dataset_fields(dataset_id) == {"prediction", "contexts", "h"}
     with pytest.raises(StoreError):
         store.dataset_fields(999)
+
+
+def test_upload_mappings_and_judge_profiles_are_remembered_and_keys_never_stored(tmp_path):
+    import pytest as _pytest
+
+    from textgen_core.store import Store
+
+    db = Store(tmp_path / "memory.duckdb")
+    assert db.remembered_mapping("abc") is None and db.judge_profiles().empty
+    db.remember_mapping("abc", "a.csv", {"id": "ticket_id", "query": "question"})
+    db.remember_mapping("abc", "b.csv", {"id": "ticket_id", "query": "category"})  # a later save wins
+    assert db.remembered_mapping("abc") == {"id": "ticket_id", "query": "category"}
+    db.save_judge_profile("local", {"base_url": "http://127.0.0.1:9/v1", "model": "judge", "concurrency": 4})
+    db.save_judge_profile("local", {"base_url": "http://127.0.0.1:9/v1", "model": "judge-2", "concurrency": 4})
+    profiles = db.judge_profiles()
+    assert list(profiles["name"]) == ["local"] and profiles["settings"][0]["model"] == "judge-2"
+    for secret in ("api_key", "API_KEY", "token"):
+        with _pytest.raises(ValueError, match="never stores a key"):
+            db.save_judge_profile("leak", {"model": "m", secret: "sk-123"})
+    with _pytest.raises(ValueError, match="needs a name"):
+        db.save_judge_profile("  ", {"model": "m"})
+    assert b"sk-123" not in (tmp_path / "memory.duckdb").read_bytes()
+    assert list(db.judge_profiles()["name"]) == ["local"]

@@ -15,7 +15,7 @@ from typing import Sequence
 from ..model import Datum
 from .cells import CellProblem, is_null_marker, list_cell
 from .formats import RawTable
-from .mapping import ColumnMapping
+from .mapping import ColumnMapping, query_datum_id
 
 #: The longest datum id or model name (as :func:`~textgen_core.datasets.cells.key_cell` allows).
 _KEY_CHARS = 10_000
@@ -86,7 +86,12 @@ def fast_rows(raw: RawTable, mapping: ColumnMapping, meta_columns: tuple[str, ..
     if not all(_plain_text(columns[positions[c]], limit) for c in dict.fromkeys(read)):
         return None
     n = len(raw.rows)
-    ids = _keys(columns[positions[mapping.id]]) if mapping.id else [str(number) for number in raw.row_numbers]
+    if mapping.id:
+        ids = _keys(columns[positions[mapping.id]])
+    elif mapping.pair_by_query:
+        ids = [query_datum_id(q) for q in columns[positions[mapping.query]]]
+    else:
+        ids = [str(number) for number in raw.row_numbers]
     models = _keys(columns[positions[mapping.model]]) if mapping.model else [mapping.default_model] * n
     if ids is None or models is None or len(set(zip(ids, models))) != n:
         return None

@@ -19,7 +19,8 @@ from ..model import TEXT_FIELDS, Dataset, Datum
 from .cells import CellProblem, is_null_marker, key_cell, list_cell, meta_cell, plain, text_cell
 from .fast_rows import fast_rows
 from .formats import RawTable, check_header
-from .mapping import CONTEXT_NAMES, PREDICTION_NAMES, QUERY_NAMES, REFERENCE_NAMES, ColumnMapping, guess_mapping
+from .mapping import (CONTEXT_NAMES, PREDICTION_NAMES, QUERY_NAMES, REFERENCE_NAMES, ColumnMapping, guess_mapping,
+                      query_datum_id)
 from .reader import ATTRS_KEY, ROW_INDEX_NAME, Source, read_raw, unpack_ints
 
 _FIELD_HINTS = {
@@ -171,9 +172,13 @@ def normalize_each_row(raw: RawTable, mapping: ColumnMapping, meta_columns: tupl
     first_row: dict[tuple[str, str], int] = {}
     for index in range(len(raw.rows)):
         row = _Row(raw, index, positions)
-        datum_id = row.get(mapping.id, lambda v: key_cell(v, "datum id")) if mapping.id else str(row.number)
+        query = row.get(mapping.query, text) if mapping.query else None
+        if mapping.id:
+            datum_id = row.get(mapping.id, lambda v: key_cell(v, "datum id"))
+        else:
+            datum_id = query_datum_id(query) if mapping.pair_by_query else str(row.number)
         shared = dict(
-            query=row.get(mapping.query, text) if mapping.query else None,
+            query=query,
             references=row.items(mapping.references, mapping, drop_nulls=mapping.null_references == "missing"),
             contexts=row.items(mapping.contexts, mapping),
             metadata={c: row.get(c, lambda v: meta_cell(v, limit)) for c in meta_columns},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field, fields
@@ -19,7 +20,12 @@ LIST_FORMATS = ("auto", "json", "delimiter", "single")
 NULL_REFERENCES = ("keep", "missing")
 
 # Candidate column names per field, best first; compared after _norm().
-ID_NAMES = ("id", "datum_id", "qid", "question_id")
+ID_NAMES = ("id", "datum_id", "qid", "question_id", "uid", "uuid", "ticket", "ticket_id", "example_id", "item_id",
+            "sample_id", "record_id", "case_id", "prompt_id", "row_id")
+#: Any other ``<something>_id`` / ``<something>id`` column is taken as the datum id when none of ID_NAMES is
+#: present, except these, which name who or what made a row rather than the datum.
+_ID_SUFFIX = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)*_id$")
+_NOT_DATUM_IDS = ("model_id", "modelid", "run_id", "user_id", "userid", "annotator_id", "session_id", "system_id")
 MODEL_NAMES = ("model", "model_name", "system")
 QUERY_NAMES = ("query", "question", "input", "prompt")
 PREDICTION_NAMES = ("prediction", "response", "answer", "output", "generated")
@@ -64,6 +70,9 @@ class ColumnMapping:
     default_model: str = "model"
     max_cell_chars: int = 200_000
     null_references: NullReferences = "keep"
+    #: With no id column: rows whose query text is identical are one datum (each model's row of a question),
+    #: its id ``q-`` and a hash of the text (:func:`query_datum_id`); without it each row is its own datum.
+    pair_by_query: bool = False
 
     def __post_init__(self) -> None:
         # Accept a bare string or a list where a tuple of columns is expected.
@@ -86,6 +95,9 @@ class ColumnMapping:
             raise InputError("mapping delimiter cannot be empty when list_format is 'delimiter'")
         if not str(self.default_model).strip():
             raise InputError("mapping default_model cannot be empty")
+        if self.pair_by_query and (self.id or not self.query):
+            raise InputError("pairing rows by identical query text needs a mapped query column and no id column "
+                             f"(id is {self.id!r}, query is {self.query!r})")
         if isinstance(self.max_cell_chars, bool) or not isinstance(self.max_cell_chars, int) or self.max_cell_chars < 1:
             raise InputError(f"mapping max_cell_chars must be a positive whole number, got {self.max_cell_chars!r}")
 
@@ -125,6 +137,22 @@ class ColumnMapping:
         data = self.to_dict()
         data.update(changes)
         return ColumnMapping.from_dict(data)
+
+
+def query_datum_id(query: str | None) -> str:
+    """The datum id of a row paired by its query text: the same text (after trimming) gives the same id,
+    in any chunk of any file."""
+    text = "" if query is None else str(query).strip()
+    return "q-" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _suffixed_id(columns: Sequence[str], taken: set[str]) -> str | None:
+    """The first column named like ``ticket_id`` or ``caseId`` (not a model's or a person's id)."""
+    for column in columns:
+        name = _norm(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", column))  # caseId -> case_id
+        if column not in taken and _ID_SUFFIX.match(name) and name not in _NOT_DATUM_IDS:
+            return column
+    return None
 
 
 def _first(by_norm: Mapping[str, str], names: Sequence[str], taken: set[str]) -> str | None:
@@ -180,7 +208,9 @@ def guess_mapping(columns: Sequence[str]) -> ColumnMapping:
             taken.add(column)
         return column
 
-    id_col = pick(ID_NAMES)
+    id_col = pick(ID_NAMES) or _suffixed_id(columns, taken)
+    if id_col is not None:
+        taken.add(id_col)
     model_col = pick(MODEL_NAMES)
     query_col = pick(QUERY_NAMES)
     prediction_col = pick(PREDICTION_NAMES)

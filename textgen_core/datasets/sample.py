@@ -25,13 +25,17 @@ def load_sample() -> Dataset:
 def dataset_summary(dataset: Dataset) -> dict[str, Any]:
     """Counts a UI shows next to a dataset: rows, datums, models, fields present, metadata columns."""
     per_model: dict[str, int] = {}
+    models_of: dict[str, int] = {}
     for row in dataset.rows:
         per_model[row.model] = per_model.get(row.model, 0) + 1
+        models_of[row.datum_id] = models_of.get(row.datum_id, 0) + 1
     return {
         "name": dataset.name,
         "source": dataset.source,
         "rows": len(dataset.rows),
-        "datums": len({row.datum_id for row in dataset.rows}),
+        "datums": len(models_of),
+        #: datums that more than one model answered: what a paired comparison can use
+        "paired_datums": sum(1 for n in models_of.values() if n > 1),
         "models": list(per_model),
         "rows_per_model": per_model,
         "fields": [name for name in TEXT_FIELDS if dataset.has_field(name)],

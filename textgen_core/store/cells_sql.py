@@ -88,6 +88,14 @@ class Cells(Part):
              limit if limit is not None else 2**62]).df()
 
     @reads
+    def datum_scores(self, dataset_id: int, datum_id: str) -> pd.DataFrame:
+        """One datum's scores in every run of its dataset (run_id, model, score, value, reason), newest run first."""
+        return self.cur.execute(
+            "SELECT s.run_id, s.model, s.score, s.value, s.reason FROM scores s JOIN runs r USING (run_id) "
+            "WHERE r.dataset_id = ? AND s.datum_id = ? ORDER BY s.run_id DESC, s.model, s.score",
+            [dataset_id, datum_id]).df()
+
+    @reads
     def wide_scores(self, run_id: int, order: Sequence[str] = ()) -> pd.DataFrame:
         """One row per (datum, model), one column per score (``order`` first); empty where unscored."""
         if self.cur.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone() is None:

@@ -6,8 +6,8 @@ file, a cursor per thread, one writer at a time): ``datasets``, ``runs``,
 dashboard and comparisons), ``judge`` and ``cache`` (verdicts, exchanges, the
 reply cache), ``votes`` (of judge panels and repeated judging), ``batches``,
 ``streams`` (datasets stored chunk by chunk, runs scored in blocks),
-``annotations`` (human labels), ``definitions`` (saved custom judge metrics) and ``report`` (the
-rows a report shows datum by datum).
+``annotations`` (human labels), ``definitions`` (saved custom judge metrics), ``report`` (the
+rows a report shows datum by datum) and ``memory`` (upload mappings by file hash, named judge profiles).
 Each operation of a part is marked ``@reads`` or ``@writes`` (see
 :mod:`.database`): the file is open only while operations run, so the dashboard
 and the command line can share it (see :mod:`.connection`).
@@ -36,6 +36,7 @@ from .judge_cache_sql import JudgeCache
 from .judge_sql import JudgeTables
 from .judge_writer import StoreWriter, writer_for
 from .labels_sql import LABELS_DDL, Labels
+from .memory_sql import MEMORY_DDL, Memory
 from .report_reads import ReportReads
 from .pair_reads import PairReads
 from .run_sql import Runs
@@ -87,6 +88,7 @@ class Store:
         self.streams = StreamTables(self.db)
         self.annotations = Labels(self.db)
         self.definitions = Criteria(self.db)
+        self.memory = Memory(self.db)
         self.votes = Votes(self.db, self.cache)
         self.report = ReportReads(self.db)
 
@@ -167,6 +169,7 @@ class Store:
     summary = _Via("cells")
     aggregates = _Via("cells")
     scores = _Via("cells")
+    datum_scores = _Via("cells")
     wide_scores = _Via("cells")
     score_values = _Via("cells")
     unscored_reasons = _Via("cells")
@@ -220,6 +223,11 @@ class Store:
     save_criterion = _Via("definitions")
     criteria = _Via("definitions")
     load_criterion = _Via("definitions")
+    # -- remembered upload mappings and judge profiles ------------------------
+    remember_mapping = _Via("memory")
+    remembered_mapping = _Via("memory")
+    save_judge_profile = _Via("memory")
+    judge_profiles = _Via("memory")
     # -- votes of panels and repeated judging --------------------------------
     write_votes = _Via("votes")
     write_vote_batch = _Via("votes")
@@ -233,7 +241,7 @@ def _create_schema(con: duckdb.DuckDBPyConnection) -> None:
     if config and str(config[0]).lower() == "read_only":
         return
     con.execute("BEGIN TRANSACTION")
-    for statement in DDL + BATCH_DDL + LABELS_DDL + CRITERIA_DDL + BLOCK_DDL:
+    for statement in DDL + BATCH_DDL + LABELS_DDL + CRITERIA_DDL + BLOCK_DDL + MEMORY_DDL:
         con.execute(statement)
     found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     version = int(found[0]) if found and str(found[0]).isdigit() else 1
