@@ -20,6 +20,8 @@ import streamlit as st
 #: Session key of {session key: parameter values} last applied from or written to the address, per page key
 #: (a parameter such as ``run`` is shared by pages, each remembering what it last saw).
 _SEEN = "address.seen"
+#: (page, address) this session's pages wrote last.
+_LAST = "address.last"
 
 
 @dataclass(frozen=True)
@@ -55,11 +57,26 @@ def _encode(field: Field, value: Any) -> list[str]:
     return [str(value)]
 
 
+def _address() -> dict[str, list[str]]:
+    return {name: st.query_params.get_all(name) for name in st.query_params}
+
+
+def _page(fields: Sequence[Field]) -> tuple[str, ...]:
+    return tuple(field.key for field in fields)
+
+
 def adopt(fields: Sequence[Field]) -> None:
-    """Copy into session state every parameter whose value in the address changed since last seen."""
+    """Copy into session state every parameter whose value in the address changed since last seen.
+
+    An address another page wrote and left behind (a page switch that keeps the query string) is not a link
+    to this page: its ``run`` or ``score`` belong to that page's view, so nothing of it is adopted."""
     seen: dict[str, tuple[str, ...]] = st.session_state.setdefault(_SEEN, {})
+    last = st.session_state.get(_LAST)
+    leftover = last is not None and last[0] != _page(fields) and last[1] == _address()
     for field in fields:
         values = tuple(st.query_params.get_all(field.param))
+        if leftover:
+            seen[field.key] = values
         if values == seen.get(field.key):
             continue
         seen[field.key] = values
@@ -76,9 +93,9 @@ def publish(fields: Sequence[Field]) -> None:
         seen[field.key] = tuple(values)
         if values:
             wanted[field.param] = values
-    current = {name: st.query_params.get_all(name) for name in st.query_params}
-    if current != wanted:
+    if _address() != wanted:
         st.query_params.from_dict(wanted)
+    st.session_state[_LAST] = (_page(fields), wanted)
 
 
 @contextmanager

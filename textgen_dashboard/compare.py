@@ -204,7 +204,9 @@ def comparison_table(frame: pd.DataFrame, plan: float | None = None) -> pd.DataF
     })
     if frame.attrs.get("holm"):
         table["p (Holm)"] = frame["p_adjusted"]
-    table["verdict"] = frame["verdict"]
+    table["verdict"] = [verdict_words(v, lo, hi) for v, lo, hi in zip(frame["verdict"], frame["ci_low"],
+                                                                        frame["ci_high"])]
+    table.attrs["verdicts"] = list(frame["verdict"])  # the verdicts behind the words, for the colours
     table["why"] = frame["why"]
     table["mde"] = frame["mde"]
     if plan:
@@ -217,10 +219,19 @@ def comparison_table(frame: pd.DataFrame, plan: float | None = None) -> pd.DataF
     return table.reset_index(drop=True)
 
 
+def verdict_words(verdict: str, low: float, high: float) -> str:
+    """A verdict as the page writes it: a difference the test did not detect is 'not significant', with the
+    interval of the differences the data still allow; never 'no difference', which reads as 'equal'."""
+    if verdict == NO_DIFFERENCE:
+        return f"not significant, delta in {_interval(low, high)}"
+    return verdict
+
+
 def styled(table: pd.DataFrame) -> Styler:
     """Number formats, and green / red / orange behind the delta and verdict of decided rows."""
     def paint(column: pd.Series) -> list[str]:
-        return [f"background-color: {BACKGROUNDS[k]}" if k in BACKGROUNDS else "" for k in table["verdict"]]
+        kinds = table.attrs.get("verdicts", list(table["verdict"]))
+        return [f"background-color: {BACKGROUNDS[k]}" if k in BACKGROUNDS else "" for k in kinds]
 
     formats = {"baseline mean": "{:.4f}", "candidate mean": "{:.4f}", "delta": "{:+.4f}", "p": p_text,
                "p (Holm)": p_text, "mde": "{:.4f}", "datums needed": _count_text}
@@ -248,7 +259,8 @@ def table_section(frame: pd.DataFrame) -> None:
     p_used = "the Holm-adjusted p (p (Holm))" if attrs.get("holm") else "the unadjusted p"
     tests = ", ".join(dict.fromkeys(t for t in frame["test"] if t))
     st.caption(
-        f"Verdict: better / worse when {p_used} < {alpha:g}, in the score's direction; no difference otherwise; "
+        f"Verdict: better / worse when {p_used} < {alpha:g}, in the score's direction; otherwise not significant, "
+        "which does not mean equal: the interval next to it is how large a difference the data still allow; "
         "inconclusive when fewer than 2 datums pair up, when the two models were scored on different datums "
         f"(exact McNemar test on 'has a score', p < {alpha:g}), or when a score without a better direction differs. "
         f"The {attrs['confidence']:.0%} CI is unadjusted ({plain(attrs['ci_method'])}; 'too few' below 2 pairs); "

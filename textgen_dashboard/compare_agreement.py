@@ -15,12 +15,25 @@ from textgen_core.errors import TextgenError
 from . import data, state
 from .pickers import keep_choice
 from .safe_text import plain
+from .widgets import link
 
 #: Human labels taken as the positive one when a text column is picked (else the first value).
 POSITIVE_WORDS = ("correct", "yes", "true", "pass", "positive", "good", "relevant", "faithful")
 KIND_LABELS = {"score": "score: Spearman and Pearson", "label": "label: Cohen's kappa"}
 #: The 'better' column: which way each score improves.
 ARROWS = {"higher": "↑ higher", "lower": "↓ lower"}
+
+
+#: Words in a metadata column's name that mark it as a person's label or score; no other column is offered.
+HUMAN_WORDS = ("human", "annotat", "rater", "rating", "label", "judgement", "judgment", "gold_score")
+
+
+def human_columns(columns: Sequence[str]) -> list[str]:
+    """The metadata columns named as a person's label or score (a model's predicted label is not one)."""
+    def human(name: str) -> bool:
+        folded = name.casefold()
+        return any(w in folded for w in HUMAN_WORDS) and not folded.startswith(("pred", "model", "judge"))
+    return [c for c in columns if human(c)]
 
 
 def metadata_columns(dataset_id: int) -> list[str]:
@@ -34,10 +47,15 @@ def agreement_section(run_id: int, run: Mapping[str, Any], baseline: str, candid
                       scores: Sequence[str]) -> None:
     """Agreement of each chosen score with a human column the user picks among the metadata columns."""
     st.subheader("Agreement with human ratings")
-    columns = metadata_columns(run["dataset_id"])
+    every = metadata_columns(run["dataset_id"])
+    columns = human_columns(every)
     if not columns:
-        st.caption("The run's dataset has no metadata columns. Upload it with a human label or score "
-                   "column to measure how well the scores agree with people.")
+        st.info("No human labels to compare with: this run's dataset has no column named as a person's label or "
+                f"score ({', '.join(HUMAN_WORDS)}){' among ' + plain(', '.join(every)) if every else ''}, and a "
+                "column such as a category is not a human judgement. Label cells on the Label page (its 'Judge "
+                "against people' tab measures agreement), or upload the file again with a column named like "
+                "human_score or human_label.")
+        link("label", "Label cells of this run", icon=":material/label:", run_id=run_id)
         return
     default = next((c for c in columns if "human" in c.casefold()), columns[0])
     keep_choice(state.COMPARE_HUMAN_COLUMN, columns, default)

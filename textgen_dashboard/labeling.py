@@ -20,19 +20,22 @@ from textgen_core.summary import scale_text
 
 from . import data
 from .address import Field, kept
+from .widgets import link
 from .label_agreement import agreement_section
 from .pickers import keep_choice, open_requested, pick_run, runs_or_hint
 from .safe_text import plain
 from .state import (LABEL_ANNOTATOR, LABEL_COUNT, LABEL_NOTE, LABEL_OPEN, LABEL_POSITION, LABEL_RUN, LABEL_SAVED,
-                    LABEL_SCORE, LABEL_STRATEGY, LABEL_VALUE, label_button)
+                    LABEL_SCORE, LABEL_STRATEGY, LABEL_TAB, LABEL_VALUE, label_button)
 
-STRATEGY_LABELS = {"random": "random (a uniform sample)", "stratified": "stratified by the judge's value",
+STRATEGY_LABELS = {"pairs": "pairs (every model on the same datums: for a calibrated comparison)",
+                   "random": "random (a uniform sample)", "stratified": "stratified by the judge's value",
                    "disagreement": "disagreement first (the judge least sure; not random)"}
 
 
 #: The page's state in its address: ``?run=3&score=qa_grade&cells=random&annotator=ana``.
 ADDRESS = (Field("run", LABEL_RUN, "int"), Field("score", LABEL_SCORE), Field("cells", LABEL_STRATEGY),
-           Field("annotator", LABEL_ANNOTATOR))
+           Field("annotator", LABEL_ANNOTATOR), Field("tab", LABEL_TAB))
+TABS = {"label": "Label cells", "agreement": "Judge against people"}
 
 
 def render() -> None:
@@ -56,14 +59,17 @@ def _render() -> None:
     left, middle, right = st.columns([2, 2, 1])
     keep_choice(LABEL_SCORE, scores)
     score = left.selectbox("Score", scores, key=LABEL_SCORE, on_change=_restart)
-    keep_choice(LABEL_STRATEGY, STRATEGIES)
-    strategy = middle.radio("Cells", STRATEGIES, key=LABEL_STRATEGY, format_func=STRATEGY_LABELS.get,
+    run = data.run(run_id)
+    strategies = _strategies(len(run["models"]))
+    keep_choice(LABEL_STRATEGY, strategies)
+    strategy = middle.radio("Cells", strategies, key=LABEL_STRATEGY, format_func=STRATEGY_LABELS.get,
                             horizontal=True, on_change=_restart)
     count = int(right.number_input("How many", min_value=1, max_value=5000, value=50, step=10, key=LABEL_COUNT,
                                    on_change=_restart))
     annotator = st.text_input("Your name (kept for this browser tab)", key=LABEL_ANNOTATOR,
                               placeholder="who is labelling").strip()
-    labelling, report = st.tabs(["Label cells", "Judge against people"])
+    keep_choice(LABEL_TAB, list(TABS), "label")
+    labelling, report = st.tabs(list(TABS.values()), default=TABS[st.session_state[LABEL_TAB]])
     with labelling:
         if not annotator:
             st.info("Type your name to start: each label records who gave it, and several people may label the "
@@ -72,6 +78,12 @@ def _render() -> None:
             label_cells(run_id, score, strategy, count, annotator)
     with report:
         agreement_section(run_id, score)
+
+
+def _strategies(models: int) -> list[str]:
+    """Ways to pick cells; with two models or more, pairs first (the default): a calibrated comparison needs
+    both models labelled on the same datums."""
+    return (["pairs"] if models > 1 else []) + [s for s in STRATEGIES if s != "pairs"]
 
 
 def _restart() -> None:
@@ -94,6 +106,10 @@ def label_cells(run_id: int, score: str, strategy: str, count: int, annotator: s
     if queue.empty:
         st.info("No scored cell of this score to label.")
         return
+    if done == len(queue):
+        st.success(f"All {len(queue)} cells of this queue are labelled. See how the judge agrees with people:")
+        link("label", "Judge against people", icon=":material/fact_check:", run_id=run_id,
+             params={"score": score, "annotator": annotator, "tab": "agreement"})
     position = min(int(st.session_state.get(LABEL_POSITION, _first_open(queue, given))), len(queue) - 1)
     st.session_state[LABEL_POSITION] = position
     cell = queue.iloc[position]

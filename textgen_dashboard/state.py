@@ -167,6 +167,8 @@ LABEL_ANNOTATOR = "label.annotator"
 LABEL_RUN = "label.run"
 LABEL_SCORE = "label.score"
 LABEL_STRATEGY = "label.strategy"
+#: The tab shown first ('label' or 'agreement'), from the address.
+LABEL_TAB = "label.tab"
 LABEL_COUNT = "label.count"
 #: Position in the labelling queue (0-based).
 LABEL_POSITION = "label.position"

@@ -19,10 +19,11 @@ from . import data, page_path
 from .safe_text import plain
 
 
-def link(page: str, label: str, icon: str | None = None, run_id: int | None = None) -> None:
-    """A link to another page by name ('results'), to run ``run_id`` when given (``?run=N``); a caption when
-    the page is not in the navigation (one-page tests)."""
-    params = {"run": str(int(run_id))} if run_id is not None else None
+def link(page: str, label: str, icon: str | None = None, run_id: int | None = None,
+         params: dict[str, str] | None = None) -> None:
+    """A link to another page by name ('results'), to run ``run_id`` when given (``?run=N``, with more
+    ``params``); a caption when the page is not in the navigation (one-page tests)."""
+    params = ({"run": str(int(run_id))} if run_id is not None else {}) | dict(params or {}) or None
     try:
         st.page_link(page_path(page), label=label, icon=icon, query_params=params)
     except Exception:  # the page runs on its own, outside app.py's st.navigation

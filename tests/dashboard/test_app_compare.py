@@ -14,7 +14,7 @@ from textgen_core.compare import compare_models
 from textgen_core.datasets import load_dataset
 from textgen_dashboard import state
 from textgen_core.compare.verdicts import BETTER, INCONCLUSIVE, NO_DIFFERENCE, WORSE
-from textgen_dashboard.compare import comparison_table, largest, p_text, regressions_first, styled
+from textgen_dashboard.compare import comparison_table, largest, p_text, regressions_first, styled, verdict_words
 from textgen_dashboard.compare_charts import forest_figure, scatter_figure, thin
 from textgen_dashboard.state import EXPLORE_DATUM, EXPLORE_RUN
 
@@ -88,7 +88,8 @@ def test_sample_table_is_compare_models(sample_run):
     expected = regressions_first(compare_models(store(), run_id, "model-a", ["model-b"], scores=scores,
                                                 resamples=2000, seed=0))
     assert shown["score"].tolist() == expected["score"].tolist() and set(scores) == set(shown["score"])
-    assert shown["verdict"].tolist() == expected["verdict"].tolist()
+    assert shown["verdict"].tolist() == [verdict_words(v, lo, hi) for v, lo, hi in zip(
+        expected["verdict"], expected["ci_low"], expected["ci_high"])]
     assert shown["mde"].tolist() == pytest.approx(expected["mde"].tolist(), nan_ok=True)
     assert shown["delta"].tolist() == pytest.approx(expected["delta"].tolist())
     assert shown["p"].tolist() == pytest.approx(expected["p_value"].tolist())
@@ -182,7 +183,9 @@ def test_colours_follow_each_score_direction(app_db):
     assert shown.loc[("kind", "toxicity"), "verdict"] == BETTER  # lower toxicity is better
     assert shown.loc[("kind", "toxicity"), "better"] == "↓ lower"
     assert shown.loc[("terse", "rouge1"), "verdict"] == WORSE
-    assert shown.loc[("kind", "rouge1"), "verdict"] == NO_DIFFERENCE
+    # not detected is not equal: the words say so, with the interval of what the data still allow
+    assert shown.loc[("kind", "rouge1"), "verdict"].startswith("not significant, delta in [")
+    assert "no difference" not in " ".join(table["verdict"])
     assert shown.loc[("terse", "custom_score"), "candidate s/u/e/m"] == "36 / 0 / 0 / 4"
     assert shown.loc[("terse", "custom_score"), "n"] == 36
     assert "No metric declares the direction of custom_score" in " ".join(w.value for w in at.warning).replace("\\", "")
@@ -291,8 +294,27 @@ def test_no_metadata_columns_no_agreement(app_db):
                             ("q1", "b", "rouge", "rouge1", 0.0, None, None)])
     at = compare_page()
     no_exception(at)
-    assert "has no metadata columns" in all_text(at)
+    assert "No human labels to compare with" in all_text(at)
     assert len(table_of(at)) == 1
+
+
+def test_a_column_that_is_no_human_judgement_is_never_taken_for_one(app_db):
+    """A category or a free-text answer is not a person's label: no kappa is printed against it."""
+    db = store()
+    dataset_id = db.save_dataset(load_dataset(
+        b"id,model,answer,reference,category,question\nq1,a,x,x,account,Q1\nq1,b,y,x,account,Q1\n"
+        b"q2,a,x,x,billing,Q2\nq2,b,x,x,billing,Q2\n", file_name="plain.csv", name="plain"))
+    run_id = db.create_run(dataset_id, ["rouge"], {}, {}, ["a", "b"])
+    db.write_cells(run_id, [(d, m, "rouge", "rouge1", v, None, None)
+                            for d, m, v in (("q1", "a", 1.0), ("q1", "b", 0.0), ("q2", "a", 1.0), ("q2", "b", 1.0))])
+    at = compare_page()
+    no_exception(at)
+    text = all_text(at)
+    assert "No human labels to compare with" in text and "category" in text
+    assert not [s for s in at.selectbox if s.key == state.COMPARE_HUMAN_COLUMN]
+    assert "Cohen" not in text and not [f for f in at.dataframe if "kappa" in f.value.columns]
+    links = [(link.proto.label, link.proto.query_string) for link in at.get("page_link")]
+    assert ("Label cells of this run", f"run={run_id}") in links
 
 
 # -- pure helpers ------------------------------------------------------------------
@@ -429,8 +451,8 @@ def test_explore_shows_both_answers_and_both_pairwise_verdicts(app_db):
     no_exception(at)
     shown = [t.value for t in at.text]
     assert "Lyon." in shown and "Paris." in shown  # the baseline's and a candidate's answers, side by side
-    verdicts = [f for f in (e.value for e in at.dataframe) if "verdict" in f.columns and "item" in f.columns]
-    right = next(f for f in verdicts if "A = right" in " ".join(f["item"]))
-    assert right["item"].tolist() == ["baseline first: A = base, B = right", "candidate first: A = right, B = base"]
+    verdicts = [f for f in (e.value for e in at.dataframe) if "verdict" in f.columns and "text" in f.columns]
+    right = next(f for f in verdicts if "A = right" in " ".join(f["text"]))
+    assert right["text"].tolist() == ["baseline first: A = base, B = right", "candidate first: A = right, B = base"]
     assert right["verdict"].tolist() == ["baseline", "candidate"]  # the judge followed the position
     assert set(right["reason"]) == {"the first answer is always better"}

@@ -23,9 +23,10 @@ from ..errors import InputError, ParameterError
 from ..store import Store
 from .stats import rng_for
 
-STRATEGIES = ("random", "stratified", "disagreement")
+STRATEGIES = ("random", "stratified", "disagreement", "pairs")
 #: Sampling kinds whose inclusion probabilities are known (or uniform), so the plain or weighted PPI++ applies.
-RANDOM_KINDS = ("random", "stratified", "import", "dataset", "weighted")
+#: ``pairs`` is a uniform sample of the datums every model was scored on, each with all its models' cells.
+RANDOM_KINDS = ("random", "stratified", "import", "dataset", "weighted", "pairs")
 #: Sampling of imported labels that each carry their inclusion probability (a ``probability`` column).
 WEIGHTED = "weighted"
 #: The annotator name of a human column of the dataset: 'column:NAME'.
@@ -108,7 +109,8 @@ def select_cells(store: Store, run_id: int, score: str, strategy: str, n: int, *
     still counts them: the sample is drawn from every scored cell, then the done
     ones are left out). ``random``: a uniform sample; ``stratified``: an equal
     share from each judge value (or each fifth of the range for a continuous
-    score), each with its stratum's probability; ``disagreement``: cells where
+    score), each with its stratum's probability; ``pairs``: whole datums at random with every model's cell
+    (what a calibrated comparison of models needs); ``disagreement``: cells where
     people already split or disagree with the judge first, then those whose judge
     value is nearest the middle of the range (no known probability); the
     ``viewer``'s own labels do not reorder it, so a queue holds still while
@@ -129,6 +131,8 @@ def select_cells(store: Store, run_id: int, score: str, strategy: str, n: int, *
         chosen = cells.sort_values("_key").head(n).assign(probability=min(n, total) / max(total, 1))
     elif strategy == "stratified":
         chosen = _stratified(cells, score, n)
+    elif strategy == "pairs":
+        chosen = _pairs(cells, n)
     else:
         chosen = _unsure_first(store, run_id, score, cells, viewer).head(n).assign(probability=float("nan"))
     if annotator is not None:
@@ -136,6 +140,22 @@ def select_cells(store: Store, run_id: int, score: str, strategy: str, n: int, *
         seen = set(zip(done["datum_id"], done["model"]))
         chosen = chosen[[(d, m) not in seen for d, m in zip(chosen["datum_id"], chosen["model"])]]
     return chosen[["datum_id", "model", "judge", "probability"]].reset_index(drop=True)
+
+
+def _pairs(cells: pd.DataFrame, n: int) -> pd.DataFrame:
+    """Whole datums at random, each with the cells of every model: about ``n`` cells, a datum never split.
+
+    Only datums scored for every model are drawn (a paired comparison needs both sides); each cell's
+    probability is the share of those datums drawn."""
+    models = cells["model"].nunique()
+    complete = cells.groupby("datum_id")["model"].transform("nunique") == models
+    eligible = cells[complete]
+    datums = eligible.groupby("datum_id", sort=True)["_key"].min().sort_values()
+    take = datums.index[:max(1, -(-n // max(models, 1)))] if len(datums) else datums.index
+    order = {datum: i for i, datum in enumerate(take)}
+    chosen = eligible[eligible["datum_id"].isin(order)].assign(_order=lambda f: f["datum_id"].map(order))
+    probability = len(take) / len(datums) if len(datums) else float("nan")
+    return chosen.sort_values(["_order", "model"], kind="stable").assign(probability=probability)
 
 
 def _stratified(cells: pd.DataFrame, score: str, n: int) -> pd.DataFrame:

@@ -1,0 +1,184 @@
+"""A new analyst's journey in a real browser, on a fresh database: upload a support file whose id column is
+`ticket_id`, evaluate it with the loopback judge, read the results of the run just made, reopen a shared link,
+compare the models, read what the judge was asked, label ten pairs, and see the judge against people.
+
+Each step asserts what the issue found wrong before (issue 28): the run link, the id guess, the address, the
+verdict words, the prompt in Explore, paired labelling and its link to the agreement tab. No request may leave
+127.0.0.1. Screenshots of every step are left in the test's tmp_path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import urlparse
+
+import pytest
+
+from browser_session import WAIT_MS, browser_context, require_browser
+from local_servers import free_port, wait_healthy
+
+ROOT = Path(__file__).resolve().parents[2]
+TICKETS = 12
+
+
+def _support_file(path: Path) -> Path:
+    """Twelve tickets answered by two models; model 'beta' gets the reference right on every third only."""
+    lines = ["ticket_id,model,question,answer,reference,category"]
+    for i in range(1, TICKETS + 1):
+        fact = f"code {i:02d}"
+        question = f"What is the reset code for ticket {i}?"
+        lines.append(f"T{i:02d},alpha,{question},Your {fact} works,{fact},account")
+        lines.append(f"T{i:02d},beta,{question},{'Your ' + fact if i % 3 == 0 else 'Please call us'},{fact},billing")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def judge():
+    from judge_server import JudgeServer
+    from scripted_judge import ScriptedJudge
+
+    server = JudgeServer(responder=ScriptedJudge())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    """`streamlit run app.py` on a free port over a fresh database; yields its URL."""
+    require_browser()
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    env["TEXTGEN_EVAL_DB"] = str(tmp_path / "journey.duckdb")
+    log = (tmp_path / "streamlit.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, process)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def _shot(page, tmp_path: Path, name: str) -> None:
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=True)
+
+
+def _fill(page, label: str, value: str) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(value)
+    box.press("Enter")
+
+
+@pytest.mark.timeout(300)
+def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    source = _support_file(tmp_path / "support_eval.csv")
+    requests: list[str] = []
+    with browser_context() as context:
+        context.on("request", lambda request: requests.append(request.url))
+        page = context.new_page()
+
+        # 1. Upload: ticket_id is taken for the id, so the two models pair on every ticket
+        page.goto(f"{server}/upload")
+        page.locator("input[type=file]").set_input_files(str(source))
+        expect(page.get_by_text(f"{2 * TICKETS} rows: {TICKETS} datums x 2 models")).to_be_visible(timeout=WAIT_MS)
+        expect(page.get_by_test_id("stSelectbox").filter(has_text="ticket_id").first).to_be_visible()
+        _shot(page, tmp_path, "1-upload")
+        page.get_by_role("button", name="Save dataset").click()
+        expect(page.get_by_text("Saved support_eval")).to_be_visible()
+
+        # 2. Evaluate with the loopback judge
+        page.get_by_role("link", name="Evaluate it").click()
+        expect(page.get_by_role("heading", name="Evaluate")).to_be_visible()
+        page.get_by_test_id("stCheckbox").filter(has_text="qa_grade").locator("label").click()
+        _fill(page, "Base URL", judge.url)
+        _fill(page, "Judge model", "judge-test")
+        expect(page.get_by_text("Judge calls")).to_be_visible(timeout=WAIT_MS)
+        _shot(page, tmp_path, "2-evaluate")
+        page.get_by_role("button", name="Run", exact=True).click()
+        outcome = page.get_by_text(re.compile(r"Run \d+ (finished in|failed|was cancelled)"))
+        expect(outcome).to_be_visible(timeout=90_000)
+        assert "finished in" in outcome.inner_text(), outcome.inner_text()
+        run_id = int(re.search(r"Run (\d+)", outcome.inner_text()).group(1))
+
+        # 3. "See the results" opens THE run just made, named in the address
+        page.get_by_role("link", name=f"See the results of run {run_id}").click()
+        expect(page.get_by_role("heading", name="Summary")).to_be_visible(timeout=WAIT_MS)
+        page.wait_for_function(f"() => location.search.includes('run={run_id}')")
+        expect(page.get_by_test_id("stSelectbox").filter(has_text=f"#{run_id} · support_eval").first).to_be_visible()
+        page.get_by_text("Box", exact=True).click()
+        page.wait_for_function("() => location.search.includes('chart=Box')")
+        _shot(page, tmp_path, "3-results")
+        shared = page.url
+
+        # 4. The shared link, opened in another tab (another browser session), shows the same view
+        other = context.new_page()
+        other.goto(shared)
+        expect(other.get_by_role("heading", name="Summary")).to_be_visible(timeout=WAIT_MS)
+        expect(other.get_by_test_id("stSelectbox").filter(has_text=f"#{run_id} · support_eval").first).to_be_visible()
+        expect(other.get_by_test_id("stRadio").get_by_role("radio", name="Box")).to_be_checked()
+        _shot(other, tmp_path, "4-shared-link")
+        other.goto(f"{server}/results?run=999")
+        expect(other.get_by_text("There is no run 999")).to_be_visible()
+        other.close()
+
+        # 5. Compare: a difference the test does not detect is 'not significant' with its interval, or decided
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
+        expect(page.get_by_role("heading", name="Baseline: alpha")).to_be_visible(timeout=45_000)
+        table = page.get_by_test_id("stDataFrame").first
+        expect(table.get_by_role("gridcell", name="qa_grade", exact=True, include_hidden=True)).to_be_attached()
+        verdict = table.get_by_role("gridcell", name=re.compile(r"^(worse|better|not significant, delta in \[)"),
+                                    include_hidden=True)
+        expect(verdict.first).to_be_attached()
+        assert table.get_by_role("gridcell", name="no difference", include_hidden=True).count() == 0
+        expect(page.get_by_text("No human labels to compare with")).to_be_visible()  # category is not a label
+        _shot(page, tmp_path, "5-compare")
+
+        # 6. Explore: what the judge was asked, and what it answered
+        page.goto(f"{server}/explore?run={run_id}&datum=T03")
+        expect(page.get_by_role("heading", name="Datum T03")).to_be_visible(timeout=WAIT_MS)
+        asked = page.get_by_text("What the judge was asked and answered").first
+        asked.scroll_into_view_if_needed()
+        asked.click()
+        expect(page.get_by_text("What is the reset code for ticket 3?").last).to_be_visible()
+        expect(page.get_by_text("CORRECT").first).to_be_attached()
+        _shot(page, tmp_path, "6-explore")
+
+        # 7. Label ten pairs: both models on the same tickets, then the link to the agreement tab
+        page.goto(f"{server}/label?run={run_id}&annotator=ana")
+        expect(page.get_by_role("heading", name="Label")).to_be_visible(timeout=WAIT_MS)
+        expect(page.get_by_role("radio", name=re.compile("^pairs"))).to_be_checked()
+        count = page.get_by_label("How many")
+        count.fill("20")
+        count.press("Enter")
+        expect(page.get_by_text("0 of 20 cells labelled by ana")).to_be_visible()
+        _shot(page, tmp_path, "7-label")
+        for done in range(1, 21):
+            page.get_by_role("button", name="1" if done % 4 else "0", exact=True).click()
+            expect(page.get_by_text(f"{done} of 20 cells labelled by ana")).to_be_visible()
+        page.get_by_role("link", name="Judge against people").click()
+        expect(page.get_by_text(re.compile(r"qa_grade: judge against 1 annotator"))).to_be_visible(timeout=WAIT_MS)
+        _shot(page, tmp_path, "8-agreement")
+
+    outside = [u for u in requests if urlparse(u).scheme in {"http", "https", "ws", "wss"}
+               and urlparse(u).hostname != "127.0.0.1"]
+    assert not outside, outside
