@@ -303,7 +303,7 @@ def _datum(path: str, run_id: int, datum_id: str, version: int) -> dict[str, Any
         "verdicts": db.verdicts(run_id, datum_id),
         "exchanges": db.exchanges(run_id, datum_id),
         "votes": db.votes_for_run(run_id, datum_id=datum_id),
-        "every_run": db.datum_scores(run_record["dataset_id"], datum_id),  # its scores in all runs of the dataset
+        "every_run": db.datum_scores(run_record["dataset_id"], datum_id),  # in every run of its dataset
     }
 
 
