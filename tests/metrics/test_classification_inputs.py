@@ -71,3 +71,40 @@ def test_a_true_or_false_label_is_still_refused_naming_the_cell(tmp_path) -> Non
     with pytest.raises(InputError, match="true/false|a boolean") as caught:
         load_dataset(path)
     assert caught.value.row == 1 and caught.value.column == "prediction"
+
+
+def test_classification_from_any_two_columns_of_a_stored_dataset(tmp_path, capsys) -> None:
+    """Issue 28: the labels a file already has (predicted_category, category) are classified without a second
+    upload; a row with no value in a label column is unscored with the reason; a misspelt column is refused."""
+    import pandas as pd
+
+    from textgen_core.cli.main import main
+    from textgen_core.compare.classification import classification_reports
+    from textgen_core.store import Store
+
+    data = tmp_path / "support.csv"
+    pd.DataFrame({"id": ["t1", "t2", "t3", "t4", "t5"], "model": "m",
+                  "query": ["Refund?", "Password?", "Where is it?", "Invoice?", "Login?"],
+                  "prediction": ["We refunded you.", "Reset it here.", "It ships today.", "Sent.", "Try again."],
+                  "reference": ["Refund issued.", "Use reset.", "Shipped.", "Invoice sent.", "Reset it."],
+                  "category": ["billing", "account", "shipping", "billing", "account"],
+                  "predicted_category": ["billing", "account", "billing", "billing", ""]}).to_csv(data, index=False)
+    db = tmp_path / "s.duckdb"
+    assert main(["--db", str(db), "run", str(data), "--metrics", "exact_match", "--name", "support"]) == 0
+    capsys.readouterr()
+    args = ["--db", str(db), "run", "support", "--metrics", "classification", "--param",
+            "classification.prediction_column=predicted_category", "--param", "classification.reference_column=category"]
+    assert main(args) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    store = Store(db)
+    assert len(store.list_datasets()) == 1  # the stored dataset, not a re-upload
+    cells = store.scores(2).set_index("datum_id")
+    assert cells.loc[["t1", "t2", "t3", "t4"], "value"].tolist() == [1.0, 1.0, 0.0, 1.0]
+    assert pd.isna(cells.loc["t5", "value"])
+    assert cells.loc["t5", "reason"] in ("no value in the prediction column 'predicted_category'",
+                                         "the predicted label is empty")
+    report = classification_reports(store, 2)["m"]
+    assert report["confusion"]["labels"] == ["billing", "account", "shipping"] and report["averages"]["accuracy"] == 0.75
+    assert "shipping" in out and "billing" in out
+    bad = [*args[:-1], "classification.reference_column=categroy"]
+    assert main(bad) == 2 and "categroy" in capsys.readouterr().err

@@ -121,18 +121,38 @@ def _confidence(row: Datum, column: str) -> float | str:
     return number
 
 
+def _column_text(row: Datum, column: str) -> str | None:
+    value = row.metadata.get(column)
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
 def read_row(row: Datum, params: Mapping[str, Any]) -> LabelOutput | str:
-    """The row's labels, or the reason it cannot be scored."""
-    if row.prediction is None or type(row.prediction) is not str:
+    """The row's labels, or the reason it cannot be scored. ``prediction_column`` / ``reference_column`` read
+    the predicted / gold label from a column of the dataset instead of the prediction / references."""
+    prediction_column, reference_column = params.get("prediction_column"), params.get("reference_column")
+    if prediction_column:
+        text = _column_text(row, prediction_column)
+        if text is None:
+            return f"no value in the prediction column {prediction_column!r}"
+    elif row.prediction is None or type(row.prediction) is not str:
         return "no prediction"
-    if not row.references:
-        return "no references"
-    if len(row.references) > 1:
-        return f"a classification row takes one gold label; this row has {len(row.references)} references"
-    gold = normalize(str(row.references[0]), params)
+    else:
+        text = row.prediction
+    if reference_column:
+        gold_text = _column_text(row, reference_column)
+        if gold_text is None:
+            return f"no value in the reference column {reference_column!r}"
+    else:
+        if not row.references:
+            return "no references"
+        if len(row.references) > 1:
+            return f"a classification row takes one gold label; this row has {len(row.references)} references"
+        gold_text = str(row.references[0])
+    gold = normalize(gold_text, params)
     if blank(gold):
         return "the gold label is empty"
-    text = row.prediction
     form = params.get("prediction_format", "auto")
     if form == "scores" or (form == "auto" and text.lstrip().startswith("{")):
         scores = _scores(text, params)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ...errors import ParameterError
@@ -44,6 +45,9 @@ def corpus(rows: Sequence[Datum], cells: Sequence[Mapping[str, Cell]], params: M
 
 
 def _check(params: Mapping[str, Any]) -> None:
+    for name in ("prediction_column", "reference_column"):
+        if params[name] is not None and not str(params[name]).strip():
+            raise ParameterError(f"parameter classification.{name}: name a column, or leave it unset")
     if params["prediction_format"] == "scores" and params["score_column"]:
         raise ParameterError("parameter classification.score_column: a confidence column is for bare labels; "
                              "with prediction_format=scores every prediction carries its own scores")
@@ -52,19 +56,34 @@ def _check(params: Mapping[str, Any]) -> None:
             raise ParameterError(f"parameter classification.pr_thresholds: {value} is not between 0 and 1")
 
 
-SPEC = LexicalSpec(
+@dataclass(frozen=True)
+class ClassificationSpec(LexicalSpec):
+    """Needs a prediction and a reference unless the parameters name the columns holding the two labels (a
+    column parameter naming a column the data lacks is refused by the base check)."""
+
+    def missing(self, available_fields: set[str], params: Mapping[str, Any]) -> list[str]:
+        given = {field for field, column in (("prediction", "prediction_column"), ("references", "reference_column"))
+                 if params.get(column)}
+        return super().missing(available_fields | given, params)
+
+
+SPEC = ClassificationSpec(
     name="classification",
     label="Classification (labels)",
     group="lexical",
     description="The prediction is a label (or a JSON object of label scores) and the reference the gold label: "
     "per-label precision, recall and F1, macro/micro/weighted averages, accuracy, confusion matrix, ROC AUC "
     "(one-vs-rest) and precision-recall curves, counted as valor-lite's classification module counts them.",
-    needs=("prediction", "references"),
+    needs=("prediction", "references"),  # or the columns its parameters name: see ClassificationSpec.missing
     outputs=lambda _p: (SCORE,),
     params=(
         Param("prediction_format", "choice", "auto", "auto: a prediction that starts with '{' is a JSON object of "
               "label scores, anything else a label; label: always a label; scores: always a JSON object.",
               choices=("auto", "label", "scores")),
+        Param("prediction_column", "str", None, "Column holding the predicted label (any column of the dataset, "
+              "such as predicted_category); none: the prediction.", is_column=True),
+        Param("reference_column", "str", None, "Column holding the gold label (any column of the dataset, such as "
+              "category); none: the reference.", is_column=True),
         Param("score_column", "str", None, "Column holding the confidence of a bare predicted label (a number "
               ">= 0); none: a bare label scores 1.0.", is_column=True),
         Param("score_threshold", "float", 0.0, "A prediction counts when its score is at least this (and not "
