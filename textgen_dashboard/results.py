@@ -126,8 +126,12 @@ def summary_section(summary: pd.DataFrame, aggregates: pd.DataFrame, models: lis
     corpus = aggregates[aggregates["model"].isin(models)] if not aggregates.empty else aggregates
     if not corpus.empty:
         st.caption("Corpus-level scores (computed over all of a model's rows, not averaged)")
-        st.dataframe(corpus.pivot(index="score", columns="model", values="value"),
-                     column_config={m: number(format="%.4f") for m in models}, placeholder="–")
+        # the score as a column of its own: an index column is drawn narrow and clipped "precision_macro",
+        # "precision_micro" and "precision_weighted" into three identical "precisio" rows (issue 28)
+        table = corpus.pivot(index="score", columns="model", values="value").reset_index()
+        st.dataframe(table, hide_index=True, placeholder="–",
+                     column_config={"score": st.column_config.TextColumn("corpus score", width="medium"),
+                                    **{m: number(format="%.4f") for m in models}})
 
 
 def charts_section(run_id: int, score: str, models: list[str], low: float | None, high: float | None,
