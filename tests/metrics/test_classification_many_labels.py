@@ -88,3 +88,33 @@ def test_the_cli_prints_a_bounded_report_of_many_labels(tmp_path: Path, capsys: 
     assert "labels: the matrix shows the 30 with the most support; the confusion has" in out
     assert "largest confusions (gold -> predicted: rows):" in out
     assert "confusion matrix (rows: gold label" not in out
+
+
+def test_the_paired_comparison_of_many_labels_is_sparse_and_equals_scikit_learn(tmp_path: Path) -> None:
+    from sklearn.metrics import accuracy_score, f1_score
+
+    from textgen_core import api
+    from textgen_core.compare.classification import compare_classification
+    from textgen_core.store import Store
+
+    base, cand = _many(3000, 2000, seed=1), _many(3000, 2000, seed=1)
+    rng = np.random.default_rng(5)
+    flips = rng.random(len(cand)) < 0.2
+    frame = pd.DataFrame(
+        [{"id": r.datum_id, "model": "base", "prediction": r.prediction, "reference": r.references[0]} for r in base]
+        + [{"id": r.datum_id, "model": "cand", "prediction": r.references[0] if f else r.prediction,
+            "reference": r.references[0]} for r, f in zip(cand, flips)])
+    store = Store(tmp_path / "c.duckdb")
+    run_id = api.score(frame, ["classification"], store=store).attrs["run_id"]
+    tracemalloc.start()
+    c = compare_classification(store, run_id, "base", "cand", resamples=200)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 200e6, f"{peak / 1e6:.0f} MB"  # dense rows x labels counts were 3 x 48 MB, and copies per resample
+    gold = frame[frame.model == "base"]["reference"].tolist()
+    for model, accuracy, f1 in (("base", c.accuracy_baseline, c.f1_macro_baseline),
+                                ("cand", c.accuracy_candidate, c.f1_macro_candidate)):
+        predicted = frame[frame.model == model]["prediction"].tolist()
+        assert accuracy == pytest.approx(accuracy_score(gold, predicted), abs=TOL)
+        assert f1 == pytest.approx(f1_score(gold, predicted, average="macro", zero_division=0), abs=TOL)
+    assert c.f1_ci_low <= c.f1_macro_delta <= c.f1_ci_high

@@ -8,12 +8,14 @@ from typing import Any, Sequence
 import pandas as pd
 
 from ..compare.classification import classification_reports, compare_classification
-from ..metrics.classification.report import SHOWN_LABELS
 from ..store import Store
 
 
 def print_reports(store: Store, run_id: int) -> None:
-    """Print each model's classification report (nothing for a run without the metric)."""
+    """Print each model's classification report (nothing for a run without the metric); above SHOWN_LABELS
+    labels, the per-label table of the labels with the most support and the largest confusions."""
+    from ..metrics.classification.report import SHOWN_LABELS
+
     if "classification" not in store.get_run(run_id)["metrics"]:
         return
     for model, rep in classification_reports(store, run_id).items():
