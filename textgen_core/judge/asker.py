@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Awaitable, Callable
 
 from .cache import RoundReader, embedding_key, logprobs_key
@@ -61,10 +62,17 @@ class ClientAsker:
         self._once = Once(remember=True, share_failure=True)
 
     async def ask(self, request: Request) -> Answer:
-        messages = [dict(m) for m in request.messages]
-        reply = await self._call(request.identity, request.step, messages, lambda: self.client.ask(
-            messages, request.schema, schema_name=request.step, prompt_version=request.version, check=request.check))
+        reply = (await self._once.run(request.identity, partial(self._asked, request)))[0]
         return Answer(reply.value, reply.cache_key)
+
+    async def _asked(self, request: Request) -> Any:
+        """The client's reply to ``request`` through the gate; a failure is the step's."""
+        try:
+            return await self.gate.run(partial(self.client.ask, request.messages, request.schema,
+                                               schema_name=request.step, prompt_version=request.version,
+                                               check=request.check))
+        except Unscored as exc:
+            raise _failure(exc, request.step, [dict(m) for m in request.messages]) from None
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         return await self._call(("embed", tuple(texts)), "embeddings", list(texts),

@@ -9,13 +9,15 @@ failure is :class:`Unscored` with its reason, never a 0. The API key reaches the
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import threading
 import time
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
-from ..llm.structured import ReplyError, check_schema, is_strict_compatible, parse_reply
+from ..llm.structured import ReplyError, check_schema, parse_reply, strict_compatible
 from ..llm.accounting import Meter, Usage
 from .cache import CacheEntry, ReplyCache, chat_key, embedding_key, logprobs_key
 from .replies import (CORRECTION, MODES, SCHEMA_INSTRUCTION, JudgeReply, Modes, Unscored, copy_messages,
@@ -23,7 +25,8 @@ from .replies import (CORRECTION, MODES, SCHEMA_INSTRUCTION, JudgeReply, Modes, 
 from ..llm.redact import scrub_value
 from ..llm.retry import RetryPolicy
 from .settings import JudgeSettings
-from .transport import Budget, FormatRejected, LoopState, Transport
+from .transport import (Admission, BatchRoute, BatchTransport, Budget, DirectTransport, FormatRejected, LoopState,
+                        Transport)
 
 if TYPE_CHECKING:
     from .storage import JudgeStore
@@ -38,10 +41,10 @@ EMBED_BATCH = 128
 
 
 class Shared(NamedTuple):
-    """What the clients of one run share: usage, the learned response mode, the reply cache."""
+    """What the clients of one judge share: the usage counter and the reply cache (a run's client counts into
+    its parent's usage and reads and fills its cache)."""
 
     meter: Meter
-    modes: Modes
     cache: ReplyCache
 
 
@@ -51,39 +54,55 @@ class JudgeClient:
     Create one per run (or one per dashboard process) and share it between all
     tasks: the concurrency limit and the learned response mode are per client.
     It may be used from several event loops in turn (each ``asyncio.run``);
-    loop-bound resources are made per loop.
+    loop-bound resources are made per loop. The transport is chosen here, once:
+    direct (HTTP), or batch mode when ``batcher`` is given; ``cap`` (a run's spending
+    cap) admits each billed request. Nothing is plugged in later.
     """
 
     def __init__(self, settings: JudgeSettings, store: "JudgeStore | None" = None, *,
                  on_change: Callable[[Usage], None] | None = None, retry_policy: RetryPolicy | None = None,
-                 batcher: Any = None, cap: Any = None, shared: "Shared | None" = None,
-                 sample: int | None = None) -> None:
+                 batcher: BatchRoute | None = None, cap: Admission | None = None, shared: "Shared | None" = None,
+                 modes: Modes | None = None, sample: int | None = None) -> None:
         self.settings = settings
         #: Which repeated ask of each request this client makes (None: a plain ask); it enters the cache key,
         #: so every sample of a cell is its own reply.
         self.sample = sample
         self.store = store
         self.policy = retry_policy or RetryPolicy()
-        #: Usage, learned response mode and reply cache; one run's client (:meth:`for_run`) shares its parent's.
-        self.shared = shared or Shared(Meter(settings.endpoint, on_change), Modes(settings.response_mode),
-                                       ReplyCache(store))
-        self._meter, self._modes, self._cache = self.shared
-        #: Direct, batch (``batcher``) and capped (``cap``) are chosen here, once: nothing is plugged in later.
-        self._transport = Transport(settings, self.policy, self._meter, batcher=batcher, spending=cap)
+        #: Usage and reply cache; one run's client (:meth:`for_run`) shares its parent's.
+        self.shared = shared or Shared(Meter(settings.endpoint, on_change), ReplyCache(store))
+        self._meter, self._cache = self.shared
+        #: The response mode learned for this client's endpoint and model; this client's own (a run's client
+        #: starts from a copy of its parent's).
+        self._modes = modes or Modes(settings.response_mode)
+        self._endpoint = settings.endpoint
+        self._transport: Transport = (
+            BatchTransport(settings, self.policy, self._meter, batcher, cap=cap) if batcher is not None
+            else DirectTransport(settings, self.policy, self._meter, cap=cap))
         if batcher is not None:  # a probe of the response mode would cost a batch round of its own: start
             self._modes.confirm(self._modes.now()[0])  # from it as confirmed; a rejecting line still moves down
         self._lock = threading.Lock()
         self._active = 0  # client calls under way; the cache is flushed when this drops to 0
 
-    def for_run(self, *, batcher: Any = None, cap: Any = None) -> "JudgeClient":
-        """A client for one run, sharing this one's usage, learned response mode and cache, whose transport
-        is built for the run's batch mode (a :class:`~.batch.Batcher`) and spending cap (a
-        :class:`~.budget.SpendingCap`)."""
+    def for_run(self, *, batcher: BatchRoute | None = None, cap: Admission | None = None) -> "JudgeClient":
+        """A client for one run, counting into this one's usage and sharing its cache, with the response mode
+        learned so far (a copy: what the run learns stays the run's), whose transport is built for the run's
+        batch mode (a :class:`~.batch.Batcher`) and spending cap (a :class:`~.budget.SpendingCap`)."""
         return JudgeClient(self.settings, self.store, retry_policy=self.policy, batcher=batcher, cap=cap,
-                           shared=self.shared, sample=self.sample)
+                           shared=self.shared, modes=self._modes.copy(), sample=self.sample)
 
     def __repr__(self) -> str:
         return f"JudgeClient(base_url={self.settings.base_url!r}, model={self.settings.model!r}, usage={self.usage})"
+
+    @property
+    def transport(self) -> Transport:
+        """How requests go out, chosen when the client was built: direct, or batch mode; capped or not."""
+        return self._transport
+
+    @property
+    def response_mode(self) -> tuple[str, bool]:
+        """The response mode this client uses now, and whether the endpoint confirmed it."""
+        return self._modes.now()
 
     @property
     def usage(self) -> Usage:
@@ -94,7 +113,7 @@ class JudgeClient:
     def cache_key(self, messages: Sequence[Mapping[str, Any]], schema: Mapping[str, Any], *, prompt_version: str) -> str:
         """The cache key of an ask: endpoint, model, messages, schema, temperature, seed, prompt version."""
         try:
-            return chat_key(endpoint=self.settings.endpoint, model=self.settings.model, messages=list(messages),
+            return chat_key(endpoint=self._endpoint, model=self.settings.model, messages=list(messages),
                             schema=schema, temperature=self.settings.temperature, seed=self.settings.seed,
                             prompt_version=prompt_version, sample=self.sample)
         except (TypeError, ValueError) as exc:
@@ -131,23 +150,12 @@ class JudgeClient:
         if hit is not None:
             return hit
         with self._busy():  # identical asks in flight together: one is sent, the others get its reply
-            reply, first = await state.once.run(key, lambda: self._ask_counted(
-                state, key, messages, schema, schema_name, prompt_version, check))
+            reply, first = await state.once.run(key, partial(
+                self._ask_fresh, state, key, messages, schema, schema_name, prompt_version, check))
         if first:
             return reply
         self._meter.bump(cached=1)
         return replace(reply, cached=True, attempts=0, latency_s=0.0)
-
-    async def _ask_counted(self, state: LoopState, key: str, messages: list[dict], schema: dict, schema_name: str,
-                           prompt_version: str, check: Callable[[Any], str | None] | None) -> JudgeReply:
-        started = time.monotonic()
-        try:
-            return await self._ask_fresh(state, key, messages, schema, schema_name, prompt_version, check)
-        except Unscored as exc:
-            self._meter.bump(failed=1)
-            if exc.latency_s is None:  # a failed exchange took time too (every attempt, waits included)
-                raise exc.but(latency_s=time.monotonic() - started) from None
-            raise
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """Embedding vectors of ``texts``, in order; cached per text. Raises :class:`Unscored`."""
@@ -230,60 +238,66 @@ class JudgeClient:
                          schema_name: str, prompt_version: str,
                          check: Callable[[Any], str | None] | None = None) -> JudgeReply:
         started = time.monotonic()
-        budget = Budget(self.settings.retries)
-        reasks_left = self.settings.retries
-        key_reasks_left = 1
-        scrub = self._transport.scrub
-        convo = messages
-        prompt_tokens = completion_tokens = replies = 0
-        while True:
-            try:
-                body, sent, mode = await self._chat(state, convo, schema, schema_name, budget)
-            except Unscored as exc:  # the replies before it (re-asked) were paid for
-                raise exc.but(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens) from None
-            replies += 1
-            p_tok, c_tok, reported = usage_of(body)
-            prompt_tokens += p_tok
-            completion_tokens += c_tok
-            self._meter.count_call(p_tok, c_tok, reported)
-            text, problem = read_choice(body, self.settings.max_tokens, scrub)  # scrubbed before it is parsed or cut
+        try:
+            budget = Budget(self.settings.retries)
+            reasks_left = self.settings.retries
+            key_reasks_left = 1
+            scrub = self._transport.scrub
+            convo = messages
+            prompt_tokens = completion_tokens = replies = 0
+            while True:
+                try:
+                    body, sent, mode = await self._chat(state, convo, schema, schema_name, budget)
+                except Unscored as exc:  # the replies before it (re-asked) were paid for
+                    raise exc.but(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens) from None
+                replies += 1
+                p_tok, c_tok, reported = usage_of(body)
+                prompt_tokens += p_tok
+                completion_tokens += c_tok
+                self._meter.count_call(p_tok, c_tok, reported)
+                text, problem = read_choice(body, self.settings.max_tokens, scrub)  # scrubbed, then read
 
-            def failed(reason: str, kind: str) -> Unscored:  # an unscored exchange keeps what it cost
-                return Unscored(scrub(reason), kind=kind, attempts=budget.attempts,  # type: ignore[arg-type]
-                                text=scrub(text), messages=self.scrubbed(sent), prompt_tokens=prompt_tokens,
-                                completion_tokens=completion_tokens)
+                def failed(reason: str, kind: str) -> Unscored:  # an unscored exchange keeps what it cost
+                    return Unscored(scrub(reason), kind=kind, attempts=budget.attempts,  # type: ignore[arg-type]
+                                    text=scrub(text), messages=self.scrubbed(sent), prompt_tokens=prompt_tokens,
+                                    completion_tokens=completion_tokens)
 
-            if problem is not None:
-                raise failed(problem[1], problem[0])
-            try:
-                value = parse_reply(text, schema)
-                problem_text = check(value) if check is not None else None
-                if problem_text is not None:
-                    if key_reasks_left <= 0:
-                        raise failed(problem_text, "invalid")
-                    key_reasks_left = 0
-                    raise ReplyError(problem_text, schema=True)
-            except ReplyError as err:
-                if reasks_left <= 0:
-                    what = "reply does not fit the schema" if err.schema else "invalid JSON"  # valid JSON, wrong shape
-                    raise failed(f"{what} after {replies} attempts: {err}", "invalid") from None
-                reasks_left -= 1
-                self._meter.bump(retries=1)
-                log.info("judge reply invalid (%s); asking again", scrub(str(err)))
-                # The re-ask quotes the reply: scrubbed, so a key the endpoint echoed is not sent back to it.
-                convo = convo + [{"role": "assistant", "content": scrub(text) or "(empty reply)"},
-                                 {"role": "user", "content": CORRECTION.format(error=scrub(str(err)))}]
-                continue
-            # Whatever the endpoint sent back (a reply that repeats the key, in text or in a verdict's
-            # reason) is scrubbed before it is cached, returned, stored or shown.
-            value, text, sent = self.scrubbed(value), scrub(text), self.scrubbed(sent)
-            request = {"model": self.settings.model, "messages": sent, "mode": mode, "schema_name": schema_name,
-                       "temperature": self.settings.temperature, "seed": self.settings.seed,
-                       "max_tokens": self.settings.max_tokens}
-            self._cache.put(CacheEntry(key, self.settings.endpoint, self.settings.model, prompt_version,
-                                       request, text, value, prompt_tokens, completion_tokens))
-            return JudgeReply(value, text, sent, key, prompt_tokens, completion_tokens, False,
-                              attempts=budget.attempts, mode=mode, latency_s=time.monotonic() - started)
+                if problem is not None:
+                    raise failed(problem[1], problem[0])
+                try:
+                    value = parse_reply(text, schema)
+                    problem_text = check(value) if check is not None else None
+                    if problem_text is not None:
+                        if key_reasks_left <= 0:
+                            raise failed(problem_text, "invalid")
+                        key_reasks_left = 0
+                        raise ReplyError(problem_text, schema=True)
+                except ReplyError as err:
+                    if reasks_left <= 0:
+                        what = "reply does not fit the schema" if err.schema else "invalid JSON"  # valid JSON, wrong shape
+                        raise failed(f"{what} after {replies} attempts: {err}", "invalid") from None
+                    reasks_left -= 1
+                    self._meter.bump(retries=1)
+                    log.info("judge reply invalid (%s); asking again", scrub(str(err)))
+                    # The re-ask quotes the reply: scrubbed, so a key the endpoint echoed is not sent back to it.
+                    convo = convo + [{"role": "assistant", "content": scrub(text) or "(empty reply)"},
+                                     {"role": "user", "content": CORRECTION.format(error=scrub(str(err)))}]
+                    continue
+                # Whatever the endpoint sent back (a reply that repeats the key, in text or in a verdict's
+                # reason) is scrubbed before it is cached, returned, stored or shown.
+                value, text, sent = self.scrubbed(value), scrub(text), self.scrubbed(sent)
+                request = {"model": self.settings.model, "messages": sent, "mode": mode, "schema_name": schema_name,
+                           "temperature": self.settings.temperature, "seed": self.settings.seed,
+                           "max_tokens": self.settings.max_tokens}
+                self._cache.put(CacheEntry(key, self.settings.endpoint, self.settings.model, prompt_version,
+                                           request, text, value, prompt_tokens, completion_tokens))
+                return JudgeReply(value, text, sent, key, prompt_tokens, completion_tokens, False,
+                                  attempts=budget.attempts, mode=mode, latency_s=time.monotonic() - started)
+        except Unscored as exc:  # counted once, with the time it took (every attempt, waits included)
+            self._meter.bump(failed=1)
+            if exc.latency_s is None:
+                raise exc.but(latency_s=time.monotonic() - started) from None
+            raise
 
     async def _chat(self, state: LoopState, convo: list[dict], schema: dict, schema_name: str,
                     budget: Budget) -> tuple[dict, list[dict], str]:
@@ -292,7 +306,11 @@ class JudgeClient:
         While the mode is unconfirmed, one request at a time probes it (the
         others wait), so a rejected mode costs exactly one rejected request.
         """
-        strict = is_strict_compatible(schema)
+        strict = strict_compatible(schema)
+        # What the limiter paces by: the prompt's bound (the schema included, as text mode sends it) and the
+        # longest reply; the body itself is rendered once a slot is ours.
+        tokens = (len(json.dumps(convo, ensure_ascii=False)) + len(json.dumps(schema))) // 4 + 1 \
+            + self.settings.max_tokens
         while True:
             mode, confirmed = self._modes.now()
             guard: contextlib.AbstractAsyncContextManager = state.probe if not confirmed else contextlib.nullcontext()
@@ -316,7 +334,7 @@ class JudgeClient:
 
                 try:
                     reply = await self._transport.post(state, "chat", "/chat/completions", budget, body,
-                                                       field_name="choices", mode=lambda: used.get("mode"))
+                                                       field_name="choices", mode=partial(used.get, "mode"), tokens=tokens)
                 except FormatRejected as rejected:
                     if self._modes.pinned:
                         raise Unscored(self._transport.scrub(

@@ -67,11 +67,11 @@ class Request:
     placeholder: Any = field(repr=False, default=None)
     #: Checks beyond the schema (every item ruled on exactly once); a failure is re-asked once.
     check: Check | None = field(repr=False, default=None)
+    #: In-process identity (step, version, message texts; the schema follows from them), made with the request.
+    identity: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
-    @property
-    def identity(self) -> tuple[str, ...]:
-        """In-process identity (step, version, message texts): the schema follows from them."""
-        return (self.step, self.version, *(m["content"] for m in self.messages))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "identity", (self.step, self.version, *(m["content"] for m in self.messages)))
 
     @property
     def prompt_tokens(self) -> int:

@@ -99,6 +99,14 @@ class Modes:
         self.mode, self.confirmed = (pinned, True) if self.pinned else ("json_schema", False)
         self.tokens_param = "max_tokens"
 
+    def copy(self) -> "Modes":
+        """A new object in the state learned so far (for another client: nothing is shared between them)."""
+        other = Modes()
+        with self._lock:
+            other.pinned, other.mode, other.confirmed, other.tokens_param = (self.pinned, self.mode, self.confirmed,
+                                                                             self.tokens_param)
+        return other
+
     def now(self) -> tuple[str, bool]:
         with self._lock:
             return self.mode, self.confirmed

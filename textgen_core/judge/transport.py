@@ -11,7 +11,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Protocol
 
 import openai
 
@@ -50,6 +50,25 @@ async def _send(api: openai.AsyncOpenAI, path: str, payload: dict) -> tuple[Any,
 def _token_estimate(payload: dict, max_tokens: int) -> int:
     """Tokens a request may count against a tokens-per-minute limit: its prompt bound plus the longest reply."""
     return prompt_bound(payload) + (max_tokens if "messages" in payload else 0)
+
+
+class Admitted(Protocol):
+    """One request admitted by a spending cap, until it is over (:class:`~.budget.Hold`)."""
+
+    def release(self, reply: Any = None, *, billed: bool = True, cut_off: bool = False) -> None: ...
+
+
+class Admission(Protocol):
+    """A run's spending cap (:class:`~.budget.SpendingCap`): admits each billed request, or raises."""
+
+    def admit(self, payload: Mapping[str, Any]) -> Admitted: ...
+
+
+class BatchRoute(Protocol):
+    """Where batch mode sends chat requests (:class:`~.batch.Batcher`)."""
+
+    def takes(self, body: Mapping[str, Any]) -> bool: ...
+    async def post(self, body: Mapping[str, Any], budget: Any, *, mode: str | None = None) -> dict | None: ...
 
 
 class FormatRejected(Exception):
@@ -103,11 +122,12 @@ def _http_client(concurrency: int) -> Any:
     return openai.DefaultAsyncHttpxClient(limits=limits)
 
 
-class Transport:
-    """Sends requests under a per-loop semaphore with classified retries, a shared pause and fail-fast."""
+class DirectTransport:
+    """Sends requests over HTTP under the process's limiter with classified retries, a shared pause and
+    fail-fast; each billed attempt first admitted by the run's spending cap (``cap``), when it has one."""
 
-    def __init__(self, settings: JudgeSettings, policy: RetryPolicy, meter: Meter, *, batcher: Any = None,
-                 spending: Any = None) -> None:
+    def __init__(self, settings: JudgeSettings, policy: RetryPolicy, meter: Meter, *,
+                 cap: Admission | None = None) -> None:
         self.settings = settings
         self.policy = policy
         self.meter = meter
@@ -118,10 +138,7 @@ class Transport:
         #: Concurrency, pacing and pauses, shared by every client of this endpoint and model in the process.
         self.limiter = limiter_for(settings.endpoint, settings.model, settings.concurrency, settings.rpm, settings.tpm)
         self._unreachable = 0  # requests in a row that failed for good on connection errors
-        #: Batch mode (:class:`~textgen_core.judge.batch.Batcher`): chat requests go into batch rounds instead.
-        self.batcher: Any = batcher
-        #: A spending cap (:class:`~textgen_core.judge.budget.SpendingCap`) that admits every billed request.
-        self.spending: Any = spending
+        self.cap = cap
 
     def fatal_reasons(self) -> list[str]:
         """Why requests stopped for good (bad key, unknown model, quota...); empty while all is well."""
@@ -155,26 +172,18 @@ class Transport:
 
     # -- one request with the retry policy ----------------------------------------------
     async def post(self, state: LoopState, op: str, path: str, budget: Budget, body: Callable[[], dict], *,
-                   field_name: str, mode: Callable[[], str | None] | None = None) -> dict:
+                   field_name: str, mode: Callable[[], str | None] | None = None, tokens: int | None = None) -> dict:
         """POST ``body()`` (rendered once a slot is ours) to ``path``, retrying transient failures; the reply
         must be an object with a list under ``field_name``. ``mode``: the response mode the attempt used, to
-        tell a 400 blaming the format. Raises :class:`Unscored` when final, :class:`FormatRejected`."""
-        if self.batcher is not None and op == "chat" and self.batcher.takes(body()):  # batch mode: no HTTP here
-            payload = body()
-            hold = self.spending.admit(payload) if self.spending is not None else None
-            result: Any = None
-            try:
-                result = await self.batcher.post(payload, budget, mode=mode() if mode is not None else None)
-            finally:
-                if hold is not None:  # a line the batch did not answer is not billed
-                    hold.release(result, billed=result is not None)
-            if result is not None:
-                return result  # None: a taken-over batch failed this line; it is sent directly below
+        tell a 400 blaming the format; ``tokens``: what the request may count against a tokens-per-minute
+        limit (default: estimated from the body). Raises :class:`Unscored` when final, :class:`FormatRejected`."""
         guard_timeout = self.settings.timeout * 2 + 1.0
         limited_since: float | None = None  # first 429 of this request: rate limits are waited out
         while True:
-            self._raise_if_fatal(op)
-            permit = await self.limiter.acquire(_token_estimate(body(), self.settings.max_tokens))
+            if self._fatal:
+                self._raise_if_fatal(op)
+            permit = await self.limiter.acquire(tokens if tokens is not None
+                                                else _token_estimate(body(), self.settings.max_tokens))
             if permit.paced_s:  # held by pacing or a Retry-After pause
                 self.meter.bump(waited_s=permit.paced_s)
             payload = body()  # rendered once a slot is ours: a response mode learned meanwhile applies
@@ -185,10 +194,11 @@ class Transport:
             result: Any = None
             sent_at = time.monotonic()
             try:
-                self._raise_if_fatal(op)  # a bad key may have been found while we waited
-                hold = self.spending.admit(payload) if self.spending is not None else None
+                if self._fatal:  # a bad key may have been found while we waited
+                    self._raise_if_fatal(op)
+                hold = self.cap.admit(payload) if self.cap is not None else None
                 self.meter.bump(in_flight=1)
-                budget.attempt()
+                budget.attempts += 1
                 sent_at = time.monotonic()
                 try:
                     result, headers = await asyncio.wait_for(_send(state.api, path, payload), guard_timeout)
@@ -270,3 +280,32 @@ class Transport:
     def scrub(self, text: str | None) -> str:
         """Remove the API key from any text that may be shown, logged or stored (see :mod:`textgen_core.llm.redact`)."""
         return scrub(text, self.settings.api_key)
+
+
+class BatchTransport(DirectTransport):
+    """Batch mode: chat requests go into batch rounds (``batcher``, a :class:`~.batch.Batcher`), each admitted
+    by the cap as a direct request is; the rest (embeddings, log-probabilities, and a line of a taken-over
+    batch that failed) go over HTTP."""
+
+    def __init__(self, settings: JudgeSettings, policy: RetryPolicy, meter: Meter, batcher: BatchRoute, *,
+                 cap: Admission | None = None) -> None:
+        super().__init__(settings, policy, meter, cap=cap)
+        self.batcher = batcher
+
+    async def post(self, state: LoopState, op: str, path: str, budget: Budget, body: Callable[[], dict], *,
+                   field_name: str, mode: Callable[[], str | None] | None = None, tokens: int | None = None) -> dict:
+        if op == "chat" and self.batcher.takes(payload := body()):
+            hold = self.cap.admit(payload) if self.cap is not None else None
+            result: Any = None
+            try:
+                result = await self.batcher.post(payload, budget, mode=mode() if mode is not None else None)
+            finally:
+                if hold is not None:  # a line the batch did not answer is not billed
+                    hold.release(result, billed=result is not None)
+            if result is not None:
+                return result  # None: a taken-over batch failed this line; it is sent directly
+        return await super().post(state, op, path, budget, body, field_name=field_name, mode=mode, tokens=tokens)
+
+
+#: A judge client's transport, chosen when the client is built.
+Transport = DirectTransport | BatchTransport

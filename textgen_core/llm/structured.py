@@ -77,6 +77,16 @@ def _subset(schema: Any, path: str) -> None:
         _subset(sub, f"{path}|{i}")
 
 
+def strict_compatible(schema: Mapping[str, Any]) -> bool:
+    """:func:`is_strict_compatible`, remembered per schema (by its JSON text): every ask asks it."""
+    return _strict(json.dumps(schema, sort_keys=True))
+
+
+@lru_cache(maxsize=1024)
+def _strict(schema_text: str) -> bool:
+    return is_strict_compatible(json.loads(schema_text))
+
+
 def is_strict_compatible(schema: Mapping[str, Any]) -> bool:
     """True when OpenAI's strict structured outputs accept the schema.
 
