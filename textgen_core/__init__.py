@@ -7,7 +7,7 @@ A notebook needs one call::
     scores = textgen_core.score(frame, metrics=["rouge", "bleu"])
 
 and, to keep runs, a store: ``Store("evals.duckdb")``, ``load_dataset``,
-``evaluate``, ``resume``, ``run_summary``, ``compare_models``.
+``evaluate``, ``resume``, ``extend``, ``run_summary``, ``compare_models``.
 
 The names below load on first use: importing one submodule (a process-pool
 worker importing ``textgen_core.evaluate``, the CLI) does not import the judge
@@ -37,6 +37,7 @@ _WHERE = {
     "ppi_mean": ".compare.calibration",
     "panel_report": ".compare.jury",
     "ColumnMapping": ".datasets", "load_dataset": ".datasets", "load_sample": ".datasets", "read_table": ".datasets",
+    "extend": ".runs.extend",
     "InputError": ".errors", "ParameterError": ".errors", "StoreError": ".errors", "TextgenError": ".errors",
     "JudgeSettings": ".judge.settings",
     "all_metrics": ".registry", "get_metric": ".registry",

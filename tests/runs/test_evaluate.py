@@ -14,7 +14,7 @@ from textgen_core.progress import Progress
 from textgen_core.store import Store
 
 # The module, not the function textgen_core exports under the same name.
-runner = importlib.import_module("textgen_core.evaluate")
+runner = importlib.import_module("textgen_core.runs.loop")
 
 
 def _code_samples() -> Dataset:
@@ -141,13 +141,14 @@ def test_a_script_without_a_main_guard_still_finishes_in_process(tmp_path):
     script = tmp_path / "unguarded.py"
     script.write_text(
         "import importlib\n"
-        "runner = importlib.import_module('textgen_core.evaluate')\n"
+        "loop = importlib.import_module('textgen_core.runs.loop')\n"
+        "from textgen_core import evaluate\n"
         "from textgen_core.model import Dataset, Datum\n"
         "from textgen_core.store import Store\n"
-        "runner.POOL_THRESHOLD, runner.CHUNK_SIZE = 10, 10\n"
+        "loop.POOL_THRESHOLD, loop.CHUNK_SIZE = 10, 10\n"
         f"store = Store({str(tmp_path / 'u.duckdb')!r})\n"
         "rows = [Datum(str(i), 'm', prediction=f'answer {i}', references=(f'answer {i}',)) for i in range(40)]\n"
-        "run_id = runner.evaluate(store, store.save_dataset(Dataset('u', rows)), ['exact_match'], workers=2)\n"
+        "run_id = evaluate(store, store.save_dataset(Dataset('u', rows)), ['exact_match'], workers=2)\n"
         "scores = store.scores(run_id)\n"
         "print('CELLS', len(scores), int(scores['value'].sum()), store.get_run(run_id)['status'])\n")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,

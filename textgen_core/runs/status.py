@@ -47,3 +47,52 @@ def forget_dataset(store: Store, dataset_id: int) -> None:
         store.datasets.delete_dataset(dataset_id, force=True)
     except StoreBusy:
         pass
+
+
+class RunSession:
+    """One session of a run, as a ``with`` block: how it ends is recorded here, the same way for every source.
+
+    Leaving the block normally records 'finished' (or what :meth:`end_as` chose, e.g. 'cancelled'); a stop
+    (Ctrl-C, SIGTERM) records 'interrupted' and goes on; a file another program holds too long records
+    'interrupted' and raises a :class:`StoreBusy` saying how to resume; a spending cap
+    (:class:`BudgetReached`) records 'interrupted' with its message and ends the block quietly; any other error
+    records 'failed' and reaches the caller as a :class:`TextgenError` naming the run.
+    """
+
+    def __init__(self, store: Store, run_id: int, already: float = 0.0) -> None:
+        self.store, self.run_id = store, run_id
+        self.started = clock(already)
+        self.outcome = "finished"
+
+    def end_as(self, status: str) -> None:
+        """The status recorded when the block ends normally ('finished' unless told otherwise)."""
+        self.outcome = status
+
+    def __enter__(self) -> RunSession:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> bool:
+        from ..errors import BudgetReached, TextgenError
+
+        store, run_id = self.store, self.run_id
+        if exc is None:
+            end_run(store, run_id, self.outcome, self.started)
+            return False
+        self.outcome = "interrupted" if isinstance(exc, (StoreBusy, KeyboardInterrupt, SystemExit, BudgetReached)) \
+            else "failed"
+        if isinstance(exc, StoreBusy):  # what is stored is kept for a resume
+            stop_run(store, run_id, self.started)
+            raise kept_for_resume(exc, run_id) from None
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            stop_run(store, run_id, self.started)
+            return False
+        if isinstance(exc, BudgetReached):  # the cap stopped the run cleanly: what finished is kept
+            end_run(store, run_id, "interrupted", self.started, error=str(exc))
+            return True
+        if not isinstance(exc, Exception):
+            return False
+        end_run(store, run_id, "failed", self.started, error=str(exc)[:2000])
+        if isinstance(exc, TextgenError):
+            return False
+        raise TextgenError(f"run {run_id} failed: {type(exc).__name__}: {exc}. Fix the cause and resume it: "
+                           f"textgen-eval resume {run_id}") from exc

@@ -106,6 +106,24 @@ class Runs(Part):
                     "WHERE run_id = ?", [this_runner(), run_id])
 
     @writes
+    def extend_run(self, run_id: int, metrics: Sequence[str], params: Mapping[str, Any],
+                   signatures: Mapping[str, str], judge: Mapping[str, Any] | None) -> None:
+        """Add metrics to a finished run and claim it for this process (one transaction): ``metrics``,
+        ``params``, ``signatures`` and ``judge`` are the run's new whole record (public settings only, never a
+        key). The run is scored from its stored dataset from now on (kind 'stored'). Refused unless the run
+        is finished."""
+        cur = self.cur
+        require_run(cur, run_id)
+        status = cur.execute("SELECT status FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
+        if status != "finished":
+            raise StoreError(f"run {run_id} is {status}, not finished: resume it first "
+                             f"('textgen-eval resume {run_id}'); nothing was changed")
+        cur.execute("UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, runner = ?, metrics = ?, "
+                    "params = ?, signatures = ?, judge = ?, kind = 'stored' WHERE run_id = ?",
+                    [this_runner(), list(metrics), json_text(params), json_text(signatures), json_text(judge),
+                     run_id])
+
+    @writes
     def add_run_usage(self, run_id: int, *, calls: int = 0, prompt_tokens: int = 0,
                       completion_tokens: int = 0, cost: float | None = None) -> None:
         add_usage(self.cur, run_id, calls, prompt_tokens, completion_tokens, cost)
