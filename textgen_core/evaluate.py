@@ -10,21 +10,18 @@ reason it is not: nothing is silently dropped or averaged in as 0.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from .errors import ParameterError
-from .registry import get_metric, resolve_params
-from .progress import ProgressCallback
-from .run_rules import check_same_judge
-from .runs.loop import score_stored
-from .runs.plan import dataset_fields, plan_run
-from .store import Store
+
+if TYPE_CHECKING:  # the package imports this module at once: what it needs loads when a run starts
+    from .progress import ProgressCallback
+    from .store import Store
 
 
 def available_fields(store: Store, dataset_id: int) -> set[str]:
     """Normalized fields with at least one value, plus the dataset's metadata columns (one SQL query)."""
     return store.dataset_fields(dataset_id)
-
 
 
 def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
@@ -39,6 +36,10 @@ def evaluate(store: Store, dataset_id: int, metrics: Sequence[str],
     scores on the Ray cluster at ``ray_address`` (default: a local one). ``jury``: a
     :class:`~textgen_core.runs.panel.Jury` (repeated judging, a panel); its lead is the judge.
     """
+    from .registry import get_metric, resolve_params
+    from .runs.loop import score_stored
+    from .runs.plan import dataset_fields, plan_run
+
     judge, jury = _with_jury(judge, jury, engine)
     if not metrics:
         raise ParameterError("choose at least one metric")
@@ -87,6 +88,10 @@ def resume(store: Store, run_id: int, *, judge: Any | None = None, progress: Pro
            cancel: threading.Event | None = None, workers: int | None = None, jury: Any | None = None) -> int:
     """Finish an interrupted run: finished cells are kept, the rest are computed. A run judged by a panel or
     several times is resumed with the panel it stored unless ``jury`` gives one (refused if it differs)."""
+    from .registry import get_metric
+    from .run_rules import check_same_judge
+    from .runs.loop import score_stored
+
     run = store.get_run(run_id)
     stored_jury = (run.get("judge") or {}).get("jury")
     if jury is None and stored_jury and judge is not None:

@@ -67,8 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     _judge_flags(again)
     again.set_defaults(handler=_resume)
 
-    more = sub.add_parser("extend", help="add metrics to a stored run (same dataset; the judge cache makes repeated "
-                                         "asks free); an interrupted extend is finished by running it again")
+    more = sub.add_parser("extend", help="add metrics to a finished run (its dataset, its judge; the judge cache makes "
+                                         "repeated asks free); 'resume' finishes a stopped extend")
     more.add_argument("run_id", type=int)
     more.add_argument("--metrics", required=True, help="comma-separated metrics to add ('textgen-eval metrics')")
     more.add_argument("--param", action="append", default=[], metavar="METRIC.NAME=VALUE",

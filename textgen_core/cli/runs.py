@@ -8,7 +8,6 @@ import pandas as pd
 
 from ..export import write_table
 from ..formatting import duration_text, text_table
-from ..summary import long_scores, wide_scores
 from .main import add_db_argument, open_store
 
 
@@ -67,6 +66,8 @@ def _datasets(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     store = open_store(args, read_only=True)
     store.get_run(args.run_id)  # a clear error for an unknown run
+    from ..summary import long_scores, wide_scores  # the comparison code (scipy) only when exporting
+
     frame = long_scores(store, args.run_id) if args.long else wide_scores(store, args.run_id)
     print(f"wrote {write_table(frame, args.out)} ({len(frame)} rows)")
     if args.verdicts:
