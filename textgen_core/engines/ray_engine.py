@@ -33,7 +33,7 @@ from ..registry import get_metric, resolve_params
 from ..model import Datum
 from ..progress import Progress, ProgressCallback
 from ..store import Store
-from ..runs.status import clock, end_run, stop_run
+from ..runs.status import RunSession
 from ..store.stream_sql import DuplicateRow
 from ..streaming.run import reuse_earlier
 from .ray_judge import JUDGE_BLOCK_ROWS, check_judge_on_ray, score_judge_on_ray, stored_rows
@@ -242,7 +242,7 @@ def _score(store: Store, run_id: int, dataset_id: int, source: str | None, metri
            address: str | None, block_rows: int, *, new_data: bool, models: Sequence[str] | None,
            judge: Any | None) -> None:
     # Each block is stored in its own operation: the file stays free for the dashboard between blocks.
-    started = clock(store.get_run(run_id).get("duration_s") or 0.0)
+    already = store.get_run(run_id).get("duration_s") or 0.0
     connect(address)
     ray = _ray()
     metadata_columns: list[str] = []
@@ -271,83 +271,55 @@ def _score(store: Store, run_id: int, dataset_id: int, source: str | None, metri
     index = done = unscored = skipped = 0
     arrived: dict[str, int] = {}
     seen_models: dict[str, None] = {}
-    try:
-        for table in scored.iter_batches(batch_size=None, batch_format="pyarrow"):
-            problems = table.column("error").drop_null()
-            if len(problems):
-                message, file, row, column = json.loads(problems[0].as_py())
-                raise InputError(message, file=file, row=row, column=column)
-            for key, count in zip(*_block_counts(table)):
-                arrived[key] = arrived.get(key, 0) + count
-            complete = [k for k, total in _block_totals(table).items() if arrived.get(k) == total]
-            fresh = table.filter(pc.invert(table.column("skipped")))
-            if fresh.num_rows or complete:
-                try:
-                    store.write_block(run_id, dataset_id if new_data else None, index, fresh, complete,
-                                      resumed=bool(finished))
-                except DuplicateRow as exc:
-                    raise _duplicate(exc, label, mapping) from None
-            for model in table.column("model").unique().to_pylist():
-                seen_models.setdefault(model, None)
-            index += table.num_rows
-            done += table.num_rows
-            skipped += table.num_rows - fresh.num_rows
-            unscored += sum(1 for cells in fresh.column("cells").to_pylist() for c in cells if c["value"] is None)
-            if progress:
-                # the row count is known only at the end; ``cached``: rows of blocks finished before a resume
-                progress(Progress("ray", done, done, unscored, cached=skipped))
-            if cancel is not None and cancel.is_set():
-                end_run(store, run_id, "cancelled", started)
-                return
-    except KeyboardInterrupt:
-        stop_run(store, run_id, started)
-        raise
-    except TextgenError:
-        raise
-    except Exception as exc:  # a worker's error arrives wrapped by Ray: keep the run for resuming
-        cause = _input_error(exc)
-        if cause is not None:
-            raise cause from None
-        end_run(store, run_id, "failed", started, error=str(exc)[:2000])
-        raise TextgenError(f"run {run_id} failed on Ray ({type(exc).__name__}); fix the cause and resume it: "
-                           f"textgen-eval resume {run_id}") from exc
-    if new_data:
-        store.finish_dataset(dataset_id, index, list(seen_models), metadata_columns)
-    chosen = [m for m in seen_models if not models or m in models]
-    if new_data:
-        store.set_run_models(run_id, chosen)
-    store.write_aggregates(run_id, _corpus(store, run_id, dataset_id, metrics))
-    if judged and not _judge_phase(store, run_id, dataset_id, judged, judge, chosen, progress, cancel, started,
-                                   min(block_rows, JUDGE_BLOCK_ROWS)):
-        return
-    end_run(store, run_id, "finished", started)
+    with RunSession(store, run_id, already) as session:  # the run's status, as every source records it
+        try:
+            for table in scored.iter_batches(batch_size=None, batch_format="pyarrow"):
+                problems = table.column("error").drop_null()
+                if len(problems):
+                    message, file, row, column = json.loads(problems[0].as_py())
+                    raise InputError(message, file=file, row=row, column=column)
+                for key, count in zip(*_block_counts(table)):
+                    arrived[key] = arrived.get(key, 0) + count
+                complete = [k for k, total in _block_totals(table).items() if arrived.get(k) == total]
+                fresh = table.filter(pc.invert(table.column("skipped")))
+                if fresh.num_rows or complete:
+                    try:
+                        store.write_block(run_id, dataset_id if new_data else None, index, fresh, complete,
+                                          resumed=bool(finished))
+                    except DuplicateRow as exc:
+                        raise _duplicate(exc, label, mapping) from None
+                for model in table.column("model").unique().to_pylist():
+                    seen_models.setdefault(model, None)
+                index += table.num_rows
+                done += table.num_rows
+                skipped += table.num_rows - fresh.num_rows
+                unscored += sum(1 for cells in fresh.column("cells").to_pylist() for c in cells if c["value"] is None)
+                if progress:
+                    # the row count is known only at the end; ``cached``: rows of blocks finished before a resume
+                    progress(Progress("ray", done, done, unscored, cached=skipped))
+                if cancel is not None and cancel.is_set():
+                    session.end_as("cancelled")
+                    return
+        except TextgenError:
+            raise
+        except Exception as exc:  # a worker's bad-input error arrives wrapped by Ray: raised as itself
+            cause = _input_error(exc)
+            if cause is not None:
+                raise cause from None
+            raise
+        if new_data:
+            store.finish_dataset(dataset_id, index, list(seen_models), metadata_columns)
+        chosen = [m for m in seen_models if not models or m in models]
+        if new_data:
+            store.set_run_models(run_id, chosen)
+        store.write_aggregates(run_id, _corpus(store, run_id, dataset_id, metrics))
+        if judged and not score_judge_on_ray(store, run_id, dataset_id, judged, judge, models=chosen,
+                                             progress=progress, cancel=cancel,
+                                             block_rows=min(block_rows, JUDGE_BLOCK_ROWS)):
+            session.end_as("cancelled")
+            return
     if progress:
         progress(Progress("done", done, done, unscored, cached=skipped))
-
-
-def _judge_phase(store: Store, run_id: int, dataset_id: int, judged: Mapping[str, Mapping[str, Any]], judge: Any,
-                 models: Sequence[str], progress: ProgressCallback | None, cancel: threading.Event | None,
-                 started: float, block_rows: int) -> bool:
-    """The judge cells of the stored rows, on the cluster; False when the run was cancelled."""
-    def status(value: str, error: str | None = None) -> None:
-        end_run(store, run_id, value, started, error=error)
-
-    try:
-        complete = score_judge_on_ray(store, run_id, dataset_id, judged, judge, models=models, progress=progress,
-                                      cancel=cancel, block_rows=block_rows)
-    except KeyboardInterrupt:
-        status("interrupted")
-        raise
-    except TextgenError as exc:  # the endpoint refused for good: the cells stay unscored for a resume
-        status("failed", str(exc))
-        raise
-    except Exception as exc:
-        status("failed", str(exc)[:2000])
-        raise TextgenError(f"run {run_id} failed on Ray ({type(exc).__name__}); fix the cause and resume it: "
-                           f"textgen-eval resume {run_id}") from exc
-    if not complete:
-        status("cancelled")
-    return complete
 
 
 def _duplicate(exc: DuplicateRow, label: str, mapping: Mapping[str, Any] | None) -> InputError:

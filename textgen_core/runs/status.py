@@ -1,4 +1,4 @@
-"""How a run ends: one set of status and duration rules for every engine.
+"""How a run ends: one set of status and duration rules for every source (stored, streamed, Ray).
 
 A run's duration is the time of all its sessions: a resumed run starts its clock
 at the duration stored so far. A run that cannot record its end because another
@@ -59,8 +59,11 @@ class RunSession:
     records 'failed' and reaches the caller as a :class:`TextgenError` naming the run.
     """
 
-    def __init__(self, store: Store, run_id: int, already: float = 0.0) -> None:
-        self.store, self.run_id = store, run_id
+    def __init__(self, store: Store, run_id: int, already: float = 0.0, *, keeps_failures: bool = True) -> None:
+        """``already``: the seconds of the run's earlier sessions. ``keeps_failures`` False: a failed session's
+        run is deleted by the caller (a file that cannot be read whole keeps nothing), so no status is recorded
+        and the error passes unchanged."""
+        self.store, self.run_id, self.keeps_failures = store, run_id, keeps_failures
         self.started = clock(already)
         self.outcome = "finished"
 
@@ -76,7 +79,10 @@ class RunSession:
 
         store, run_id = self.store, self.run_id
         if exc is None:
-            end_run(store, run_id, self.outcome, self.started)
+            try:
+                end_run(store, run_id, self.outcome, self.started)
+            except StoreBusy as busy:  # the end cannot be written: the run stays 'running' and a resume claims it
+                raise kept_for_resume(busy, run_id) from None
             return False
         self.outcome = "interrupted" if isinstance(exc, (StoreBusy, KeyboardInterrupt, SystemExit, BudgetReached)) \
             else "failed"
@@ -89,7 +95,7 @@ class RunSession:
         if isinstance(exc, BudgetReached):  # the cap stopped the run cleanly: what finished is kept
             end_run(store, run_id, "interrupted", self.started, error=str(exc))
             return True
-        if not isinstance(exc, Exception):
+        if not isinstance(exc, Exception) or not self.keeps_failures:
             return False
         end_run(store, run_id, "failed", self.started, error=str(exc)[:2000])
         if isinstance(exc, TextgenError):

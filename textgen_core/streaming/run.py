@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 from array import array
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -33,7 +34,7 @@ from ..store import Store
 from ..store.stream_sql import DuplicateRow
 from .read import ChunkReader, NotStreamable
 from ..process_pool import in_order
-from ..runs.status import clock, end_run, forget_dataset, kept_for_resume, stop_run
+from ..runs.status import RunSession, forget_dataset
 from .record import check_still, file_state, new_record, stream_record
 from ..runs.corpus import CorpusPart, corpus_aggregates, join_parts, stored_stats
 from .score import ChunkResult, work_chunk
@@ -276,38 +277,30 @@ def _fill(store: Store, plan: _Plan, progress: ProgressCallback | None, cancel: 
     """Read, store and score the chunks not ``finished``; then the dataset checks, the run's models and corpus
     aggregates. A stop keeps what is stored (the run is interrupted); any other error deletes the dataset."""
     dataset_id, run_id, models = plan.dataset_id, plan.run_id, plan.models
-    started = clock(already)
     workers = workers or os.cpu_count() or 1
     loader = _Loader(store, dataset_id, plan.mapping, plan.header, run_id,
                      DUCKDB_THREADS_BESIDE_WORKERS if workers > 1 else None)
+    session = nullcontext() if run_id is None else RunSession(store, run_id, already, keeps_failures=False)
     try:
-        _load_and_score(plan.reader, loader, run_id, plan.metrics, models, progress, cancel, workers, chunk_rows,
-                        finished or set())
-        check_still(plan.reader.path, plan.reader.label, plan.start)
-        check_filled([], plan.header, plan.mapping,
-                      {f: why for f, why in plan.needs.items() if f not in loader.filled})
-        unknown = sorted(set(models or ()) - set(loader.models))
-        if unknown:
-            raise ParameterError(f"models not in the dataset: {', '.join(unknown)}")
-        n_rows = len(loader.row_numbers)
-        store.streams.finish_dataset(dataset_id, n_rows, list(loader.models), loader.metadata_columns)
-        if cancel is not None and cancel.is_set():
-            raise _Cancelled()
-        if run_id is not None:
-            store.runs.set_run_models(run_id, [m for m in loader.models if not models or m in models])
-            store.cells.write_aggregates(run_id, corpus_aggregates(plan.metrics, loader.all_stats(plan.metrics)))
-            end_run(store, run_id, "finished", started)
-    except StoreBusy as exc:  # another program held the file too long: stop, keeping what is stored
+        with session:  # the run's status: a stop keeps what is stored, for 'textgen-eval resume'
+            _load_and_score(plan.reader, loader, run_id, plan.metrics, models, progress, cancel, workers,
+                            chunk_rows, finished or set())
+            check_still(plan.reader.path, plan.reader.label, plan.start)
+            check_filled([], plan.header, plan.mapping,
+                         {f: why for f, why in plan.needs.items() if f not in loader.filled})
+            unknown = sorted(set(models or ()) - set(loader.models))
+            if unknown:
+                raise ParameterError(f"models not in the dataset: {', '.join(unknown)}")
+            n_rows = len(loader.row_numbers)
+            store.streams.finish_dataset(dataset_id, n_rows, list(loader.models), loader.metadata_columns)
+            if cancel is not None and cancel.is_set():
+                raise _Cancelled()
+            if run_id is not None:
+                store.runs.set_run_models(run_id, [m for m in loader.models if not models or m in models])
+                store.cells.write_aggregates(run_id, corpus_aggregates(plan.metrics, loader.all_stats(plan.metrics)))
+    except (StoreBusy, KeyboardInterrupt):  # a run keeps what is stored (its session said so); a bare load does not
         if run_id is None:
             forget_dataset(store, dataset_id)
-            raise
-        stop_run(store, run_id, started)
-        raise kept_for_resume(exc, run_id) from None
-    except KeyboardInterrupt:
-        if run_id is None:
-            forget_dataset(store, dataset_id)
-        else:  # the stored chunks stay, for 'textgen-eval resume'
-            stop_run(store, run_id, started)
         raise
     except BaseException:
         forget_dataset(store, dataset_id)  # with its run: nothing half-written stays behind
