@@ -8,7 +8,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .compare.intervals import BOOTSTRAP_MAX, TOO_FEW, interval_from_moments, mean_interval
+from .compare.intervals import BOOTSTRAP_MAX, TOO_FEW
+from .compare.small_sample import mean_interval, moments_interval
 from .compare.stats import rng_for
 from .judge.metrics.criteria import restore_run
 from .registry import direction_of, get_metric
@@ -47,9 +48,10 @@ def run_summary(store: Store, run_id: int, models: Sequence[str] | None = None,
 
     Counts: ``n_scored`` + ``n_unscored`` + ``n_missing`` (datums without a cell)
     is the dataset's datums; ``n_empty`` counts the model's empty predictions.
-    The interval (``ci_method``) stays inside the score's range: Wilson for 0/1
-    scores, else a bootstrap percentile interval (see :mod:`.compare.intervals`);
-    below two scored values it is NaN ('too few').
+    The interval (``ci_method``) follows the small-sample rule of
+    :mod:`.compare.small_sample`: inside the score's range, never of zero width;
+    where it gives none the ends are NaN, ``ci_method`` is 'too few' and
+    ``ci_note`` says why ('' otherwise).
     """
     frame = store.summary(run_id, models)
     counts = store.score_counts(run_id)[["model", "score", "n_empty", "n_missing"]]
@@ -69,14 +71,15 @@ def run_summary(store: Store, run_id: int, models: Sequence[str] | None = None,
         known = moments.get((model, score))
         if known is not None and known[0] >= BOOTSTRAP_MAX:
             n, mean, std, total, binary = known
-            intervals.append(interval_from_moments(int(n), float(mean), float(std), float(total), bool(binary),
-                                                   confidence=confidence, bounds=bounds[score]))
+            intervals.append(moments_interval(int(n), float(mean), float(std), float(total), bool(binary),
+                                              confidence=confidence, bounds=bounds[score]))
             continue
         intervals.append(mean_interval(groups.get((model, score), np.empty(0)), confidence=confidence,
                                        rng=rng_for(0, model, score), bounds=bounds[score]))
-    frame["ci_low"] = [i[0] for i in intervals]
-    frame["ci_high"] = [i[1] for i in intervals]
-    frame["ci_method"] = [i[2] for i in intervals]
+    frame["ci_low"] = [i.low for i in intervals]
+    frame["ci_high"] = [i.high for i in intervals]
+    frame["ci_method"] = [i.method for i in intervals]
+    frame["ci_note"] = [i.why for i in intervals]
     return frame
 
 
@@ -116,7 +119,7 @@ def _range(score: str) -> tuple[float | None, float | None]:
 
 def summary_table(store: Store, run_id: int, models: Sequence[str] | None = None) -> pd.DataFrame:
     """Scores as rows, models (``models``, default all) as columns: 'mean [ci_low, ci_high]
-    scored/unscored/empty/missing'."""
+    scored/unscored/empty/missing'; ``attrs['too_few']``: why a cell says 'too few' ('model / score: why')."""
     frame = run_summary(store, run_id, models)
     if frame.empty:
         return pd.DataFrame()
@@ -141,6 +144,8 @@ def summary_table(store: Store, run_id: int, models: Sequence[str] | None = None
         corpus.index = [f"{score} (corpus)" for score in corpus.index]
         table = pd.concat([table, corpus.map(lambda v: "" if pd.isna(v) else f"{v:.4f}")])
     table.columns.name = None
+    table.attrs["too_few"] = [f"{model} / {score}: {note}" for model, score, note in
+                              zip(frame["model"], frame["score"], frame["ci_note"]) if note]
     return table
 
 

@@ -68,7 +68,11 @@ def test_identical_predictions_give_zero_delta_all_ties_and_p_one(db_path: Path)
     frame = compare_models(store, run_id, "a", "b", resamples=200)
     assert frame["score"].tolist() == list(ROUGE)
     for row in frame.itertuples():
-        assert (row.n, row.delta, row.ci_low, row.ci_high, row.p_value) == (25, 0.0, 0.0, 0.0, 1.0)
+        # 25 equal pairs: no zero-width interval; it allows for an unseen share of pairs at either end
+        share = 1 - 0.025 ** (1 / 25)
+        assert (row.n, row.delta, row.p_value) == (25, 0.0, 1.0)
+        assert (row.ci_low, row.ci_high) == pytest.approx((-share, share), abs=1e-12)
+        assert row.verdict == "not significant" and f"[{-share:+.4f}, {share:+.4f}]" in row.why
         assert (row.wins, row.ties, row.losses) == (0, 25, 0)
         assert row.baseline_mean == row.candidate_mean
 

@@ -78,7 +78,7 @@ def test_a_family_too_large_for_the_sample_is_warned_about(db_path: Path) -> Non
     values.update({("cand", f"s{j}"): [0.5, 0.6, 0.7, 0.8] for j in range(5)})
     store, run_id = value_store(db_path, values, 4)
     frame = compare_models(store, run_id, "base")
-    assert (frame["verdict"] == "no difference").all()  # 4 datums: the exact p cannot go below 1/8
+    assert (frame["verdict"] == "not significant").all()  # 4 datums: the exact p cannot go below 1/8
     assert len(frame.attrs["warnings"]) == 5 and "cannot reach p < 0.05" in frame.attrs["warnings"][0]
 
 
@@ -115,7 +115,7 @@ def test_every_printed_run_interval_stays_in_range(tmp_path: Path, capsys: pytes
         for low, high in INTERVAL.findall(line):
             assert 0.0 <= float(low) <= float(high) <= 1.0, line
     exact = next(line for line in lines if line.startswith("exact_match"))
-    assert "0.7500 [0.3006, 0.9544] 4/0/0/0" in exact  # Wilson for 3 of 4; not the t interval's [-0.0, 1.5]
+    assert "0.7500 [0.1941, 0.9937] 4/0/0/0" in exact  # Clopper-Pearson for 3 of 4; not the t interval's [-0.0, 1.5]
     assert "too few" not in exact and "/0/0/1" in exact  # model b lacks datum 4: counted as missing
 
 

@@ -9,7 +9,9 @@ import pandas as pd
 
 from ..compare.human_report import (AgreementReport, agreement_report, calibrated_deltas, calibrated_means,
                                    labels_plan)
+from ..compare.intervals import TOO_FEW
 from ..compare.labels import export_labels, import_labels
+from ..compare.small_sample import MIN_LABELS
 from ..errors import ParameterError
 from ..export import write_table
 from ..summary import scale_text
@@ -66,13 +68,20 @@ def _export(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace) -> int:
     frame = labels_plan(open_store(args, read_only=True), args.run_id, args.score, args.width,
                         human_column=args.human_column, confidence=args.confidence)
-    shown = frame.assign(labels_needed=[_count(v) for v in frame["labels_needed"]],
-                         half_width_now=[_num(v) for v in frame["half_width_now"]])
+    shown = pd.DataFrame({
+        "model": frame["model"], "score": frame["score"], "labels": frame["n_labels"], "judged": frame["n_judged"],
+        "half-width now": [_num(v) if not math.isnan(v) else TOO_FEW for v in frame["half_width_now"]],
+        "labels needed": [_count(v) for v in frame["labels_needed"]],
+        "lambda": [_num(v) for v in frame["lam_planned"]],
+    })
     print(shown.to_string(index=False))
-    print(f"labels_needed: labelled cells (a uniformly random sample) for a {args.confidence:.0%} bias-corrected "
-          f"interval of ± {args.width:g}, from the spread of human - lambda x judge over the labels so far (at "
-          "least 3 needed), at the lambda that needs the fewest (lam_planned); 'judge too wide' when no lambda "
-          "reaches it.")
+    for model, why in zip(frame["model"], frame["why"]):
+        if why:
+            print(f"{model}: {why}")
+    print(f"labels needed: labelled cells in all (a uniformly random sample) for a {args.confidence:.0%} "
+          f"bias-corrected interval of ± {args.width:g}, from the spread of human - lambda x judge over the labels "
+          f"so far, at the lambda that needs the fewest; never fewer than {MIN_LABELS}, and no answer before "
+          f"{MIN_LABELS} random labels (docs/statistics.md).")
     return 0
 
 
@@ -184,8 +193,9 @@ def _print_report(report: AgreementReport) -> None:
 
 
 def _intervals(frame: pd.DataFrame, value: str, low: str, high: str) -> list[str]:
-    """'value [low, high]' for each row of ``frame``."""
-    return [f"{_num(m)} [{_num(lo)}, {_num(hi)}]" for m, lo, hi in zip(frame[value], frame[low], frame[high])]
+    """'value [low, high]' for each row of ``frame``; 'value too few' where there is no interval (notes say why)."""
+    return [f"{_num(m)} [{_num(lo)}, {_num(hi)}]" if not (math.isnan(lo) or math.isnan(hi)) else
+            f"{_num(m)} {TOO_FEW}" for m, lo, hi in zip(frame[value], frame[low], frame[high])]
 
 
 def _means_table(means: pd.DataFrame) -> pd.DataFrame:
@@ -203,5 +213,5 @@ def _num(value: float) -> str:
 
 def _count(value: float) -> str:
     if value is None or math.isnan(value):
-        return "need 3 labels first"
+        return "-"
     return "judge too wide" if math.isinf(value) else str(int(value))

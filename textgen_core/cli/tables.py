@@ -6,6 +6,7 @@ from typing import Sequence
 
 from ..compare.jury import PANEL_LEGEND, panel_lines, panel_report
 from ..compare.pairwise import pairwise_summary
+from ..compare.small_sample import RULE
 from ..errors import ParameterError
 from ..judge.metrics.pairwise_preference import NAME as PAIRWISE
 from ..store import Store
@@ -42,10 +43,10 @@ def print_summary(store: Store, run_id: int, models: Sequence[str] | None = None
         print("no scores")
         return
     print(table.to_string())
-    print("Each cell: mean [95% interval of the mean] scored/unscored/empty/missing datums. Intervals stay in the "
-          "score's range (Wilson for 0/1 scores, else bootstrap percentile, or the t interval clipped to the range "
-          "from 1,000 values on); 'too few' below two scored values. "
+    print("Each cell: mean [95% interval of the mean] scored/unscored/empty/missing datums. " + RULE + " "
           "Unscored and missing cells are not in the mean.")
+    for reason in table.attrs.get("too_few", []):
+        print(f"too few, {reason}")
     scales = [f"{score} {text}" for score in table.index if (text := scale_text(str(score)))]
     if scales:
         print("Scales: " + "; ".join(scales) + ".")

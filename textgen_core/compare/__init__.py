@@ -2,20 +2,23 @@
 
 from .agreement import cohen_kappa, correlations, judge_human_agreement
 from .comparison import ComparisonRow, compare_models, paired_differences
-from .intervals import mean_interval, wilson_interval
+from .intervals import wilson_interval
 from .pairwise import pairwise_summary
 from .power import datums_needed, mde
+from .small_sample import Interval, delta_interval, mean_interval
 from .stats import holm_adjust
 from .verdicts import VERDICTS, mcnemar_exact
 from .word_diff import word_diff, word_diff_text
 
 __all__ = [
     "ComparisonRow",
+    "Interval",
     "VERDICTS",
     "cohen_kappa",
     "compare_models",
     "correlations",
     "datums_needed",
+    "delta_interval",
     "holm_adjust",
     "judge_human_agreement",
     "mcnemar_exact",

@@ -11,11 +11,16 @@ with ``Y`` the human values and ``f`` the judge's, over the labelled cells
 ``lam^2 Var(f_all) / N + Var(Y - lam f_lab) / n``, and the power-tuning
 parameter that minimises it is ``lam = Cov(Y, f_lab) / ((1 + n / N) Var(f_all))``,
 clipped to [0, 1]: 0 ignores the judge (the labelled mean), 1 is the classic
-difference estimator. The interval is normal (z). The labelled cells must be a
-uniformly random subset; when each labelled cell's inclusion probability is
-known (stratified sampling), the rectifier is weighted by its inverse
-(Horvitz-Thompson) instead. A subset picked by disagreement has no known
-probability: no estimate is given for it, and the caller says why.
+difference estimator. The interval is normal (z), clipped to the score's range.
+The labelled cells must be a uniformly random subset; when each labelled cell's
+inclusion probability is known (stratified sampling), the rectifier's mean is
+the ratio (Hajek) estimate sum(r / pi) / sum(1 / pi), with its linearised
+variance: only the probabilities' relative sizes matter, so an estimate cannot
+leave the range because the probabilities do not add up to the run. A subset
+picked by disagreement has no known probability: no estimate is given for it,
+and the caller says why. The small-sample rule (:mod:`.small_sample`) holds:
+no interval from fewer than :data:`MIN_LABELS` labels, or when human - lambda x
+judge does not vary over them.
 """
 
 from __future__ import annotations
@@ -27,9 +32,10 @@ import numpy as np
 from scipy import stats
 
 from ..errors import ParameterError
+from .small_sample import MIN_LABELS, checked
 
-#: Fewer labelled cells than this give no calibrated estimate (the variance of the rectifier is unknown).
-MIN_LABELS = 2
+#: Probabilities whose sum of 1/pi is off the run's size by more than this factor are named in the note.
+WEIGHTS_OFF = 2.0
 
 
 @dataclass(frozen=True)
@@ -47,8 +53,11 @@ class Calibrated:
     judge_mean: float
     judge_ci_low: float
     judge_ci_high: float
-    #: 'PPI++' for a uniformly random subset, 'PPI++ with inverse-probability weights' for known probabilities.
+    #: 'PPI++' for a uniformly random subset, 'PPI++ with inverse-probability weights' for known probabilities;
+    #: 'too few' when no interval is given.
     method: str
+    #: Why there is no interval, or what is odd about the input ('' when nothing is).
+    note: str = ""
 
 
 def power_tuning(human: np.ndarray, judge_lab: np.ndarray, judge_all: np.ndarray) -> float:
@@ -62,14 +71,18 @@ def power_tuning(human: np.ndarray, judge_lab: np.ndarray, judge_all: np.ndarray
 
 
 def ppi_mean(human: np.ndarray, judge_lab: np.ndarray, judge_all: np.ndarray, *, confidence: float = 0.95,
-             lam: float | None = None, probabilities: np.ndarray | None = None) -> Calibrated:
+             lam: float | None = None, probabilities: np.ndarray | None = None,
+             bounds: tuple[float | None, float | None] | None = None, minimum: int = MIN_LABELS) -> Calibrated:
     """PPI++ estimate and interval of the mean human value, with the judge-only mean and its t interval.
 
     ``human`` and ``judge_lab`` pair by position over the labelled cells;
     ``judge_all`` holds the judge's value of every cell of the population (the
     labelled ones included). ``lam`` fixes the tuning parameter (default: tuned).
     ``probabilities``: each labelled cell's inclusion probability, for
-    inverse-probability weighting; None for a uniformly random subset.
+    inverse-probability weighting (ratio estimate); None for a uniformly random subset.
+    ``bounds``: the range of the estimate (the score's, or +/- its width for a
+    difference); the estimate and interval are clipped to it. Below ``minimum``
+    labels (at least 2) the estimate is given without an interval.
     """
     human, judge_lab = np.asarray(human, dtype=float), np.asarray(judge_lab, dtype=float)
     judge_all = np.asarray(judge_all, dtype=float)
@@ -83,11 +96,13 @@ def ppi_mean(human: np.ndarray, judge_lab: np.ndarray, judge_all: np.ndarray, *,
     z = float(stats.norm.ppf(0.5 + confidence / 2))
     judge_mean, judge_low, judge_high = _judge_only(judge_all, confidence)
     nan = float("nan")
-    if n < MIN_LABELS or big_n < 1:
-        return Calibrated(nan, nan, nan, nan, n, big_n, judge_mean, judge_low, judge_high, "too few labels")
+    if n < 2 or big_n < 1:
+        return Calibrated(nan, nan, nan, nan, n, big_n, judge_mean, judge_low, judge_high, "too few",
+                          f"{n} labels; at least {max(minimum, 2)} are needed")
     tuned = power_tuning(human, judge_lab, judge_all) if lam is None else float(lam)
     spread_all = float(np.var(judge_all, ddof=1)) if big_n > 1 else 0.0
     rectifier = human - tuned * judge_lab
+    note = ""
     if probabilities is None:
         estimate = float(tuned * judge_all.mean() + rectifier.mean())
         variance = tuned ** 2 * spread_all / big_n + float(np.var(rectifier, ddof=1)) / n
@@ -96,14 +111,30 @@ def ppi_mean(human: np.ndarray, judge_lab: np.ndarray, judge_all: np.ndarray, *,
         pi = np.asarray(probabilities, dtype=float)
         if pi.shape != human.shape or not np.all((pi > 0) & (pi <= 1)):
             raise ParameterError("inclusion probabilities must pair with the labels and lie in (0, 1]")
-        # Horvitz-Thompson mean of the rectifier over the population, its Poisson-sampling variance
-        estimate = float(tuned * judge_all.mean() + np.sum(rectifier / pi) / big_n)
-        centred = rectifier - np.sum(rectifier / pi) / np.sum(1.0 / pi)
-        variance = tuned ** 2 * spread_all / big_n + float(np.sum((1.0 - pi) / pi ** 2 * centred ** 2)) / big_n ** 2
+        weights = 1.0 / pi
+        # Hajek (ratio) mean of the rectifier, with its linearised Poisson-sampling variance
+        ratio = float(np.sum(rectifier * weights) / np.sum(weights))
+        estimate = float(tuned * judge_all.mean() + ratio)
+        centred = rectifier - ratio
+        variance = (tuned ** 2 * spread_all / big_n
+                    + float(np.sum((1.0 - pi) * weights ** 2 * centred ** 2)) / float(np.sum(weights)) ** 2)
         method = "PPI++ with inverse-probability weights"
+        represented = float(np.sum(weights))
+        if not 1.0 / WEIGHTS_OFF <= represented / big_n <= WEIGHTS_OFF:
+            note = (f"the labels' probabilities stand for {represented:,.0f} cells (sum of 1/p) where the run has "
+                    f"{big_n:,}: check how they were drawn; the ratio estimate uses only their relative sizes")
+    floor, ceiling = bounds if bounds is not None else (None, None)
+    clipped = min(max(estimate, floor if floor is not None else -math.inf), ceiling if ceiling is not None
+                  else math.inf)
+    if np.ptp(rectifier) <= 1e-12 * max(1.0, float(np.abs(rectifier).max())):
+        why = (f"human - {tuned:.2f} x judge is {rectifier[0]:g} on every one of the {n} labels: they do not "
+               "vary, so the interval's spread is unknown; label more cells")
+        return Calibrated(clipped, nan, nan, tuned, n, big_n, judge_mean, judge_low, judge_high, "too few",
+                          "; ".join(filter(None, [why, note])))
     half = z * math.sqrt(max(variance, 0.0))
-    return Calibrated(estimate, estimate - half, estimate + half, tuned, n, big_n, judge_mean, judge_low, judge_high,
-                      method)
+    ruled = checked(estimate - half, estimate + half, method, n=n, minimum=minimum, what="labels", bounds=bounds)
+    return Calibrated(clipped, ruled.low, ruled.high, tuned, n, big_n, judge_mean, judge_low, judge_high,
+                      ruled.method, "; ".join(filter(None, [ruled.why, note])))
 
 
 def _judge_only(judge_all: np.ndarray, confidence: float) -> tuple[float, float, float]:
@@ -134,4 +165,4 @@ def labels_needed(residual_sd: float, half_width: float, *, judge_sd: float = 0.
     room = (half_width / z) ** 2 - (lam * judge_sd) ** 2 / n_judged
     if room <= 0:
         return math.inf
-    return float(max(MIN_LABELS, math.ceil(residual_sd ** 2 / room)))
+    return float(max(MIN_LABELS, math.ceil(residual_sd ** 2 / room)))  # never below the rule's minimum

@@ -12,16 +12,18 @@ import pandas as pd
 from ..errors import ParameterError
 from ..judge.metrics.pairwise_preference import NAME as PAIRWISE
 from ..store import Store
-from .intervals import BOOTSTRAP_MAX, t_interval
+from .intervals import BOOTSTRAP_MAX
 from .pairing import Pairs, RunScores, load_run_scores, pair
 from .power import datums_needed, mde
 from .run_cache import RUNS
-from .stats import bootstrap_ci, holm_adjust, permutation_test, rng_for, smallest_p, win_tie_loss
-from .verdicts import APART, HOLM, decide, mcnemar_exact, worst_value
+from .small_sample import MIN_LABELS, delta_interval
+from .stats import holm_adjust, permutation_test, rng_for, smallest_p, win_tie_loss
+from .verdicts import APART, HOLM, NOT_SIGNIFICANT, decide, mcnemar_exact, worst_value
 
 DIRECTIONS = ("higher", "lower", "none")
 CI_METHOD = ("paired bootstrap, expanded percentile (Hesterberg 2015), datums resampled with replacement; "
-             f"t interval from {BOOTSTRAP_MAX:,} pairs on")
+             f"t interval from {BOOTSTRAP_MAX:,} pairs on; held to the small-sample rule (docs/statistics.md): "
+             "never of zero width, 'too few' with its reason where none can be honest")
 COUNTS = ("scored", "unscored", "empty", "missing")
 #: Why a requested score nobody could score is inconclusive.
 NO_SCORED_DATUMS = "no scored datums"
@@ -75,6 +77,10 @@ class ComparisonRow:
     sensitivity_p: float
     #: Which test gave p_value: exact, Monte Carlo (with its draws) or normal approximation.
     test: str
+    #: Why there is no interval ('' when there is one): the small-sample rule's reason.
+    ci_note: str = ""
+    #: Warnings that go wherever this row is shown (a judge that never varies, too few labels), '; '-joined.
+    warnings: str = ""
 
 
 COLUMNS = ["baseline", "candidate", *(f.name for f in fields(ComparisonRow))]
@@ -83,13 +89,15 @@ NAN = float("nan")
 
 def compare_pairs(pairs: Pairs, *, score: str, direction: str, rng: np.random.Generator,
                   resamples: int = 2000, tie_tolerance: float = 1e-9, confidence: float = 0.95,
-                  family: int = 1, worst: float = NAN) -> ComparisonRow:
+                  family: int = 1, worst: float = NAN,
+                  bounds: tuple[float | None, float | None] | None = None) -> ComparisonRow:
     """The statistics of one paired sample; p_adjusted, the verdict and the counts are left to the caller.
 
     ``family`` is the number of comparisons the p-value must resolve (see
     :func:`.stats.permutation_test`). With a finite ``worst`` and datums that
     lack a score, the sensitivity fields repeat the comparison over every datum
-    with the missing values counted as ``worst``.
+    with the missing values counted as ``worst``. ``bounds``: the score's range, for the small-sample rule
+    of the interval (None: a score without a bounded range).
     """
     diffs = pairs.diffs
     n = int(diffs.size)
@@ -98,7 +106,7 @@ def compare_pairs(pairs: Pairs, *, score: str, direction: str, rng: np.random.Ge
     #: so the mde and the planner stay empty then.
     spread = float(diffs.std(ddof=1)) if n >= 2 else NAN
     boot_rng, test_rng, sens_boot, sens_test = rng.spawn(4)
-    ci_low, ci_high = delta_interval(diffs, resamples=resamples, confidence=confidence, rng=boot_rng)
+    interval = delta_interval(diffs, bounds=bounds, resamples=resamples, confidence=confidence, rng=boot_rng)
     p_value, test = permutation_test(diffs, resamples=resamples, rng=test_rng, zero_tolerance=tie_tolerance,
                                      family=family, alpha=alpha)
     wins, ties, losses = win_tie_loss(diffs, direction, tie_tolerance)
@@ -106,7 +114,8 @@ def compare_pairs(pairs: Pairs, *, score: str, direction: str, rng: np.random.Ge
     sens = NAN, NAN, NAN, NAN
     if lacking:
         filled = pairs.filled(worst)
-        low, high = delta_interval(filled, resamples=resamples, confidence=confidence, rng=sens_boot)
+        around = delta_interval(filled, bounds=bounds, resamples=resamples, confidence=confidence, rng=sens_boot)
+        low, high = around.low, around.high
         p, _ = permutation_test(filled, resamples=resamples, rng=sens_test, zero_tolerance=tie_tolerance,
                                 family=family, alpha=alpha)
         sens = float(filled.mean()), low, high, p
@@ -115,7 +124,7 @@ def compare_pairs(pairs: Pairs, *, score: str, direction: str, rng: np.random.Ge
         score=score, direction=direction, family=HOLM if direction != "none" else APART, n=n,
         baseline_mean=float(pairs.baseline.mean()) if n else NAN,
         candidate_mean=float(pairs.candidate.mean()) if n else NAN,
-        delta=float(diffs.mean()) if n else NAN, ci_low=ci_low, ci_high=ci_high, p_value=p_value,
+        delta=float(diffs.mean()) if n else NAN, ci_low=interval.low, ci_high=interval.high, p_value=p_value,
         p_adjusted=None, verdict="", why="",
         mde=mde(spread, n, alpha) if spread > 0 else NAN,
         spread=spread,
@@ -126,22 +135,8 @@ def compare_pairs(pairs: Pairs, *, score: str, direction: str, rng: np.random.Ge
         empty_candidate=0, missing_candidate=pairs.missing_candidate,
         missingness_p=mcnemar_exact(base_only, cand_only), worst=worst if lacking else NAN,
         sensitivity_delta=sens[0], sensitivity_ci_low=sens[1], sensitivity_ci_high=sens[2], sensitivity_p=sens[3],
-        test=test,
+        test=test, ci_note=interval.why,
     )
-
-
-def delta_interval(diffs: np.ndarray, *, resamples: int, confidence: float,
-                   rng: np.random.Generator) -> tuple[float, float]:
-    """Interval of the mean paired difference: NaN below 2 pairs; the paired bootstrap (expanded percentile)
-    below :data:`.intervals.BOOTSTRAP_MAX` pairs; beyond, where resampling costs seconds and the two agree,
-    the t interval, clipped to the smallest and largest difference like a bootstrap interval."""
-    n = diffs.size
-    if n < 2:
-        return NAN, NAN
-    if n < BOOTSTRAP_MAX:
-        return bootstrap_ci(diffs, resamples=resamples, confidence=confidence, rng=rng)
-    low, high = t_interval(float(diffs.mean()), float(diffs.std(ddof=1)), n, confidence)
-    return max(low, float(diffs.min())), min(high, float(diffs.max()))
 
 
 def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Sequence[str] | None = None, *,
@@ -188,7 +183,7 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
             row = compare_pairs(pairs, score=name, direction=direction[name],
                                 rng=rng_for(seed, baseline, other, name), resamples=resamples, tie_tolerance=tie_tolerance, confidence=confidence,
                                 family=family if name in in_family else 1,
-                                worst=_worst(data, name, direction[name]))
+                                worst=_worst(data, name, direction[name]), bounds=_value_range(name))
             row = replace(row, family=HOLM if name in in_family else APART,
                           **_count_fields(counts, baseline, other, name))
             differing = int(np.count_nonzero(np.abs(pairs.diffs) > tie_tolerance))
@@ -202,6 +197,9 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
     frame = pd.concat([frame[frame["family"] == HOLM], frame[frame["family"] == APART]], ignore_index=True)
     _adjust_and_decide(frame, holm, alpha)
     frame.loc[frame["score"].isin(unscorable), "why"] = NO_SCORED_DATUMS
+    labelled = _label_counts(data) if any(_is_judge(name) for name in names) else {}
+    frame["warnings"] = [_row_warnings(data, name, [baseline, other], labelled)
+                         for name, other in zip(frame["score"], frame["candidate"])]
     if plan is not None:
         frame["n_needed"] = [needed(plan, spread, alpha) for spread in frame["spread"]]
     frame.attrs.update(
@@ -210,9 +208,47 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
         family=family, plan=plan,
         note=_multiplicity_note(int(frame.loc[frame["family"] == HOLM, "p_value"].notna().sum()), holm),
         apart=[n for n in names if n not in in_family], undeclared=_undeclared(names, directions),
-        warnings=warnings,
+        warnings=warnings + sorted({w for w in frame["warnings"] if w}),
     )
     return frame
+
+
+#: A judge score needs this many scored cells before a constant value is called degenerate.
+CONSTANT_MIN = 3
+
+
+def _row_warnings(data: RunScores, score: str, models: Sequence[str], labelled: Mapping[str, int]) -> str:
+    """What must be said wherever this comparison row is shown: a judge score whose verdicts never vary over
+    the two models, and a judge score with some human labels but fewer than the rule's minimum."""
+    said = []
+    if _is_judge(score) and score in data.score_names:
+        rows = [data.models.index(m) for m in models if m in data.models]
+        values = data.array(score)[rows]
+        values = values[~np.isnan(values)]
+        if values.size >= CONSTANT_MIN and np.ptp(values) == 0:
+            said.append(f"{score}: every one of the {values.size} scored cells of {' and '.join(models)} is "
+                        f"{values[0]:g}; a judge whose verdicts do not vary cannot tell answers apart, so this "
+                        "comparison says nothing about the answers - check the judge against people")
+        labels = labelled.get(score, 0)
+        if 0 < labels < MIN_LABELS:
+            said.append(f"{score}: only {labels} human label(s); at least {MIN_LABELS} are needed to check the "
+                        "judge against people (label more cells on the Label page)")
+    return "; ".join(said)
+
+
+def _label_counts(data: RunScores) -> dict[str, int]:
+    """Human labels per score (read every time: people label a finished run, so no cache holds them)."""
+    labels = data.store.labels(data.run_id)
+    return {str(k): int(v) for k, v in labels.groupby("score").size().items()} if not labels.empty else {}
+
+
+def _is_judge(score: str) -> bool:
+    try:
+        from ..registry import get_metric
+
+        return get_metric(score).group == "llm"
+    except Exception:  # a score no metric declares any more
+        return False
 
 
 def _adjust_and_decide(frame: pd.DataFrame, holm: bool, alpha: float) -> None:
@@ -226,7 +262,20 @@ def _adjust_and_decide(frame: pd.DataFrame, holm: bool, alpha: float) -> None:
                       p_used=r.p_adjusted if holm else r.p_value, missingness_p=r.missingness_p, alpha=alpha)
                for r in frame.itertuples()]
     frame["verdict"] = [v for v, _ in decided]
-    frame["why"] = [w for _, w in decided]
+    frame["why"] = [_not_significant(r, w, holm, alpha) if v == NOT_SIGNIFICANT else w
+                    for r, (v, w) in zip(frame.itertuples(), decided)]
+
+
+def _not_significant(row, why: str, holm: bool, alpha: float) -> str:
+    """Why a row is not significant: its p and the interval of differences that are still possible."""
+    p = row.p_value if row.family == APART or not holm else row.p_adjusted
+    which = "p" if row.family == APART or not holm else "p (Holm)"
+    if math.isnan(row.ci_low):
+        room = f"too few for an interval ({row.ci_note})" if row.ci_note else "no interval"
+    else:
+        room = f"the difference may be anywhere in [{row.ci_low:+.4f}, {row.ci_high:+.4f}]"
+    said = f"{which} {p:.2g} is not below {alpha:g}; {room}" if not math.isnan(p) else room
+    return f"{why}; {said}" if why else said
 
 
 def _counts(data: RunScores) -> dict[tuple[str, str], dict[str, int]]:

@@ -16,7 +16,8 @@ import pandas as pd
 from ..errors import ParameterError
 from ..store import Store
 from . import agreement_stats as ag
-from .calibration import MIN_LABELS, labels_needed, ppi_mean
+from .calibration import labels_needed, ppi_mean
+from .small_sample import MIN_AGREEMENT, MIN_LABELS, bounded, checked, delta_interval, mean_interval
 from .labels import (RANDOM_KINDS, WEIGHTED, human_labels, judge_and_human, judge_values, sampling_note,
                      scale_of)
 from .stats import rng_for
@@ -57,13 +58,14 @@ def agreement_report(store: Store, run_id: int, score: str, *, human_column: str
     kind = "continuous" if values is None else "binary" if values == [0.0, 1.0] else "ordinal"
     if values is not None:  # the people's consensus on a scale of whole values is the nearest value
         cells = cells.assign(human=np.floor(cells["human"].to_numpy(dtype=float) + 0.5))
-    rows = []
+    rows, notes = [], []
     for model, part in [*cells.groupby("model", sort=False), ("all models", cells)]:
-        rows.append({"model": model, "n": len(part),
-                     **_statistics(part, kind, values, confidence, resamples, rng_for(seed, score, str(model)))})
+        found, said = _statistics(part, kind, values, confidence, resamples, rng_for(seed, score, str(model)))
+        rows.append({"model": model, "n": len(part), **found})
+        notes.extend(f"{model}: {line}" for line in said)
     table = pd.DataFrame(rows)
     report = AgreementReport(score, kind, table, _confusion(cells, values, low, high),
-                             _disagreements(cells), annotators=sorted(set(labels["annotator"])))
+                             _disagreements(cells), annotators=sorted(set(labels["annotator"])), notes=notes)
     level = "nominal" if kind == "binary" else "ordinal" if kind == "ordinal" else "interval"
     grid = labels.pivot_table(index="annotator", columns=["datum_id", "model"], values="value", aggfunc="mean")
     if len(grid) >= 2:
@@ -71,22 +73,47 @@ def agreement_report(store: Store, run_id: int, score: str, *, human_column: str
         report.alpha_units = int(np.count_nonzero((~np.isnan(matrix)).sum(axis=0) >= 2))
         if report.alpha_units:
             report.alpha = ag.krippendorff_alpha(matrix, level)
-            report.alpha_low, report.alpha_high = ag.krippendorff_interval(
+            low, high = ag.krippendorff_interval(
                 matrix, level, confidence=confidence, resamples=resamples, rng=rng_for(seed, score, "alpha"))
+            ruled = checked(low, high, "bootstrap", n=report.alpha_units, minimum=MIN_AGREEMENT,
+                            what="cells labelled by two or more people")
+            report.alpha_low, report.alpha_high = ruled.low, ruled.high
+            if ruled.why:
+                report.notes.append(f"Krippendorff's alpha has no interval: {ruled.why}")
     if cells.empty:
         report.notes.append(f"no labelled cell of {score} has a judge value yet")
     return report
 
 
 def _statistics(part: pd.DataFrame, kind: str, values: list[float] | None, confidence: float, resamples: int,
-                rng: np.random.Generator) -> dict[str, float]:
+                rng: np.random.Generator) -> tuple[dict[str, float], list[str]]:
+    """The kind's statistics with their intervals, and what the small-sample rule says about them.
+
+    A rater that gives every cell one value leaves agreement undefined (not 0): NaN with the reason. An
+    interval needs :data:`.small_sample.MIN_AGREEMENT` cells and some width, else it is 'too few'.
+    """
     judge, human = part["judge"].to_numpy(dtype=float), part["human"].to_numpy(dtype=float)
     out: dict[str, float] = {}
+    said: list[str] = []
+    constant = [f"the {who} gives every one of the {len(part)} cells {vals[0]:g}"
+                for who, vals in (("judge", judge), ("people", human)) if vals.size and np.ptp(vals) == 0]
+    if constant:
+        said.append(f"agreement is undefined: {' and '.join(constant)} (a rater that never varies cannot agree "
+                    "or disagree beyond chance)")
+    shown: set[str] = set()
 
     def add(name: str, statistic) -> None:
+        if constant:
+            out[name] = out[f"{name}_low"] = out[f"{name}_high"] = float("nan")
+            return
         out[name] = statistic(judge, human)
-        out[f"{name}_low"], out[f"{name}_high"] = ag.bootstrap_interval(
-            statistic, judge, human, confidence=confidence, resamples=resamples, rng=rng)
+        low, high = ag.bootstrap_interval(statistic, judge, human, confidence=confidence, resamples=resamples,
+                                          rng=rng)
+        ruled = checked(low, high, "bootstrap", n=len(part), minimum=MIN_AGREEMENT, what="labelled cells")
+        out[f"{name}_low"], out[f"{name}_high"] = ruled.low, ruled.high
+        if ruled.why and ruled.why not in shown:
+            shown.add(ruled.why)
+            said.append(f"no interval: {ruled.why}")
 
     if kind == "binary":
         add("kappa", lambda a, b: ag.kappa(a, b, labels=values))
@@ -99,7 +126,7 @@ def _statistics(part: pd.DataFrame, kind: str, values: list[float] | None, confi
         add("spearman", ag.spearman)
         add("kendall", ag.kendall)
         out["mean_gap"] = float(np.mean(np.abs(judge - human))) if judge.size else float("nan")
-    return out
+    return out, said
 
 
 def _confusion(cells: pd.DataFrame, values: list[float] | None, low: float, high: float | None) -> pd.DataFrame:
@@ -133,6 +160,7 @@ def calibrated_means(store: Store, run_id: int, scores: Sequence[str] | None = N
     share. ``note`` says what was left out or why there is no estimate.
     """
     chosen = list(scores) if scores is not None else sorted(set(store.labels(run_id)["score"]))
+    _check_scores(store, run_id, chosen)
     rows = []
     for score in chosen:
         judged = judge_values(store, run_id, score)
@@ -161,12 +189,16 @@ def _calibrate(population: pd.DataFrame, labelled: pd.DataFrame, score: str, con
             note = "; ".join(filter(None, [note, "random labels left out beside stratified ones"]))
         usable = usable[stratified]
         probabilities = _stratum_shares(population, usable, score)
-    result = ppi_mean(usable["human"].to_numpy(dtype=float), usable["judge"].to_numpy(dtype=float),
-                      population["judge"].to_numpy(dtype=float), confidence=confidence, probabilities=probabilities)
-    if result.n_labels < MIN_LABELS:
-        note = "; ".join(filter(None, [note, f"fewer than {MIN_LABELS} usable labels"]))
-    return {"judge_mean": result.judge_mean, "judge_ci_low": result.judge_ci_low,
-            "judge_ci_high": result.judge_ci_high, "calibrated": result.estimate, "ci_low": result.ci_low,
+    bounds = _bounds(score)
+    judge = population["judge"].to_numpy(dtype=float)
+    result = ppi_mean(usable["human"].to_numpy(dtype=float), usable["judge"].to_numpy(dtype=float), judge,
+                      confidence=confidence, probabilities=probabilities, bounds=bounds)
+    note = "; ".join(filter(None, [note, result.note]))
+    model = str(population["model"].iloc[0]) if len(population) else ""
+    # the judge-only mean with the interval the run's summary gives it (same rule, same seeded stream)
+    alone = mean_interval(judge, bounds=bounds, confidence=confidence, rng=rng_for(0, model, score))
+    return {"judge_mean": float(judge.mean()) if judge.size else float("nan"), "judge_ci_low": alone.low,
+            "judge_ci_high": alone.high, "calibrated": result.estimate, "ci_low": result.ci_low,
             "ci_high": result.ci_high, "lam": result.lam, "n_labels": result.n_labels,
             "n_judged": result.n_judged, "method": result.method, "note": note}
 
@@ -193,6 +225,7 @@ def calibrated_deltas(store: Store, run_id: int, baseline: str, candidates: Sequ
     The labelled pairs are datums labelled for both models from a random sample;
     the population is every datum both models were judged on.
     """
+    _check_scores(store, run_id, scores)
     rows = []
     for score in scores:
         judged = judge_values(store, run_id, score).pivot(index="datum_id", columns="model", values="judge")
@@ -209,13 +242,17 @@ def calibrated_deltas(store: Store, run_id: int, baseline: str, candidates: Sequ
                 both.rename(columns={baseline: "jb", candidate: "jc"}), how="inner")
             odd = sorted(set(kinds.reindex(pairs.index)) - {"random"})
             pairs = pairs[kinds.reindex(pairs.index) == "random"]
+            width = _width(score)
             result = ppi_mean((pairs[candidate] - pairs[baseline]).to_numpy(dtype=float),
                               (pairs["jc"] - pairs["jb"]).to_numpy(dtype=float), diffs_all.to_numpy(dtype=float),
-                              confidence=confidence)
+                              confidence=confidence, bounds=None if width is None else (-width, width))
             note = "" if not odd else (f"pairs labelled by {', '.join(odd)} sampling left out: the paired estimate "
                                        "needs a uniformly random sample")
+            note = "; ".join(filter(None, [note, result.note.replace(" labels", " labelled pairs")]))
+            alone = delta_interval(diffs_all.to_numpy(dtype=float), bounds=_bounds(score), confidence=confidence,
+                                   rng=rng_for(0, baseline, candidate, score))
             rows.append({"candidate": candidate, "score": score, "judge_delta": result.judge_mean,
-                         "judge_ci_low": result.judge_ci_low, "judge_ci_high": result.judge_ci_high,
+                         "judge_ci_low": alone.low, "judge_ci_high": alone.high,
                          "calibrated_delta": result.estimate, "ci_low": result.ci_low, "ci_high": result.ci_high,
                          "lam": result.lam, "n_labels": result.n_labels, "n_judged": result.n_judged, "note": note})
     return pd.DataFrame(rows, columns=["candidate", "score", "judge_delta", "judge_ci_low", "judge_ci_high",
@@ -227,29 +264,68 @@ def labels_plan(store: Store, run_id: int, score: str, half_width: float, *, hum
                 confidence: float = 0.95) -> pd.DataFrame:
     """Per model: labels so far and labels needed for a calibrated interval of ± ``half_width``.
 
-    From the observed spread of human - lam * judge over the labels so far (at
-    least 3 needed to estimate it) and the judge's spread over all its cells,
-    at the lambda in [0, 1] that needs the fewest labels (``lam_planned``).
+    From the observed spread of human - lam * judge over the labels so far and
+    the judge's spread over all its cells, at the lambda in [0, 1] that needs the
+    fewest labels (``lam_planned``). The planner answers only from
+    :data:`.small_sample.MIN_LABELS` labels on, and only when human - lam x judge
+    varies over them; otherwise ``labels_needed`` is NaN and ``why`` says what to
+    do first. ``half_width_now`` is NaN where the calibrated mean has no interval.
     """
     if not (math.isfinite(half_width) and half_width > 0):
         raise ParameterError(f"the target half-width must be a positive number, got {half_width!r}")
+    _check_scores(store, run_id, [score])
     judged = judge_values(store, run_id, score)
     cells = judge_and_human(store, run_id, score, human_column)
     rows = []
     for model, population in judged.groupby("model", sort=False):
         mine = cells[cells["model"] == model]
+        mine = mine[mine["sampling"].isin(RANDOM_KINDS)]
         judge_all = population["judge"].to_numpy(dtype=float)
-        result = ppi_mean(mine["human"].to_numpy(dtype=float), mine["judge"].to_numpy(dtype=float), judge_all,
-                          confidence=confidence)
-        needed, best = float("nan"), float("nan")
-        if len(mine) >= 3:  # the lambda that needs the fewest labels: a judge whose own term is too wide gets less
-            human, judge = mine["human"].to_numpy(dtype=float), mine["judge"].to_numpy(dtype=float)
+        human, judge = mine["human"].to_numpy(dtype=float), mine["judge"].to_numpy(dtype=float)
+        result = ppi_mean(human, judge, judge_all, confidence=confidence, bounds=_bounds(score))
+        needed, best, why = float("nan"), float("nan"), ""
+        if len(mine) < MIN_LABELS:
+            why = f"{len(mine)} random labels so far; label at least {MIN_LABELS - len(mine)} more first"
+        else:  # the lambda that needs the fewest labels: a judge whose own term is too wide gets less
             judge_sd = float(np.std(judge_all, ddof=1)) if judge_all.size > 1 else 0.0
-            needed, best = min((labels_needed(float(np.std(human - lam * judge, ddof=1)), half_width,
-                                              judge_sd=judge_sd, lam=float(lam), n_judged=judge_all.size,
-                                              confidence=confidence), float(lam))
-                               for lam in np.linspace(0.0, 1.0, 101))
+            plans = [(float(np.std(human - lam * judge, ddof=1)), float(lam)) for lam in np.linspace(0.0, 1.0, 101)]
+            plans = [(spread, lam) for spread, lam in plans if spread > 0]
+            if not plans:
+                why = ("the labels so far do not vary (nor does human - lambda x judge): their spread is unknown; "
+                       "label more cells, drawn at random")
+            else:
+                needed, best = min((labels_needed(spread, half_width, judge_sd=judge_sd, lam=lam,
+                                                  n_judged=judge_all.size, confidence=confidence), lam)
+                                   for spread, lam in plans)
+                if math.isinf(needed):
+                    why = "the judge's own spread alone is wider than the target: more judged cells are needed"
         rows.append({"model": model, "score": score, "n_labels": len(mine), "n_judged": judge_all.size,
                      "half_width_now": (result.ci_high - result.ci_low) / 2, "labels_needed": needed,
-                     "lam_planned": best})
-    return pd.DataFrame(rows)
+                     "lam_planned": best, "why": why})
+    return pd.DataFrame(rows, columns=["model", "score", "n_labels", "n_judged", "half_width_now", "labels_needed",
+                                       "lam_planned", "why"])
+
+
+def _check_scores(store: Store, run_id: int, scores: Sequence[str]) -> None:
+    """One clear error for a score the run does not have (a calibration or plan of it would be empty)."""
+    known = list(dict.fromkeys(store.score_counts(run_id)["score"]))
+    missing = [score for score in scores if score not in known]
+    if missing:
+        raise ParameterError(f"run {run_id} has no score {', '.join(map(repr, missing))}; its scores: "
+                             f"{', '.join(known) or 'none'}")
+
+
+def _bounds(score: str) -> tuple[float | None, float | None] | None:
+    """The score's declared range, or None when it has none (or no metric declares it)."""
+    try:
+        from ..registry import get_metric
+
+        found = get_metric(score).value_range
+    except Exception:  # a score no metric declares (any more): no declared range
+        return None
+    return tuple(found) if bounded(found) else None  # type: ignore[return-value]
+
+
+def _width(score: str) -> float | None:
+    found = _bounds(score)
+    return None if found is None else float(found[1]) - float(found[0])  # type: ignore[arg-type,operator]

@@ -69,12 +69,39 @@ def human_labels(store: Store, run_id: int, score: str, human_column: str | None
         shown = ", ".join(dataset.metadata_columns) or "none"
         raise ParameterError(f"no human column {human_column!r} in the dataset; metadata columns: {shown}")
     rows = []
+    filled = 0
     for row in dataset.rows:
-        number = _number(row.metadata.get(human_column))
+        raw = row.metadata.get(human_column)
+        filled += _text(raw) != ""
+        number = _number(raw)
         if number is not None:
             rows.append((row.datum_id, row.model, COLUMN_ANNOTATOR.format(human_column), number, "dataset", None))
+    if filled and not rows:
+        raise ParameterError(f"the human column {human_column!r} holds no numbers (e.g. "
+                             f"{_first_text(dataset.rows, human_column)!r}); a human column gives a value on the "
+                             f"score's scale")
+    _check_scale(rows, score, human_column, store, run_id)
     column = pd.DataFrame(rows, columns=stored.columns)
     return pd.concat([stored, column], ignore_index=True) if not stored.empty else column
+
+
+def _first_text(rows, column: str) -> str:
+    return next(_text(r.metadata.get(column)) for r in rows if _text(r.metadata.get(column)))
+
+
+def _check_scale(rows: list[tuple], score: str, column: str, store: Store, run_id: int) -> None:
+    """Refuse a human column whose values are not on the score's scale (as `labels import` refuses a file):
+    calibrating a 0-1 score with 1-5 stars would print an impossible mean."""
+    low, high, values = scale_of(score, judge_values(store, run_id, score)["judge"].tolist())
+    bad = [(d, m, v) for d, m, _a, v, _s, _p in rows
+           if v < low or (high is not None and v > high) or (values is not None and v not in values)]
+    if bad:
+        scale = (", ".join(f"{v:g}" for v in values) if values is not None
+                 else f"{low:g} to {high:g}" if high is not None else f"{low:g} or more")
+        datum, model, value = bad[0]
+        raise ParameterError(f"the human column {column!r} is not on the scale of {score} ({scale}): {len(bad)} of "
+                             f"{len(rows)} values are off it, the first {value:g} (datum {datum!r}, model "
+                             f"{model!r}); rescale the column or pick the score it rates")
 
 
 def judge_and_human(store: Store, run_id: int, score: str, human_column: str | None = None) -> pd.DataFrame:

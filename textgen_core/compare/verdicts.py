@@ -1,7 +1,9 @@
 """The verdict of one comparison row, and the missingness test that can overrule it.
 
-A verdict is exactly one of ``better``, ``worse``, ``no difference`` or
-``inconclusive``. A candidate is never called better or worse when the two
+A verdict is exactly one of ``better``, ``worse``, ``not significant`` or
+``inconclusive``. "Not significant" is not "no difference": the test could not
+tell the models apart, and the interval says how large a difference is still
+possible. A candidate is never called better or worse when the two
 models were scored on different datums (an exact McNemar test on the paired
 "has a score" indicator), when fewer than two datums pair up, or when the
 score has no better direction.
@@ -14,8 +16,10 @@ from typing import Mapping
 
 from scipy import stats
 
-BETTER, WORSE, NO_DIFFERENCE, INCONCLUSIVE = "better", "worse", "no difference", "inconclusive"
-VERDICTS = (BETTER, WORSE, NO_DIFFERENCE, INCONCLUSIVE)
+BETTER, WORSE, NOT_SIGNIFICANT, INCONCLUSIVE = "better", "worse", "not significant", "inconclusive"
+#: The old name of NOT_SIGNIFICANT (the words changed: the test not rejecting is not evidence of equality).
+NO_DIFFERENCE = NOT_SIGNIFICANT
+VERDICTS = (BETTER, WORSE, NOT_SIGNIFICANT, INCONCLUSIVE)
 #: Family of a row: in the Holm family, or listed apart (a score without a better direction).
 HOLM, APART = "holm", "apart"
 
@@ -46,10 +50,10 @@ def decide(*, direction: str, family: str, n: int, delta: float, p_value: float,
     if family == APART or direction == "none":
         p, which = (p_value, "unadjusted p") if family == APART else (p_used, "adjusted p")
         if math.isnan(p) or p >= alpha:
-            return NO_DIFFERENCE, f"no better direction; {which}"
+            return NOT_SIGNIFICANT, f"no better direction; {which}"
         return INCONCLUSIVE, f"differs, but the score has no better direction ({which})"
     if math.isnan(p_used) or p_used >= alpha or delta == 0:
-        return NO_DIFFERENCE, ""
+        return NOT_SIGNIFICANT, ""
     improved = delta < 0 if direction == "lower" else delta > 0
     return (BETTER, "") if improved else (WORSE, "")
 
