@@ -36,6 +36,7 @@ _WHERE = {
     "export_labels": ".compare.labels", "import_labels": ".compare.labels", "select_cells": ".compare.labels",
     "ppi_mean": ".compare.calibration",
     "panel_report": ".compare.jury",
+    "compare_by": ".compare.slices", "summary_by": ".compare.slices",
     "ColumnMapping": ".datasets", "load_dataset": ".datasets", "load_sample": ".datasets", "read_table": ".datasets",
     "extend": ".runs.extend",
     "InputError": ".errors", "ParameterError": ".errors", "StoreError": ".errors", "TextgenError": ".errors",

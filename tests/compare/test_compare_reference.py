@@ -158,4 +158,4 @@ def test_large_samples_take_the_t_interval_which_agrees_with_the_bootstrap() -> 
     boot = bootstrap_ci(diffs, resamples=4000, confidence=0.95, rng=rng)
     assert boot == pytest.approx((low, high), abs=0.002)
     one = delta_interval(diffs[:1], bounds=(0.0, 1.0), resamples=10, confidence=0.95, rng=rng)
-    assert math.isnan(one.low) and math.isnan(one.high) and one.why == "1 pairs; at least 2 are needed"
+    assert math.isnan(one.low) and math.isnan(one.high) and one.why == "1 pair; at least 2 are needed"

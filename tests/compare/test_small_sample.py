@@ -118,7 +118,7 @@ def test_an_unbounded_score_says_too_few_and_why() -> None:
     assert flat.why.startswith("all 40 values are 12") and flat.text().startswith("too few (all 40")
     assert mean_interval(np.arange(6.0), bounds=(0.0, None), confidence=0.95, rng=rng).given
     one = mean_interval(np.array([0.5]), bounds=(0.0, 1.0), confidence=0.95, rng=rng)
-    assert one.why == "1 values; at least 2 are needed"
+    assert one.why == "1 value; at least 2 are needed"
     moved = moments_interval(5000, 12.0, 0.0, 60000.0, False, bounds=(0.0, None), confidence=0.95)
     assert not moved.given and "do not vary" in moved.why
 

@@ -10,6 +10,7 @@ import pandas as pd
 from ..compare import compare_models, judge_human_agreement
 from ..compare.comparison import NO_SCORED_DATUMS
 from ..compare.pairwise import pairwise_summary
+from ..compare.small_sample import RULE
 from ..compare.verdicts import APART, GATES, INCONCLUSIVE, WORSE, fails
 from ..errors import ParameterError
 from ..export import write_table
@@ -52,6 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                          help=f"exit {GATE_FAILED} when a score is significantly worse after Holm (worse), or also "
                               "when a comparison is inconclusive (inconclusive); for CI")
     compare.add_argument("--out", metavar="FILE", help="write the table (.csv, .jsonl, .parquet)")
+    compare.add_argument("--by", metavar="COLUMN",
+                         help="compare within each slice of a metadata column (one Holm family over the slices)")
     compare.add_argument("--calibrate", action="store_true",
                          help="also report bias-corrected (PPI++) deltas and means from the run's human labels")
     compare.add_argument("--human-column", metavar="COL", help="with --calibrate: a human column of the dataset "
@@ -105,6 +108,8 @@ def _directions(values: list[str]) -> dict[str, str]:
 
 def _compare(args: argparse.Namespace) -> int:
     store = open_store(args, read_only=True)
+    if args.by:
+        return _compare_by(args, store)
     pairwise = pairwise_summary(store, args.run_id, confidence=args.confidence, seed=args.seed)
     try:
         frame = compare_models(store, args.run_id, args.baseline, args.candidate, scores=_scores(args.scores),
@@ -176,11 +181,15 @@ def _legend(frame: pd.DataFrame, attrs: dict) -> None:
     if scales:
         print("Scales: " + "; ".join(scales) + ".")
     p_used = "p (Holm), Holm-adjusted over the family" if attrs["holm"] else "p, unadjusted"
-    print(f"verdict: better / worse when {p_used} < {alpha:g}, in the score's direction; no difference otherwise; "
-          "inconclusive when fewer than 2 datums pair up, when the models were scored on different datums "
+    print(f"verdict: better / worse when {p_used} < {alpha:g}, in the score's direction; not significant otherwise "
+          "(which is not 'no difference': the CI says how large a difference is still possible); inconclusive when "
+          "fewer than 2 datums pair up, when the models were scored on different datums "
           f"(exact McNemar p < {alpha:g} on 'has a score'), or a directionless score differs.")
-    print(f"delta = candidate - baseline over datums scored for both; {attrs['confidence']:.0%} CI (unadjusted, "
-          f"'too few' below 2 pairs): {attrs['ci_method']}.")
+    print(f"delta = candidate - baseline over datums scored for both; {attrs['confidence']:.0%} CI (unadjusted): "
+          f"{attrs['ci_method']}.")
+    for row in frame.itertuples():
+        if row.ci_note:
+            print(f"too few, {row.candidate} / {row.score}: {row.ci_note}")
     print("p: two-sided paired sign-flip permutation test: exact when at most 20 datums differ, else Monte Carlo "
           "with enough draws to resolve the family, or its normal approximation for large samples (test column "
           "of --out).")
@@ -246,6 +255,33 @@ def _table(frame: pd.DataFrame, confidence: float, holm: bool) -> pd.DataFrame:
         shown[title] = [f"{s}/{u}/{e}/{m}" for s, u, e, m in zip(
             frame[f"scored_{role}"], frame[f"unscored_{role}"], frame[f"empty_{role}"], frame[f"missing_{role}"])]
     return shown
+
+
+def _compare_by(args: argparse.Namespace, store) -> int:
+    """`compare --by COLUMN`: the paired comparison within each slice, one Holm family over all of them."""
+    from ..compare.slices import compare_by
+
+    frame = compare_by(store, args.run_id, args.baseline, args.by, args.candidate, scores=_scores(args.scores),
+                       resamples=args.resamples, seed=args.seed, tie_tolerance=args.tie_tolerance,
+                       holm=not args.no_holm, confidence=args.confidence, directions=_directions(args.direction))
+    attrs = frame.attrs
+    print(f"run {args.run_id}: baseline {args.baseline}, by {args.by} ({len(attrs['slices'])} slices); "
+          f"{attrs['resamples']} resamples, seed {attrs['seed']}")
+    shown = _table(frame, attrs["confidence"], attrs["holm"])
+    shown.insert(0, args.by, frame["slice"])
+    print(shown.drop(columns=[c for c in shown.columns if c.endswith("s/u/e/m")]).to_string(index=False))
+    if attrs["holm"]:
+        print(f"p (Holm): adjusted over one family of {attrs['family']} comparisons ({len(attrs['slices'])} slices x "
+              f"{len(attrs['candidates'])} candidate(s) x the scores with a better direction).")
+    print(f"verdict: better / worse when the p used < {attrs['alpha']:g}; not significant otherwise; {RULE}")
+    for row in frame.itertuples():
+        if row.ci_note:
+            print(f"too few, {row.slice} / {row.candidate} / {row.score}: {row.ci_note}")
+    for warning in sorted({w for w in frame["warnings"] if w}):
+        print(f"warning: {warning}")
+    if args.out:
+        print(f"wrote {write_table(frame, args.out)} ({len(frame)} rows)")
+    return _gate(frame, args.fail_if)
 
 
 def _interval(low: float, high: float) -> str:

@@ -22,16 +22,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     labels = sub.add_parser("labels", help="human labels of a run: import, export, plan how many are needed")
     verbs = labels.add_subparsers(dest="verb", required=True)
     take = verbs.add_parser("import", help="store labels from a file (columns id, model, value; optional "
-                                          "annotator, note, and probability: each cell's known inclusion "
-                                          "probability, for inverse-probability weights)")
+                                          "score, annotator, note, sampling and probability: each cell's known "
+                                          "inclusion probability, for inverse-probability weights); a file "
+                                          "written by 'labels export' comes back as it was")
     take.add_argument("run_id", type=int, metavar="RUN")
     take.add_argument("file", metavar="FILE", help=".csv, .jsonl, .json or .parquet")
-    take.add_argument("--score", required=True, metavar="NAME", help="the score the labels are on (its scale)")
+    take.add_argument("--score", metavar="NAME", help="the score the labels are on (its scale); needed unless the "
+                                                      "file has a score column, and fills its empty cells")
     take.add_argument("--annotator", metavar="NAME", help="who labelled (default: the file's annotator column)")
-    take.add_argument("--sampling", choices=["import", "random", "disagreement"], default="import",
-                      help="how the labelled cells were picked: import (assumed a uniformly random sample), random, "
-                           "or disagreement (not random: no bias-corrected estimate from them) "
-                           "(default: %(default)s)")
+    take.add_argument("--sampling", choices=["import", "random", "disagreement"], default=None,
+                      help="how the labelled cells were picked, for rows the file's sampling column does not say: "
+                           "import (assumed a uniformly random sample), random, or disagreement (not random: no "
+                           "bias-corrected estimate from them) (default: import)")
     add_db_argument(take)
     take.set_defaults(handler=_import)
     out = verbs.add_parser("export", help="write every label of a run to a file")
@@ -51,11 +53,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    count = import_labels(open_store(args), args.run_id, args.file, args.score, annotator=args.annotator,
-                          sampling=args.sampling)
-    print(f"stored {count} label(s) of {args.score} for run {args.run_id}"
-          + (" (assumed a uniformly random sample of the run's cells; say --sampling disagreement if they were "
-             "picked otherwise)" if args.sampling == "import" else ""))
+    done = import_labels(open_store(args), args.run_id, args.file, args.score, annotator=args.annotator,
+                         sampling=args.sampling)
+    scores = ", ".join(f"{name} {n}" for name, n in done.scores.items())
+    what = f"of {next(iter(done.scores))}" if len(done.scores) == 1 else f"({scores})"
+    kinds = ", ".join(f"{kind} {n}" for kind, n in done.samplings.items())
+    print(f"stored {done.count} label(s) {what} for run {args.run_id}; sampling: {kinds}"
+          + (". 'import' labels are taken as a uniformly random sample of the run's cells; say --sampling "
+             "disagreement if they were picked otherwise" if "import" in done.samplings else ""))
     return 0
 
 

@@ -16,7 +16,8 @@ from .intervals import BOOTSTRAP_MAX
 from .pairing import Pairs, RunScores, load_run_scores, pair
 from .power import datums_needed, mde
 from .run_cache import RUNS
-from .small_sample import MIN_LABELS, delta_interval
+from .row_notes import is_judge, label_counts, row_warnings
+from .small_sample import delta_interval
 from .stats import holm_adjust, permutation_test, rng_for, smallest_p, win_tie_loss
 from .verdicts import APART, HOLM, NOT_SIGNIFICANT, decide, mcnemar_exact, worst_value
 
@@ -158,11 +159,11 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
     Each (candidate, score) draws from its own seeded stream, so adding a score
     does not change the others. Settings, notes and warnings are in ``frame.attrs``.
     """
-    _check_settings(resamples, seed, tie_tolerance, confidence)
+    check_settings(resamples, seed, tie_tolerance, confidence)
     data = load_run_scores(store, run_id, scores=scores)
     data.check_model(baseline)
-    candidates = _candidates(data, baseline, candidate)
-    names = list(dict.fromkeys(scores)) if scores is not None else _scores_of(data, [baseline, *candidates])
+    candidates = candidates_of(data, baseline, candidate)
+    names = list(dict.fromkeys(scores)) if scores is not None else scores_of(data, [baseline, *candidates])
     counts = _counts(data)
     unscorable = _unscorable(data, names, counts)
     data.load([name for name in names if name not in unscorable])
@@ -183,7 +184,7 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
             row = compare_pairs(pairs, score=name, direction=direction[name],
                                 rng=rng_for(seed, baseline, other, name), resamples=resamples, tie_tolerance=tie_tolerance, confidence=confidence,
                                 family=family if name in in_family else 1,
-                                worst=_worst(data, name, direction[name]), bounds=_value_range(name))
+                                worst=_worst(data, name, direction[name]), bounds=value_range(name))
             row = replace(row, family=HOLM if name in in_family else APART,
                           **_count_fields(counts, baseline, other, name))
             differing = int(np.count_nonzero(np.abs(pairs.diffs) > tie_tolerance))
@@ -193,12 +194,11 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
                                 f"reach p < {alpha:g} across {family} comparisons (smallest possible p "
                                 f"{limit:.2g}); more datums needed.")
             rows.append({"baseline": baseline, "candidate": other, **asdict(row)})
-    frame = pd.DataFrame(rows, columns=COLUMNS)
-    frame = pd.concat([frame[frame["family"] == HOLM], frame[frame["family"] == APART]], ignore_index=True)
-    _adjust_and_decide(frame, holm, alpha)
+    frame = apart_rows_last(pd.DataFrame(rows, columns=COLUMNS))
+    adjust_and_decide(frame, holm, alpha)
     frame.loc[frame["score"].isin(unscorable), "why"] = NO_SCORED_DATUMS
-    labelled = _label_counts(data) if any(_is_judge(name) for name in names) else {}
-    frame["warnings"] = [_row_warnings(data, name, [baseline, other], labelled)
+    labelled = label_counts(data) if any(is_judge(name) for name in names) else {}
+    frame["warnings"] = [row_warnings(data, name, [baseline, other], labelled)
                          for name, other in zip(frame["score"], frame["candidate"])]
     if plan is not None:
         frame["n_needed"] = [needed(plan, spread, alpha) for spread in frame["spread"]]
@@ -213,45 +213,12 @@ def compare_models(store: Store, run_id: int, baseline: str, candidate: str | Se
     return frame
 
 
-#: A judge score needs this many scored cells before a constant value is called degenerate.
-CONSTANT_MIN = 3
+def apart_rows_last(frame: pd.DataFrame) -> pd.DataFrame:
+    """The Holm family's rows first, then the rows tested apart (scores without a better direction)."""
+    return pd.concat([frame[frame["family"] == HOLM], frame[frame["family"] == APART]], ignore_index=True)
 
 
-def _row_warnings(data: RunScores, score: str, models: Sequence[str], labelled: Mapping[str, int]) -> str:
-    """What must be said wherever this comparison row is shown: a judge score whose verdicts never vary over
-    the two models, and a judge score with some human labels but fewer than the rule's minimum."""
-    said = []
-    if _is_judge(score) and score in data.score_names:
-        rows = [data.models.index(m) for m in models if m in data.models]
-        values = data.array(score)[rows]
-        values = values[~np.isnan(values)]
-        if values.size >= CONSTANT_MIN and np.ptp(values) == 0:
-            said.append(f"{score}: every one of the {values.size} scored cells of {' and '.join(models)} is "
-                        f"{values[0]:g}; a judge whose verdicts do not vary cannot tell answers apart, so this "
-                        "comparison says nothing about the answers - check the judge against people")
-        labels = labelled.get(score, 0)
-        if 0 < labels < MIN_LABELS:
-            said.append(f"{score}: only {labels} human label(s); at least {MIN_LABELS} are needed to check the "
-                        "judge against people (label more cells on the Label page)")
-    return "; ".join(said)
-
-
-def _label_counts(data: RunScores) -> dict[str, int]:
-    """Human labels per score (read every time: people label a finished run, so no cache holds them)."""
-    labels = data.store.labels(data.run_id)
-    return {str(k): int(v) for k, v in labels.groupby("score").size().items()} if not labels.empty else {}
-
-
-def _is_judge(score: str) -> bool:
-    try:
-        from ..registry import get_metric
-
-        return get_metric(score).group == "llm"
-    except Exception:  # a score no metric declares any more
-        return False
-
-
-def _adjust_and_decide(frame: pd.DataFrame, holm: bool, alpha: float) -> None:
+def adjust_and_decide(frame: pd.DataFrame, holm: bool, alpha: float) -> None:
     """Holm over the family rows, then every row's verdict."""
     family = frame["family"] == HOLM
     frame["p_adjusted"] = np.nan
@@ -306,7 +273,7 @@ def _worst(data: RunScores, score: str, direction: str) -> float:
     values = data.array(score)
     if np.isnan(values).all():
         return NAN
-    return worst_value(direction, _value_range(score), (float(np.nanmin(values)), float(np.nanmax(values))))
+    return worst_value(direction, value_range(score), (float(np.nanmin(values)), float(np.nanmax(values))))
 
 
 def needed(difference: float, spread: float, alpha: float) -> float:
@@ -338,7 +305,7 @@ def paired_differences(store: Store, run_id: int, baseline: str, candidate: str,
     return frame
 
 
-def _check_settings(resamples: int, seed: int, tie_tolerance: float, confidence: float) -> None:
+def check_settings(resamples: int, seed: int, tie_tolerance: float, confidence: float) -> None:
     if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 1:
         raise ParameterError(f"resamples must be a whole number of at least 1, got {resamples!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -349,7 +316,7 @@ def _check_settings(resamples: int, seed: int, tie_tolerance: float, confidence:
         raise ParameterError(f"confidence must be between 0 and 1, got {confidence!r}")
 
 
-def _candidates(data: RunScores, baseline: str, candidate: str | Sequence[str] | None) -> list[str]:
+def candidates_of(data: RunScores, baseline: str, candidate: str | Sequence[str] | None) -> list[str]:
     if candidate is None:
         chosen = [m for m in data.models if m != baseline]
     else:
@@ -363,7 +330,7 @@ def _candidates(data: RunScores, baseline: str, candidate: str | Sequence[str] |
     return chosen
 
 
-def _scores_of(data: RunScores, models: Sequence[str]) -> list[str]:
+def scores_of(data: RunScores, models: Sequence[str]) -> list[str]:
     """Every score of the run, scored or not, in score order; the pairwise preference is left out (it compares
     models itself). A score nobody could score is listed too, as inconclusive: a gate must see it."""
     wanted = set(models)
@@ -416,7 +383,7 @@ def score_direction(score: str, overrides: Mapping[str, str] | None) -> str:
     return value if value in DIRECTIONS else "higher"
 
 
-def _value_range(score: str) -> tuple[float | None, float | None]:
+def value_range(score: str) -> tuple[float | None, float | None]:
     """The declared range of a score; open on both sides when no metric declares it."""
     try:
         from ..registry import get_metric

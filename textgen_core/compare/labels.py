@@ -12,6 +12,9 @@ uploaded file, which covers every datum that has a value).
 from __future__ import annotations
 
 import math
+import re
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -20,6 +23,7 @@ import pandas as pd
 
 from ..datasets import read_table
 from ..errors import InputError, ParameterError
+from ..export import FORMULA_PREFIXES
 from ..store import Store
 from .stats import rng_for
 
@@ -221,65 +225,124 @@ def _unsure_first(store: Store, run_id: int, score: str, cells: pd.DataFrame, vi
     return order.sort_values(["_split", "_unsure", "_key"], kind="stable")
 
 
-def import_labels(store: Store, run_id: int, path: str | Path, score: str, *, annotator: str | None = None,
-                  sampling: str = "import") -> int:
-    """Read a labels file (columns ``id``, ``model``, ``value``, optional ``annotator``, ``note`` and
-    ``probability``) and store it.
+#: Every sampling kind a stored label may carry (a labels file's ``sampling`` column is checked against it).
+SAMPLINGS = ("random", "stratified", "disagreement", "import", "dataset", WEIGHTED)
 
-    A ``probability`` column gives each labelled cell's inclusion probability
-    (0 < p <= 1, known from how the cells were drawn): the labels are then
-    ``weighted`` and the calibrated mean uses inverse-probability weights.
-    Every row is checked first (its datum and model exist in the run, its value
-    is a number on the score's scale), so a bad row stores nothing and is named
-    by file, row and column.
+
+@dataclass(frozen=True)
+class Imported:
+    """What a labels file stored: how many labels, per score and per sampling kind."""
+
+    count: int
+    scores: dict[str, int]
+    samplings: dict[str, int]
+
+
+def import_labels(store: Store, run_id: int, path: str | Path, score: str | None = None, *,
+                  annotator: str | None = None, sampling: str | None = None) -> Imported:
+    """Read a labels file (columns ``id``, ``model``, ``value``; optional ``score``, ``annotator``, ``note``,
+    ``sampling`` and ``probability``) and store it.
+
+    A file written by :func:`export_labels` comes back as it was: each row's
+    ``score`` and ``sampling`` are kept (``score`` and ``sampling`` given here
+    fill the rows whose cell is empty, or the whole file without the column),
+    and a CSV's formula guard (a ``'`` before ``= + - @``) is taken off the ids
+    and texts it was put on. A ``probability`` (0 < p <= 1, how likely the cell
+    was to be drawn) makes a label ``weighted`` unless its sampling says
+    ``stratified`` or ``random``; an empty one means a uniformly random draw.
+    Every row is checked first (its datum and model exist in the run, its score
+    is the run's, its value is on the score's scale), so a bad row stores nothing
+    and is named by file, row and column.
     """
     name = Path(path).name
     frame = read_table(Path(path))
     missing = [c for c in ("id", "model", "value") if c not in frame.columns]
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}; a labels file has id, model, value "
-                         "(and optionally annotator, note)", file=name)
+                         "(and optionally score, annotator, note, sampling, probability)", file=name)
     if annotator is None and "annotator" not in frame.columns:
         raise InputError("no annotator column: add one, or name the annotator (--annotator)", file=name)
+    if score is None and "score" not in frame.columns:
+        raise InputError("no score column: add one, or name the score the labels are on (--score)", file=name)
+    if sampling is not None and sampling not in SAMPLINGS:
+        raise ParameterError(f"sampling must be one of {', '.join(SAMPLINGS)}, got {sampling!r}")
     run = store.get_run(run_id)
-    if score not in set(store.score_counts(run_id)["score"]):
-        raise ParameterError(f"run {run_id} has no score {score!r}")
+    run_scores = list(dict.fromkeys(store.score_counts(run_id)["score"]))
+    if score is not None and score not in run_scores:
+        raise ParameterError(f"run {run_id} has no score {score!r}; its scores: {', '.join(run_scores) or 'none'}")
     dataset = store.load_dataset(run["dataset_id"])
     known = {(r.datum_id, r.model) for r in dataset.rows}
-    low, high, values = scale_of(score, judge_values(store, run_id, score)["judge"].tolist())
+    ids, models = {d for d, _ in known}, {m for _, m in known}
+    guarded = Path(path).suffix.lower() == ".csv"
+    scales: dict[str, tuple] = {}
     rows: list[tuple[Any, ...]] = []
-    seen: dict[tuple[str, str, str], int] = {}
+    seen: dict[tuple[str, str, str, str], int] = {}
     for number, record in frame.iterrows():
-        datum_id, model = _text(record["id"]), _text(record["model"])
+        row = int(number)
+        datum_id = _unguarded(_text(record["id"]), ids, guarded)
+        model = _unguarded(_text(record["model"]), models, guarded)
         if (datum_id, model) not in known:
-            column = "id" if datum_id not in {d for d, _ in known} else "model"
-            raise InputError(f"no datum {datum_id!r} of model {model!r} in run {run_id}", file=name,
-                             row=int(number), column=column)
+            column = "id" if datum_id not in ids else "model"
+            raise InputError(f"no datum {datum_id!r} of model {model!r} in run {run_id}", file=name, row=row,
+                             column=column)
+        which = _text(record.get("score")) if "score" in frame.columns else ""
+        which = which or (score or "")
+        if which not in run_scores:
+            raise InputError(f"run {run_id} has no score {which!r} (its scores: {', '.join(run_scores)})"
+                             if which else "empty score (name it here, or with --score)", file=name, row=row,
+                             column="score")
+        if which not in scales:
+            scales[which] = scale_of(which, judge_values(store, run_id, which)["judge"].tolist())
+        low, high, values = scales[which]
         value = _number(record["value"])
         if value is None or value < low or (high is not None and value > high) or \
                 (values is not None and value not in values):
             scale = (", ".join(f"{v:g}" for v in values) if values is not None
                      else f"{low:g} to {high:g}" if high is not None else f"{low:g} or more")
-            raise InputError(f"{record['value']!r} is not a value of {score} ({scale})", file=name,
-                             row=int(number), column="value")
-        who = annotator or _text(record.get("annotator"))
+            raise InputError(f"{record['value']!r} is not a value of {which} ({scale})", file=name, row=row,
+                             column="value")
+        who = annotator or _unformula(_text(record.get("annotator")), guarded)
         if not who:
-            raise InputError("empty annotator", file=name, row=int(number), column="annotator")
-        note = _text(record.get("note")) if "note" in frame.columns else None
-        earlier = seen.setdefault((datum_id, model, who), int(number))
-        if earlier != int(number):
-            raise InputError(f"datum {datum_id!r} of model {model!r} is labelled twice by {who!r} (also row "
-                             f"{earlier}); keep one label per annotator and cell", file=name, row=int(number),
+            raise InputError("empty annotator", file=name, row=row, column="annotator")
+        note = _unformula(_text(record.get("note")), guarded) if "note" in frame.columns else ""
+        earlier = seen.setdefault((datum_id, model, which, who), row)
+        if earlier != row:
+            raise InputError(f"datum {datum_id!r} of model {model!r} is labelled twice by {who!r} on {which} (also "
+                             f"row {earlier}); keep one label per annotator and cell", file=name, row=row,
                              column="id")
         probability = None
-        if "probability" in frame.columns:
+        if "probability" in frame.columns and _text(record["probability"]):
             probability = _number(record["probability"])
             if probability is None or not 0.0 < probability <= 1.0:
                 raise InputError(f"{record['probability']!r} is not an inclusion probability (0 < p <= 1)",
-                                 file=name, row=int(number), column="probability")
-        rows.append((datum_id, model, score, who, value, note or None,
-                     WEIGHTED if probability is not None else sampling, probability))
-    return store.write_labels(run_id, rows)
+                                 file=name, row=row, column="probability")
+        kind = _text(record.get("sampling")) if "sampling" in frame.columns else ""
+        if kind and kind not in SAMPLINGS:
+            raise InputError(f"{kind!r} is not a sampling ({', '.join(SAMPLINGS)})", file=name, row=row,
+                             column="sampling")
+        kind = kind or sampling or "import"
+        if probability is not None and kind not in ("stratified", "random", WEIGHTED):
+            kind = WEIGHTED
+        rows.append((datum_id, model, which, who, value, note or None, kind, probability))
+    count = store.write_labels(run_id, rows)
+    return Imported(count, dict(Counter(r[2] for r in rows)), dict(Counter(r[6] for r in rows)))
+
+
+def _unguarded(text: str, known: set[str], guarded: bool) -> str:
+    """An id or model name as the run has it: a CSV's formula guard (a leading ') taken off when it was put on."""
+    if guarded and text not in known and text.startswith("'") and text[1:2] in FORMULA_PREFIXES \
+            and text[1:] in known:
+        return text[1:]
+    return text
+
+
+def _unformula(text: str, guarded: bool) -> str:
+    """A text cell of a CSV written by the export, with the formula guard (' before = + - @ at a line start)
+    taken off."""
+    return _GUARD.sub(lambda m: m.group(1), text) if guarded else text
+
+
+_GUARD = re.compile("(^|\r\n|\r|\n)'(?=[" + re.escape("".join(FORMULA_PREFIXES)) + "])")
 
 
 def export_labels(store: Store, run_id: int) -> pd.DataFrame:

@@ -80,6 +80,17 @@ class Interval:
         return f"[{self.low:.{digits}f}, {self.high:.{digits}f}]"
 
 
+def _count(n: int, what: str) -> str:
+    """'1 value', '3 values', '1 labelled pair' ('what' is the plural)."""
+    if n != 1:
+        return f"{n} {what}"
+    words = what.split(" ")
+    plural = next((i for i, word in enumerate(words) if word.endswith("s")), None)
+    if plural is not None:
+        words[plural] = words[plural][:-1]
+    return "1 " + " ".join(words)
+
+
 def too_few(why: str) -> Interval:
     return Interval(NAN, NAN, TOO_FEW, why)
 
@@ -139,7 +150,7 @@ def _interval(values: np.ndarray, bounds: tuple[float | None, float | None] | No
     n = values.size
     if not bounded(bounds):
         if n < MIN_UNBOUNDED:
-            return too_few(f"{n} {what}; a score without a bounded range needs at least {MIN_UNBOUNDED}")
+            return too_few(f"{_count(n, what)}; a score without a bounded range needs at least {MIN_UNBOUNDED}")
         if np.ptp(values) == 0:
             return too_few(f"all {n} {what} are {values[0]:g}; a score without a bounded range gives no "
                            "interval from values that do not vary")
@@ -149,7 +160,7 @@ def _interval(values: np.ndarray, bounds: tuple[float | None, float | None] | No
                                 bounds=bounds, confidence=confidence)
     floor, ceiling = float(bounds[0]), float(bounds[1])  # type: ignore[index, arg-type]
     if n < MIN_BOUNDED:
-        return too_few(f"{n} {what}; at least {MIN_BOUNDED} are needed")
+        return too_few(f"{_count(n, what)}; at least {MIN_BOUNDED} are needed")
     scaled = np.clip((values - floor) / (ceiling - floor), 0.0, 1.0)
     mean = float(values.mean())
     if np.ptp(values) == 0:
@@ -218,9 +229,9 @@ def checked(low: float, high: float, method: str, *, n: int, minimum: int, what:
     """An interval computed elsewhere (a normal or bootstrap interval) held to the rule: 'too few' below
     ``minimum`` ``what`` (e.g. labels), or when it has no width; clipped to ``bounds`` otherwise."""
     if n < minimum:
-        return too_few(f"{n} {what}; at least {minimum} are needed")
+        return too_few(f"{_count(n, what)}; at least {minimum} are needed")
     if not (math.isfinite(low) and math.isfinite(high)):
-        return too_few(f"no interval from {n} {what}")
+        return too_few(f"no interval from {_count(n, what)}")
     if high - low <= 1e-12 * max(1.0, abs(low), abs(high)):
         return too_few(f"the {n} {what} do not vary, so the interval would have zero width")
     if bounds is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -228,9 +229,14 @@ def normalize(value: Any, schema: Mapping[str, Any]) -> Any:
         if isinstance(value, str) and _INTEGER_TEXT.match(value.strip()):
             return int(float(value.strip()))
     if isinstance(value, str) and schema.get("enum"):
-        options = {o.lower(): o for o in schema["enum"] if isinstance(o, str)}
-        return options.get(value.strip().lower(), value)
+        options = {_folded(o): o for o in schema["enum"] if isinstance(o, str)}
+        return options.get(_folded(value), value)
     return value
+
+
+def _folded(text: str) -> str:
+    """A label as a reply may spell it: Unicode NFC ('e' + combining accent is 'é'), any case, no outer spaces."""
+    return unicodedata.normalize("NFC", text.strip()).casefold()
 
 
 def _describe(value: Any) -> str:

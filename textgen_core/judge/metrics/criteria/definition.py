@@ -16,6 +16,7 @@ import json
 import math
 import re
 import tomllib
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
@@ -60,7 +61,7 @@ class Output:
         """The cell value of a verdict: the rating itself, or 1 for a passing label and 0 otherwise."""
         if self.type == "rating":
             return float(verdict)
-        return 1.0 if verdict in self.passing else 0.0
+        return 1.0 if unicodedata.normalize("NFC", str(verdict)) in self.passing else 0.0
 
     def worst(self) -> Any:
         """The verdict with the lowest value (for estimates)."""
@@ -168,10 +169,16 @@ def _output(raw: Any, where: str) -> Output:
         levels = _levels(raw.get("levels"), low, high, where)
         return Output("rating", low, high, levels)
     if kind == "labels":
-        labels = _texts(raw, "labels", where)
+        labels = tuple(unicodedata.normalize("NFC", label) for label in _texts(raw, "labels", where))
         if len(labels) < 2 or len(set(labels)) != len(labels):
             raise _fail(where, "output.labels", "must list at least two different labels")
-        passing = _texts(raw, "pass", where)
+        folded: dict[str, str] = {}
+        for label in labels:
+            twin = folded.setdefault(label.casefold(), label)
+            if twin != label:
+                raise _fail(where, "output.labels", f"{twin!r} and {label!r} differ only in case: a judge's reply "
+                                                    "cannot tell them apart; keep one")
+        passing = tuple(unicodedata.normalize("NFC", label) for label in _texts(raw, "pass", where))
         wrong = [p for p in passing if p not in labels]
         if not passing or wrong:
             raise _fail(where, "output.pass", f"must name some of the labels {list(labels)}"
