@@ -61,7 +61,8 @@ def test_compare_writes_csv_with_documented_columns_and_safe_cells(
     assert table["metric"].tolist() == ["faithfulness", "faithfulness"]
     assert table["candidate"].tolist() == ["better", "'" + FORMULA]
     better = table.iloc[0]
-    assert better["wins"] == 24 and better["p_value"] < 0.01 and better["ci_low"] > 0.2
+    # 24 pairs: the interval also allows for an unseen share of pairs at either end (the small-sample rule)
+    assert better["wins"] == 24 and better["p_value"] < 0.01 and better["ci_low"] > 0.05
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])

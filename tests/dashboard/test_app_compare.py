@@ -60,7 +60,8 @@ def synthetic_run() -> int:
 
 
 def intervals(expected: pd.DataFrame) -> list[str]:
-    return [f"[{lo:+.4f}, {hi:+.4f}]" for lo, hi in zip(expected["ci_low"], expected["ci_high"])]
+    return ["too few" if lo != lo else f"[{lo:+.4f}, {hi:+.4f}]"
+            for lo, hi in zip(expected["ci_low"], expected["ci_high"])]
 
 
 def table_of(at) -> pd.DataFrame:
