@@ -84,7 +84,7 @@ def compare_by(store: Store, run_id: int, baseline: str, column: str, candidate:
     """
     check_settings(resamples, seed, tie_tolerance, confidence)
     slices = slice_of(store, run_id, column)
-    data = load_run_scores(store, run_id, scores=scores)
+    data = load_run_scores(store, run_id)
     data.check_model(baseline)
     others = candidates_of(data, baseline, candidate)
     names = list(dict.fromkeys(scores)) if scores is not None else scores_of(data, [baseline, *others])
