@@ -171,7 +171,7 @@ def _print_pairwise(summary: pd.DataFrame) -> None:
     print("\nPairwise preference (the judge asked in both orders; a verdict counts only when both agree):")
     print(shown.to_string(index=False))
     print("W/T/L: pairs the candidate won / tied / lost in both orders; flips: the orders disagreed (counted as "
-          "ties). win rate: mean cell (1 win, 0.5 tie or flip, 0 loss) with a bootstrap percentile interval. "
+          "ties). win rate: mean cell (1 win, 0.5 tie or flip, 0 loss) with its interval (the small-sample rule of docs/statistics.md). "
           "longer preferred: share of single-order verdicts that picked the longer answer (length bias near 1).")
 
 

@@ -14,7 +14,8 @@ import pandas as pd
 
 from ..judge.metrics.pairwise_preference import BASELINE_FIRST, CANDIDATE_FIRST, INCONSISTENT, IS_BASELINE, NAME
 from ..store import Store
-from .stats import bootstrap_ci, rng_for
+from .small_sample import mean_interval
+from .stats import rng_for
 
 COLUMNS = ["baseline", "candidate", "pairs", "wins", "ties", "losses", "order_inconsistent", "unscored",
            "win_rate", "ci_low", "ci_high", "flip_rate", "judged", "longer_preferred", "length_verdicts"]
@@ -26,8 +27,8 @@ def pairwise_summary(store: Store, run_id: int, *, confidence: float = 0.95, res
 
     ``pairs``: scored cells; ``ties`` counts agreed ties (both orders said TIE) and
     ``order_inconsistent`` the pairs whose two orders disagreed (both score 0.5).
-    ``win_rate``: the mean cell (a tie or a flip counts half) with a bootstrap
-    percentile interval (NaN below 2 pairs). ``flip_rate``: order-inconsistent
+    ``win_rate``: the mean cell (a tie or a flip counts half) with its interval
+    under the small-sample rule of :mod:`.small_sample` (NaN below 2 pairs). ``flip_rate``: order-inconsistent
     share of the ``judged`` pairs (those the judge saw in both orders).
     ``longer_preferred``: of the single-order verdicts that picked a side between
     answers of different lengths (``length_verdicts``), the share that picked the
@@ -42,9 +43,9 @@ def pairwise_summary(store: Store, run_id: int, *, confidence: float = 0.95, res
         values = part["value"].dropna().to_numpy(dtype=float)
         outcomes = [str(d.get("outcome", "")) for d, v in zip(counted, part["value"]) if pd.notna(v)]
         judged = [d for d in counted if BASELINE_FIRST in d]
-        low, high = (bootstrap_ci(values, resamples=resamples, confidence=confidence,
-                                  rng=rng_for(seed, "pairwise", str(model)))
-                     if values.size >= 2 else (np.nan, np.nan))
+        found = mean_interval(values, bounds=(0.0, 1.0), confidence=confidence, resamples=resamples,
+                              rng=rng_for(seed, "pairwise", str(model)))  # the small-sample rule: never zero width
+        low, high = found.low, found.high
         longer, verdicts = _length_bias(judged)
         rows.append({
             "baseline": next((d["baseline"] for d in counted if "baseline" in d), None), "candidate": model,
