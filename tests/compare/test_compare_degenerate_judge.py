@@ -168,3 +168,32 @@ def test_label_agreement_needs_a_threshold_for_an_open_range(constant_run, capsy
                  "--scores", "coherence"])
     assert code == 0
     assert "coherence >= 3 (1-5, higher is better)" in capsys.readouterr().out
+
+
+def test_a_constant_judge_and_few_labels_are_warned_on_the_comparison_rows(constant_run, tmp_path: Path,
+                                                                           capsys) -> None:
+    """Issue 28: 'not significant' with its interval, and the warnings travel with the row (CLI, pages, report)."""
+    import shutil
+
+    db, run_id = constant_run
+    copy = tmp_path / "labelled.duckdb"
+    shutil.copy(db, copy)
+    store = Store(copy)
+    store.write_labels(run_id, [(f"d{i}", "model-a", "qa_grade", "ana", 1.0, None, "random", None) for i in range(3)])
+    store.close()
+    frame = compare_models(Store(copy, read_only=True), run_id, "model-a", scores=["qa_grade", "coherence"],
+                           resamples=100).set_index("score")
+    qa = frame.loc["qa_grade"]
+    assert qa["verdict"] == "not significant" and qa["p_value"] == 1.0
+    assert qa["ci_low"] < 0 < qa["ci_high"]  # 5 equal pairs: never [0, 0]
+    assert f"the difference may be anywhere in [{qa['ci_low']:+.4f}, {qa['ci_high']:+.4f}]" in qa["why"]
+    assert "every one of the 10 scored cells of model-a and model-b is 1" in qa["warnings"]
+    assert "only 3 human label(s); at least 10 are needed" in qa["warnings"]
+    coherence = frame.loc["coherence", "warnings"]
+    assert "is 1; a judge whose verdicts do not vary" in coherence and "human label" not in coherence
+    assert main(["--db", str(copy), "compare", str(run_id), "--baseline", "model-a", "--scores", "qa_grade",
+                 "--resamples", "100"]) == 0
+    printed = capsys.readouterr().out
+    assert "warning: qa_grade: every one of the 10 scored cells" in printed and "not significant" in printed
+    table = printed.split("verdict: better")[0]  # the legend says why 'not significant' is not 'no difference'
+    assert "no difference" not in table
