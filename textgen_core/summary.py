@@ -42,6 +42,25 @@ def wide_scores(store: Store, run_id: int) -> pd.DataFrame:
     return store.wide_scores(run_id, score_order(store, run_id))
 
 
+def scores_with_texts(store: Store, run_id: int) -> pd.DataFrame:
+    """The wide scores with what each row is about, for exports a person reads: datum_id, model, query,
+    prediction, references (a list), the dataset's metadata columns, then one column per score.
+
+    The key is ``datum_id``, as in the long scores and the verdicts. A metadata column named like a score
+    comes out as ``metadata.<name>``."""
+    scores = wide_scores(store, run_id).rename(columns={"id": "datum_id"})
+    dataset = store.load_dataset(store.get_run(run_id)["dataset_id"])
+    taken = set(scores.columns) | {"query", "prediction", "references"}
+    meta = {c: (f"metadata.{c}" if c in taken else c) for c in dataset.metadata_columns}
+    texts = pd.DataFrame([{"datum_id": r.datum_id, "model": r.model, "query": r.query, "prediction": r.prediction,
+                           "references": list(r.references), **{meta[c]: r.metadata.get(c) for c in meta}}
+                          for r in dataset.rows], columns=["datum_id", "model", "query", "prediction", "references",
+                                                           *meta.values()])
+    merged = scores.merge(texts, on=["datum_id", "model"], how="left")
+    score_columns = [c for c in scores.columns if c not in ("datum_id", "model")]
+    return merged[["datum_id", "model", "query", "prediction", "references", *meta.values(), *score_columns]]
+
+
 def run_summary(store: Store, run_id: int, models: Sequence[str] | None = None,
                 confidence: float = 0.95) -> pd.DataFrame:
     """Per (model, metric, score): counts, mean, median, std, min, max and an interval of the mean.

@@ -16,7 +16,10 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 PALETTE: tuple[str, ...] = tuple(qualitative.Plotly)
-_LAYOUT = dict(margin=dict(l=10, r=10, t=40, b=10), legend_title_text="model", height=360)
+#: Ticks as people read them: at most 4 decimals, no trailing zeros (never 0.7999999999999999334 or 8.68e-234).
+_TICKS = ".4~f"
+_LAYOUT = dict(margin=dict(l=10, r=10, t=40, b=10), legend_title_text="model", height=360,
+               xaxis_tickformat=_TICKS, yaxis_tickformat=_TICKS)
 
 
 def label(text: object) -> str:
@@ -48,14 +51,20 @@ def histogram_figure(bins: pd.DataFrame, score: str, colors: dict[str, str] | No
         return _empty(title)
     colors = _colors(bins, colors)
     figure = go.Figure()
+    low, high = float(bins["lo"].min()), float(bins["hi"].max())
+    constant = high <= low  # every scored value the same: one bar of a visible width, and a line that says so
     for model, part in bins.groupby("model", sort=False):
         centre = (part["lo"] + part["hi"]) / 2
+        width = part["hi"] - part["lo"] if not constant else [max(abs(low) * 0.1, 0.1)] * len(part)
         figure.add_trace(go.Bar(
-            x=centre, y=part["count"], width=part["hi"] - part["lo"], name=label(model), opacity=0.6,
+            x=centre, y=part["count"], width=width, name=label(model), opacity=0.6,
             marker_color=colors.get(model), customdata=part[["lo", "hi"]].to_numpy(),
             hovertemplate="[%{customdata[0]:.4g}, %{customdata[1]:.4g}]: %{y} rows<extra>%{fullData.name}</extra>",
         ))
     figure.update_layout(title=title, barmode="overlay", xaxis_title=label(score), yaxis_title="rows", **_LAYOUT)
+    if constant:
+        figure.add_annotation(text=f"every scored value is {low:.4g}: nothing to spread", showarrow=False,
+                              x=0.5, y=1.0, xref="paper", yref="paper", yanchor="bottom")
     return figure
 
 
@@ -130,5 +139,5 @@ def means_figure(summary: pd.DataFrame, score: str, colors: dict[str, str] | Non
         customdata=rows[["n_scored", "n_unscored"]].to_numpy(),
         hovertemplate="mean %{x:.4g} (n=%{customdata[0]}, unscored %{customdata[1]})<extra></extra>",
     ))
-    figure.update_layout(title=title, xaxis_title=label(score), **{**_LAYOUT, "height": 120 + 40 * len(rows)})
+    figure.update_layout(title=title, xaxis_title=label(score), **{**_LAYOUT, "height": 180 + 40 * len(rows)})
     return figure

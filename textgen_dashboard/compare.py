@@ -31,6 +31,7 @@ from .compare_agreement import agreement_section
 from .pairwise import pairwise_section
 from .pickers import MANY_MODELS, keep_choice, keep_choices, many_models, open_requested, pick_run, runs_or_hint
 from .safe_text import plain
+from .words import interval_text, verdict_words
 from .report_button import report_button
 
 TOP_DEFAULT = 10
@@ -199,7 +200,7 @@ def comparison_table(frame: pd.DataFrame, plan: float | None = None) -> pd.DataF
         "better": [ARROWS.get(d, "none") for d in frame["direction"]], "n": frame["n"],
         "baseline mean": frame["baseline_mean"], "candidate mean": frame["candidate_mean"],
         "delta": frame["delta"],
-        "95% CI": [_interval(lo, hi) for lo, hi in zip(frame["ci_low"], frame["ci_high"])],
+        "95% CI": [interval_text(lo, hi) for lo, hi in zip(frame["ci_low"], frame["ci_high"])],
         "p": frame["p_value"],
     })
     if frame.attrs.get("holm"):
@@ -217,14 +218,6 @@ def comparison_table(frame: pd.DataFrame, plan: float | None = None) -> pd.DataF
         table[f"{role} s/u/e/m"] = [f"{s} / {u} / {e} / {m}" for s, u, e, m in zip(
             frame[f"scored_{role}"], frame[f"unscored_{role}"], frame[f"empty_{role}"], frame[f"missing_{role}"])]
     return table.reset_index(drop=True)
-
-
-def verdict_words(verdict: str, low: float, high: float) -> str:
-    """A verdict as the page writes it: a difference the test did not detect is 'not significant', with the
-    interval of the differences the data still allow; never 'no difference', which reads as 'equal'."""
-    if verdict == NO_DIFFERENCE:
-        return f"not significant, delta in {_interval(low, high)}"
-    return verdict
 
 
 def styled(table: pd.DataFrame) -> Styler:
@@ -290,7 +283,7 @@ def sensitivity_lines(frame: pd.DataFrame) -> None:
         st.warning(
             f"{plain(row.candidate)} / {plain(row.score)}: {plain(row.why)}. Counting missing and unscored cells "
             f"as {row.worst:g} (the worst value): delta {row.sensitivity_delta:+.4f} "
-            f"{_interval(row.sensitivity_ci_low, row.sensitivity_ci_high)}, p {p_text(row.sensitivity_p)}.",
+            f"{interval_text(row.sensitivity_ci_low, row.sensitivity_ci_high)}, p {p_text(row.sensitivity_p)}.",
             icon=":material/balance:")
 
 
@@ -310,10 +303,6 @@ def p_text(value: float) -> str:
     if value is None or pd.isna(value):
         return "–"
     return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
-
-
-def _interval(low: float, high: float) -> str:
-    return "too few" if pd.isna(low) or pd.isna(high) else f"[{low:+.4f}, {high:+.4f}]"
 
 
 # -- per datum -----------------------------------------------------------------

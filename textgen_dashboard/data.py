@@ -25,7 +25,7 @@ from textgen_core.evaluate import available_fields
 from textgen_core.export import write_table
 from textgen_core.judge.metrics.criteria import restore_run
 from textgen_core.compare.labels import export_labels
-from textgen_core.summary import judge_warnings, jury_view, long_scores, run_summary, unscored_lines, wide_scores
+from textgen_core.summary import judge_warnings, jury_view, long_scores, run_summary, scores_with_texts, unscored_lines
 from textgen_core.store import Store
 
 from .jobs import JobRegistry
@@ -37,7 +37,7 @@ DEFAULT_DB = "textgen_eval.duckdb"
 TTL = 30
 #: Tables a run can be exported as, with what each holds.
 EXPORT_TABLES = {
-    "scores_wide": "scores, one row per (datum, model), one column per score",
+    "scores_wide": "scores, one row per (datum, model) with its query, prediction, references and metadata",
     "scores_long": "scores, one row per cell, with the reason a cell is unscored and its signature",
     "verdicts": "judge verdicts, one row per item the judge ruled on",
     "labels": "human labels, one row per (datum, model, score, annotator)",
@@ -159,7 +159,7 @@ def export_frame(run_id: int, table: str) -> pd.DataFrame:
     """The DataFrame behind one export table of a run."""
     db = store()
     if table == "scores_wide":
-        return wide_scores(db, run_id)
+        return scores_with_texts(db, run_id)
     if table == "scores_long":
         return long_scores(db, run_id)
     if table == "verdicts":

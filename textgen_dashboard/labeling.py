@@ -21,6 +21,7 @@ from textgen_core.summary import scale_text
 from . import data
 from .address import Field, kept
 from .widgets import link
+from .words import number_text
 from .label_agreement import agreement_section
 from .pickers import keep_choice, open_requested, pick_run, runs_or_hint
 from .safe_text import plain
@@ -124,8 +125,11 @@ def label_cells(run_id: int, score: str, strategy: str, count: int, annotator: s
     if values is not None:
         st.caption(f"Your value on {plain(score)}'s scale ({scale_text(score) or 'as the judge gives it'}); "
                    "a key per value, N next, P previous.")
+        levels = rubric_levels(data.run(run_id), score)
         for column, value in zip(st.columns(len(values)), values):
-            column.button(f"{value:g}", key=label_button(value), shortcut=f"{value:g}", on_click=_give,
+            words = levels.get(float(value))
+            column.button(f"{value:g} · {words}" if words else f"{value:g}", key=label_button(value),
+                          help=words or None, shortcut=f"{value:g}", on_click=_give,
                           args=(run_id, record, value, position, len(queue)), use_container_width=True)
     else:
         with st.form("label.form", border=False):
@@ -142,6 +146,16 @@ def label_cells(run_id: int, score: str, strategy: str, count: int, annotator: s
         st.rerun()
     if row is not None:
         show_details(run_id, row, score)
+
+
+def rubric_levels(run: Mapping[str, Any], score: str) -> dict[float, str]:
+    """value -> the rubric's words for it, for a custom rating metric whose definition names its levels."""
+    criteria = ((run.get("judge") or {}).get("fingerprint") or {}).get("criteria") or {}
+    output = (criteria.get(score) or {}).get("output") or {} if isinstance(criteria, Mapping) else {}
+    levels, low = output.get("levels") or [], output.get("min")
+    if not levels or low is None:
+        return {}
+    return {float(low + i): str(text) for i, text in enumerate(levels)}
 
 
 def _first_open(queue: pd.DataFrame, given: Mapping[tuple[str, str], float]) -> int:
@@ -198,7 +212,7 @@ def show_details(run_id: int, row: Any, score: str) -> None:
     view = data.datum(run_id, row.datum_id)
     scores = view["scores"]
     mine = scores[(scores["model"] == row.model) & (scores["score"] == score)]
-    judged = "" if mine.empty or pd.isna(mine["value"].iloc[0]) else f"{mine['value'].iloc[0]:g}"
+    judged = "" if mine.empty else number_text(mine["value"].iloc[0])
     with st.expander(f"The judge's value and reasons ({judged or 'unscored'})"):
         verdicts = view["verdicts"]
         metric = mine["metric"].iloc[0] if not mine.empty else score

@@ -9,6 +9,8 @@ import math
 import re
 from typing import Any
 
+from textgen_core.compare.verdicts import NO_DIFFERENCE
+
 #: Abbreviations in step names and identifiers, as words.
 _WORDS = {"lam": "lambda", "ref": "reference", "refs": "references", "ctx": "context", "ctxs": "contexts", "pred": "prediction",
           "n": "number of", "ci": "interval", "p": "p", "std": "standard deviation", "id": "id",
@@ -59,3 +61,18 @@ def number_text(value: Any, digits: int = 4) -> str:
         return f"{number:,.0f}"
     text = f"{number:.{digits}f}"
     return "0." + "0" * digits if text.startswith("-") and float(text) == 0 else text
+
+
+def interval_text(low: Any, high: Any) -> str:
+    """'[-0.0267, +0.0375]' for a delta's interval; 'too few' when there is none."""
+    if low is None or high is None or math.isnan(float(low)) or math.isnan(float(high)):
+        return "too few"
+    return f"[{float(low):+.4f}, {float(high):+.4f}]"
+
+
+def verdict_words(verdict: str, low: Any, high: Any) -> str:
+    """A verdict as the pages write it: a difference the test did not detect is 'not significant', with the
+    interval of the differences the data still allow; never 'no difference', which reads as 'equal'."""
+    if verdict == NO_DIFFERENCE:
+        return f"not significant, delta in {interval_text(low, high)}"
+    return verdict

@@ -14,7 +14,8 @@ from textgen_core.compare import compare_models
 from textgen_core.datasets import load_dataset
 from textgen_dashboard import state
 from textgen_core.compare.verdicts import BETTER, INCONCLUSIVE, NO_DIFFERENCE, WORSE
-from textgen_dashboard.compare import comparison_table, largest, p_text, regressions_first, styled, verdict_words
+from textgen_dashboard.compare import comparison_table, largest, p_text, regressions_first, styled
+from textgen_dashboard.words import verdict_words
 from textgen_dashboard.compare_charts import forest_figure, scatter_figure, thin
 from textgen_dashboard.state import EXPLORE_DATUM, EXPLORE_RUN
 

@@ -75,6 +75,15 @@ def test_write_try_save_pick_and_edit(app_db, judge_server) -> None:
     scores = store().scores(int(run["run_id"]))
     assert len(scores) == 7 and scores["value"].notna().all()
     assert json.dumps(run["judge"]["fingerprint"]["criteria"]["page_tone"]).count("Is the reply warm?") == 1
+    from textgen_dashboard.labeling import rubric_levels  # the Label page's buttons say each level in words
+
+    assert rubric_levels(run, "page_tone") == {1.0: "cold", 2.0: "curt", 3.0: "neutral", 4.0: "friendly", 5.0: "warm"}
+    assert rubric_levels(run, "other_score") == {} and rubric_levels({"judge": None}, "page_tone") == {}
+    label = page("views/label.py")
+    label.query_params["run"], label.query_params["annotator"] = str(run["run_id"]), "ana"
+    label.run()
+    no_exception(label)
+    assert {"1 · cold", "5 · warm"} <= {b.label for b in label.button}
 
     at.text_area(key=state.CRITERIA_TEXT).set_value(RUBRIC.replace("Is the reply warm?", "Is it warm and brief?"))
     at.run()

@@ -186,3 +186,19 @@ def test_choices_survive_a_visit_to_explore(sample_run):
     assert at.selectbox(key=RESULTS_SCORE).value == "bleu" and at.radio(key=RESULTS_CHART).value == "Box"
     at.switch_page("views/explore.py").run()
     assert at.selectbox(key=EXPLORE_DATUM).value == "q03"
+
+
+def test_a_constant_score_draws_one_visible_bar_and_says_why_there_is_no_spread():
+    import pandas as pd
+
+    from textgen_dashboard import charts
+
+    bins = pd.DataFrame({"model": ["a", "b"], "bin": [0, 0], "lo": [0.8, 0.8], "hi": [0.8, 0.8], "count": [9, 9]})
+    figure = charts.histogram_figure(bins, "qa_grade")
+    assert all(min(trace.width) > 0 for trace in figure.data)  # a bar of zero width would not show
+    assert "every scored value is 0.8" in figure.layout.annotations[0].text
+    assert figure.layout.xaxis.tickformat == ".4~f" and figure.layout.yaxis.tickformat == ".4~f"
+    summary = pd.DataFrame({"model": ["a"], "score": ["bleu"], "n_scored": [3], "n_unscored": [0],
+                            "mean": [8.68e-234], "ci_low": [float("nan")], "ci_high": [float("nan")]})
+    means = charts.means_figure(summary, "bleu")
+    assert means.layout.height >= 200 and means.layout.xaxis.tickformat == ".4~f"

@@ -79,12 +79,14 @@ def test_export_is_formula_safe_csv_and_parquet(app_db):
     at.radio(key=state.RUNS_EXPORT_FORMAT).set_value("parquet").run()
     assert at.download_button[0].label == "Download PARQUET"
     wide = pd.read_csv(io.BytesIO(data.export_bytes(run_id, "scores_wide", "csv")))
-    assert list(wide["id"]) == ["'=1+1", "'@cmd"]
+    assert list(wide["datum_id"]) == ["'=1+1", "'@cmd"]  # one key name in every export, as in the long scores
+    assert list(wide["prediction"]) == ["'=HYPERLINK(\"http://x\")", "b"]  # what was scored, formula-safe too
     long = pd.read_csv(io.BytesIO(data.export_bytes(run_id, "scores_long", "csv")))
     assert set(long["datum_id"]) == {"'=1+1", "'@cmd"}
     parquet = pd.read_parquet(io.BytesIO(data.export_bytes(run_id, "scores_wide", "parquet")))
-    assert list(parquet["id"]) == ["=1+1", "@cmd"]  # Parquet keeps the values as they are
-    assert parquet.columns.tolist()[:2] == ["id", "model"]
+    assert list(parquet["datum_id"]) == ["=1+1", "@cmd"]  # Parquet keeps the values as they are
+    assert parquet.columns.tolist()[:5] == ["datum_id", "model", "query", "prediction", "references"]
+    assert [list(r) for r in parquet["references"]] == [["a"], ["b"]] and "bleu" in parquet.columns
     verdicts = pd.read_csv(io.BytesIO(data.export_bytes(run_id, "verdicts", "csv")))
     assert verdicts.empty and "verdict" in verdicts.columns
 
@@ -125,3 +127,17 @@ def test_cancel_on_evaluate_then_resume_on_runs(app_db, judge_server):
     assert store().get_run(run_id)["status"] == "finished"
     scores = store().scores(run_id)
     assert len(scores) == 6 and scores["value"].notna().all()
+
+
+def test_the_wide_export_carries_texts_and_metadata_without_clobbering_a_score(app_db):
+    """A metadata column named like a score keeps both: the score, and metadata.<name>."""
+    from textgen_core.summary import scores_with_texts
+
+    db = store()
+    payload = b"id,model,question,answer,reference,bleu,topic\nq1,a,Q?,x y,x y,high,t1\nq1,b,Q?,z,x y,low,t1\n"
+    run_id = evaluate(db, db.save_dataset(load_dataset(payload, file_name="m.csv", name="meta")), ["bleu"], workers=1)
+    frame = scores_with_texts(db, run_id)
+    assert frame.columns.tolist()[:7] == ["datum_id", "model", "query", "prediction", "references", "metadata.bleu",
+                                          "topic"]
+    assert frame["metadata.bleu"].tolist() == ["high", "low"] and frame["bleu"].dtype.kind == "f"
+    assert frame["query"].tolist() == ["Q?", "Q?"] and frame["prediction"].tolist() == ["x y", "z"]
