@@ -25,7 +25,8 @@ def _rows(n: int) -> list[Datum]:
             words = " ".join(f"w{(i * 7 + k) % 11}" for k in range(1 + (i + len(model) * 3) % 6))
             refs = () if i == 4 else (" ".join(f"w{k}" for k in range(1 + i % 5)),)  # datum 4: nothing to score against
             prediction = "x" * (TEXT_LIMIT + 3000) if (i, model) == (2, "m1") else words
-            rows.append(Datum(f"d{i:02d}", model, query=f"question {i}", prediction=prediction, references=refs))
+            rows.append(Datum(f"d{i:02d}", model, query=f"question {i}", prediction=prediction, references=refs,
+                              metadata={"domain": ("news", "law", "code")[i % 3]}))
     return rows
 
 
@@ -33,7 +34,8 @@ def _rows(n: int) -> list[Datum]:
 def lexical(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, int, Path]:
     folder = tmp_path_factory.mktemp("lexical")
     store = Store(folder / "lex.duckdb")
-    run_id = evaluate(store, store.save_dataset(Dataset("lex", _rows(40))), METRICS, workers=1)
+    run_id = evaluate(store, store.save_dataset(Dataset("lex", _rows(40), metadata_columns=("domain",))), METRICS,
+                      workers=1)
     return store, run_id, folder
 
 
@@ -147,3 +149,36 @@ def test_a_typed_key_is_scrubbed_from_the_report(lexical) -> None:
     report = build_report(store, run_id, ReportOptions(secrets=("question 1",)))  # any text can be named a secret
     text = json.dumps(report)
     assert "question 1" not in text and "[redacted]" in text
+
+
+def _plain(value: float) -> float | None:
+    """A number as the report's JSON holds it (NaN: null)."""
+    return None if value != value else value
+
+
+def test_slices_are_the_library_slice_summary_and_comparison(lexical) -> None:
+    from textgen_core.compare.slices import compare_by, summary_by
+
+    store, run_id, _ = lexical
+    report = build_report(store, run_id, ReportOptions(baseline="m1", by="domain"))
+    part = report["slices"]
+    means = summary_by(store, run_id, "domain")
+    assert part["slices"] == list(means.attrs["slices"]) and len(part["means"]) == len(means) > 0
+    for mine, row in zip(part["means"], means.itertuples()):
+        assert (mine["slice"], mine["model"], mine["score"], mine["n_scored"], mine["mean"]) == (
+            row.slice, row.model, row.score, row.n_scored, row.mean)
+        assert (mine["ci_low"], mine["ci_high"]) == (_plain(row.ci_low), _plain(row.ci_high))
+    frame = compare_by(store, run_id, "m1", "domain", scores=list(dict.fromkeys(means["score"])))
+    assert part["comparison"]["family"] == frame.attrs["family"]
+    for mine, row in zip(part["comparison"]["rows"], frame.itertuples()):
+        assert (mine["slice"], mine["score"], mine["delta"], mine["p_adjusted"], mine["verdict"]) == (
+            row.slice, row.score, _plain(row.delta), _plain(row.p_adjusted), row.verdict)
+    html = report_text(report)
+    assert "Slices by domain" in html and 'class="slice-comparison"' in html
+
+
+def test_an_unknown_slice_column_is_one_clear_error(lexical, capsys) -> None:
+    store, run_id, folder = lexical
+    assert main(["--db", store.path, "report", str(run_id), "--by", "nope", "--out", str(folder / "s.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "nope" in err and "domain" in err and "Traceback" not in err

@@ -14,8 +14,8 @@ from typing import Any
 
 from .assets import POLICY, SCRIPT, STYLE
 from .markup import Markup, exact, join, num, tag, void
-from .page_parts import (calibration_section, cell, classification_section, comparison_section, interval_text,
-                         panel_section, people_section, slices_section, table)
+from .page_parts import (calibration_section, cell, classification_section, comparison_section, failures_section,
+                         interval_text, panel_section, people_section, slices_section, table)
 from .svg import interval_chart
 
 def facts(pairs: list[tuple[str, Any]]) -> Markup:
@@ -40,6 +40,7 @@ def render_html(report: dict[str, Any]) -> str:
         people_section(report.get("human_agreement") or []),
         classification_section(report.get("classification") or {}),
         slices_section(report.get("slices")),
+        failures_section(report.get("failure_modes")),
         datum_section(report["datums"]),
     ]
     head = tag("head", void("meta", charset="utf-8"), void("meta", http_equiv="Content-Security-Policy", content=POLICY),
@@ -108,6 +109,9 @@ def summary_section(summary: dict[str, Any]) -> Markup:
         bounds = _bounds(scale, mine)
         parts.append(interval_chart(mine, label="model", value="mean", low="ci_low", high="ci_high", bounds=bounds,
                                     title=f"{score}: mean and interval per model"))
+        for r in mine:
+            if r.get("ci_note"):
+                parts.append(tag("p", f"{r['model']}: no interval - {r['ci_note']}", cls="note"))
         why = summary["why_unscored"].get(score)
         if why:
             parts.append(tag("p", f"why unscored: {why}", cls="note"))

@@ -216,9 +216,75 @@ def classification_section(reports: dict[str, Any]) -> Markup | None:
 
 
 def slices_section(part: dict[str, Any] | None) -> Markup | None:
-    if not part or not part.get("rows"):
+    """Each slice's means per score and model, then the per-slice comparison (one Holm family)."""
+    if not part:
         return None
-    head = list(part["rows"][0])
-    return tag("section", tag("h2", f"Slices by {part['column']}"),
-               table(head, [[cell(r[k]) if isinstance(r[k], float) else str(r[k]) for k in head]
-                             for r in part["rows"]]), id="slices")
+    parts: list[Any] = [tag("h2", f"Slices by {part['column']}"), tag("p", (
+        f"Datums grouped by their value of the metadata column {part['column']!r}, largest slice first. Means and "
+        "intervals as in the summary; 'too few' says why a slice has no interval."), cls="note")]
+    for score in dict.fromkeys(r["score"] for r in part["means"]):
+        mine = [r for r in part["means"] if r["score"] == score]
+        parts.append(tag("h3", score))
+        parts.append(table(["slice", "model", "scored", "mean", "interval"],
+                           [[r["slice"], r["model"], str(r["n_scored"]), cell(r["mean"]),
+                             interval_text(r["ci_low"], r["ci_high"]) + (f" ({r['ci_note']})" if r.get("ci_note")
+                                                                          else "")] for r in mine],
+                           cls="slices", data_score=score))
+    comparison = part.get("comparison")
+    if comparison and comparison["rows"]:
+        holm = comparison.get("holm")
+        parts.append(tag("h3", "Comparison per slice"))
+        parts.append(tag("p", f"Paired deltas per slice; p (Holm) is adjusted over one family of "
+                              f"{comparison.get('family')} comparisons (slices x candidates x scores)." if holm else
+                              "Paired deltas per slice; p unadjusted.", cls="note"))
+        parts.append(table(["slice", "candidate", "score", "n", "delta", "CI", "p", "p (Holm)", "verdict"],
+                           [[r["slice"], r["candidate"], r["score"], str(r["n"]), cell(r["delta"], signed=True),
+                             interval_text(r["ci_low"], r["ci_high"], True),
+                             tag("td", pval(r["p_value"]), cls="n", data_value=exact(r["p_value"])),
+                             tag("td", pval(r["p_adjusted"]), cls="n", data_value=exact(r["p_adjusted"])),
+                             r["verdict"] + (f": {r['why']}" if r.get("why") else "")]
+                            for r in comparison["rows"]], cls="slice-comparison"))
+    return tag("section", *parts, id="slices")
+
+
+def _share(value: Any, low: Any, high: Any, bare: bool = False) -> str:
+    if exact(value) is None:
+        return "-"
+    if bare:
+        return f"{value:.1%}"
+    if exact(low) is None or exact(high) is None:
+        return f"{value:.1%} (too few for an interval)"
+    return f"{value:.1%} [{low:.1%}, {high:.1%}]"
+
+
+def failures_section(part: dict[str, Any] | None) -> Markup | None:
+    """Failure modes: each mode's rates per model and examples; the paired change of each rate with a comparison."""
+    if not part:
+        return None
+    parts: list[Any] = [tag("h2", "Failure modes"), tag("p", part["method"], cls="note"), tag("p", (
+        "Rates: share of each model's scored cells with a failing judgement in the mode, Wilson 95% interval. "
+        "Unscored cells are neither failures nor cells."), cls="note")]
+    for mode in part["modes"]:
+        parts.append(tag("h3", f"mode {mode['mode']}: {mode['name']} ({mode['size']} judgements)"))
+        if mode["words"]:
+            parts.append(tag("p", "words: " + ", ".join(mode["words"]), cls="note"))
+        rates = [r for r in part["rates"] if r["mode"] == mode["mode"]]
+        parts.append(table(["model", "rate", "failing", "cells"],
+                           [[r["model"], _share(r["rate"], r["low"], r["high"]), str(r["failing"]), str(r["cells"])]
+                            for r in rates], cls="failure-rates"))
+        for ex in mode["examples"]:
+            parts.append(tag("div", f"e.g. {ex.get('datum_id')} / {ex.get('model')} / {ex.get('unit')}: "
+                                    f"{ex.get('text')}", cls="note text"))
+    comparison = part.get("comparison")
+    if comparison and comparison["rows"]:
+        parts.append(tag("h3", f"Compared with the baseline (Holm family of {comparison['family']} tests)"))
+        parts.append(table(["candidate", "mode", "baseline rate", "candidate rate", "difference", "interval", "p",
+                            "Holm p", "flagged", "note"],
+                           [[r["candidate"], f"{r['mode']} {r['name']}", _share(r["baseline_rate"], None, None, True),
+                             _share(r["candidate_rate"], None, None, True),
+                             "-" if exact(r["difference"]) is None else f"{r['difference']:+.1%}",
+                             "-" if exact(r["low"]) is None else f"[{r['low']:+.1%}, {r['high']:+.1%}]",
+                             pval(r["p"]), pval(r["p_holm"]), "yes" if r["flagged"] else "",
+                             "; ".join(t for t in (r.get("change") or "", r.get("note") or "") if t)]
+                            for r in comparison["rows"]], cls="failure-comparison"))
+    return tag("section", *parts, id="failures")

@@ -143,13 +143,54 @@ def classification_part(store: Store, run_id: int, run: dict[str, Any]) -> dict[
 
 
 def slices_part(store: Store, run_id: int, options: Any) -> dict[str, Any] | None:
-    """Means per slice of a metadata column (``--by``); None without one."""
+    """`summary RUN --by COLUMN` (and with a comparison, `compare ... --by COLUMN`): each slice's means and paired
+    comparisons, the comparisons in one Holm family over slices, candidates and scores; None without ``by``."""
     if not options.by:
         return None
-    from ..errors import ParameterError
+    from ..compare.slices import compare_by, summary_by
 
-    raise ParameterError("slices (--by) are not in this version's reports yet")
+    means = summary_by(store, run_id, options.by, confidence=options.confidence)
+    part: dict[str, Any] = {"column": options.by, "slices": [str(s) for s in means.attrs.get("slices", [])],
+                            "means": _records(means), "comparison": None}
+    if options.baseline is not None:  # over the scores with a scored value (compare_by refuses the others)
+        frame = compare_by(store, run_id, options.baseline, options.by,
+                           list(options.candidates) if options.candidates else None,
+                           scores=list(options.scores) if options.scores else list(dict.fromkeys(means["score"])),
+                           resamples=options.resamples,
+                           seed=options.seed, tie_tolerance=options.tie_tolerance, holm=options.holm,
+                           confidence=options.confidence)
+        part["comparison"] = {"family": frame.attrs.get("family"), "holm": frame.attrs.get("holm"),
+                              "rows": _records(frame)}
+    return part
 
 
 def finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+#: Example judgements shown per failure mode.
+FAILURE_EXAMPLES = 3
+
+
+def failures_part(store: Store, run_id: int, options: Any) -> dict[str, Any] | None:
+    """The run's stored failure modes (`textgen-eval failures RUN` groups them; the report only reads): each mode's
+    name, words and size, each model's rate with its interval, a few examples, and with a comparison the paired
+    change of each mode's rate (Holm family). None when no modes are stored."""
+    from ..failures import stored_modes
+    from ..failures.report import method_line
+
+    modes = stored_modes(store, run_id)
+    if modes is None:
+        return None
+    part: dict[str, Any] = {
+        "method": method_line(modes), "params": plain_value(modes.params),
+        "modes": [{"mode": int(m), "name": str(n), "size": int(s), "words": [str(w) for w in list(words)],
+                   "examples": _records(modes.examples(int(m), FAILURE_EXAMPLES))}
+                  for m, n, s, words in zip(modes.modes["mode"], modes.modes["name"], modes.modes["size"],
+                                            modes.modes["words"])],
+        "rates": _records(modes.rates(confidence=options.confidence)), "comparison": None}
+    if options.baseline is not None and options.baseline in modes.models:
+        table = modes.compare(options.baseline, list(options.candidates) if options.candidates else None,
+                              alpha=1.0 - options.confidence, confidence=options.confidence)
+        part["comparison"] = {"family": table.attrs.get("family", 0), "rows": _records(table)}
+    return part
