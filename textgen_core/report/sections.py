@@ -56,7 +56,7 @@ def comparison_part(store: Store, run_id: int, run: dict[str, Any], options: Any
         "rows": _records(frame),
         "note": attrs.get("note", ""),
         "undeclared": list(attrs.get("undeclared", [])),
-        "warnings": list(attrs.get("warnings", [])),
+        "warnings": list(dict.fromkeys([*attrs.get("warnings", []), *_row_warnings(frame)])),
         "pairwise": _records(pairwise),
         "classification": [],
     }
@@ -69,6 +69,19 @@ def comparison_part(store: Store, run_id: int, run: dict[str, Any], options: Any
             part["classification"].append({"candidate": candidate, **{k: plain_value(v)
                                                                      for k, v in asdict(found).items()}})
     return part
+
+
+def _row_warnings(frame: pd.DataFrame) -> list[str]:
+    """The warnings the comparison attaches to its rows (a constant judge, too few labels; each names its score),
+    once each, with the candidate."""
+    if "warnings" not in frame:
+        return []
+    out = []
+    for candidate, found in zip(frame["candidate"], frame["warnings"]):
+        for warning in (found if isinstance(found, (list, tuple)) else [found] if isinstance(found, str) else []):
+            if warning:
+                out.append(f"{candidate}: {warning}")
+    return out
 
 
 def calibration_part(store: Store, run_id: int, options: Any, comparison: dict[str, Any] | None
