@@ -7,7 +7,8 @@ dashboard and comparisons), ``judge`` and ``cache`` (verdicts, exchanges, the
 reply cache), ``votes`` (of judge panels and repeated judging), ``batches``,
 ``streams`` (datasets stored chunk by chunk, runs scored in blocks),
 ``annotations`` (human labels), ``definitions`` (saved custom judge metrics), ``report`` (the
-rows a report shows datum by datum) and ``memory`` (upload mappings by file hash, named judge profiles).
+rows a report shows datum by datum), ``memory`` (upload mappings by file hash, named judge profiles) and
+``failures`` (failure modes grouped from the judge's explanations).
 Each operation of a part is marked ``@reads`` or ``@writes`` (see
 :mod:`.database`): the file is open only while operations run, so the dashboard
 and the command line can share it (see :mod:`.connection`).
@@ -32,6 +33,7 @@ from .connection import WaitHook, shared_file
 from .criteria_sql import CRITERIA_DDL, Criteria
 from .database import Database
 from .dataset_sql import Datasets
+from .failures_sql import FAILURES_DDL, FailureTables
 from .judge_cache_sql import JudgeCache
 from .judge_sql import JudgeTables
 from .judge_writer import StoreWriter, writer_for
@@ -91,6 +93,7 @@ class Store:
         self.memory = Memory(self.db)
         self.votes = Votes(self.db, self.cache)
         self.report = ReportReads(self.db)
+        self.failures = FailureTables(self.db)
 
     @property
     def judge_writer(self) -> StoreWriter:
@@ -241,7 +244,7 @@ def _create_schema(con: duckdb.DuckDBPyConnection) -> None:
     if config and str(config[0]).lower() == "read_only":
         return
     con.execute("BEGIN TRANSACTION")
-    for statement in DDL + BATCH_DDL + LABELS_DDL + CRITERIA_DDL + BLOCK_DDL + MEMORY_DDL:
+    for statement in DDL + BATCH_DDL + LABELS_DDL + CRITERIA_DDL + BLOCK_DDL + MEMORY_DDL + FAILURES_DDL:
         con.execute(statement)
     found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     version = int(found[0]) if found and str(found[0]).isdigit() else 1

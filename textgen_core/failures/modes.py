@@ -1,0 +1,201 @@
+"""A run's failure modes: found from its failing judgements, stored, and read back without grouping again."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ParameterError
+from ..metrics.models.local_models import PACKAGED
+from ..registry import direction_of
+from ..store import Store
+from . import grouping
+from .names import ctfidf_terms, mode_name
+from .rates import holm, paired_rate, rate
+from .rules import FailureRule
+
+#: Version of the method; stored with the modes (a change of steps or defaults gets a new one).
+METHOD = "failures/1"
+#: Fewest failing judgements the grouping needs (HDBSCAN's smallest mode is 5; fewer than 20 give no modes
+#: worth reading).
+MIN_FAILURES = 20
+#: Name of the mode of the judgements that fit no mode.
+UNSORTED = "(unsorted: fits no mode)"
+_MEMBERS = ["datum_id", "model", "unit", "step", "item_index", "text"]
+
+
+class TooFewFailures(ParameterError):
+    """The run has fewer failing judgements than the grouping needs; nothing was stored."""
+
+
+@dataclass
+class FailureModes:
+    """The stored modes of a run: one row per mode, its members, the scored cells they are counted against."""
+
+    run_id: int
+    modes: pd.DataFrame
+    members: pd.DataFrame
+    cells: pd.DataFrame
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def models(self) -> list[str]:
+        return sorted(self.cells["model"].unique().tolist())
+
+    def rates(self, confidence: float = 0.95) -> pd.DataFrame:
+        """mode, name, model, failing, cells, rate, low, high, note: each mode's share of each model's cells."""
+        totals = self.cells.groupby("model").size().to_dict()
+        hits = self.members.drop_duplicates(["mode", "datum_id", "model", "unit"]).groupby(["mode", "model"]).size()
+        rows = []
+        for mode, name in zip(self.modes["mode"], self.modes["name"]):
+            for model in self.models:
+                k = int(hits.get((mode, model), 0))
+                share, low, high, note = rate(k, int(totals.get(model, 0)), confidence)
+                rows.append((int(mode), name, model, k, int(totals.get(model, 0)), share, low, high, note))
+        return pd.DataFrame(rows, columns=["mode", "name", "model", "failing", "cells", "rate", "low", "high", "note"])
+
+    def compare(self, baseline: str, candidates: Sequence[str] | None = None, *, alpha: float = 0.05,
+                confidence: float = 0.95) -> pd.DataFrame:
+        """Per candidate and mode: the paired difference of rates against ``baseline``, its interval, p, and the
+        Holm-adjusted p of the family of every (candidate, mode); ``change`` calls out modes new in the candidate
+        or gone from it."""
+        others = [m for m in (candidates or self.models) if m != baseline]
+        unknown = [m for m in [baseline, *others] if m not in self.models]
+        if unknown:
+            raise ParameterError(f"model(s) {', '.join(unknown)} not in the run's scored cells; models: "
+                                 f"{', '.join(self.models)}")
+        failed = self._failed_cells()
+        rows = []
+        for candidate in others:
+            keys = self._paired_keys(baseline, candidate)
+            for mode, name in zip(self.modes["mode"], self.modes["name"]):
+                if mode < 0:  # the unsorted judgements are not a mode: not tested
+                    continue
+                b = keys.isin(failed.get((int(mode), baseline), ()))
+                c = keys.isin(failed.get((int(mode), candidate), ()))
+                r = paired_rate(b, c, confidence)
+                change = ("new in candidate" if not b.any() and c.any() else
+                          "gone in candidate" if b.any() and not c.any() else "")
+                rows.append([candidate, int(mode), name, r.n, r.baseline_rate, r.candidate_rate, r.difference,
+                             r.low, r.high, r.p_value, change, r.note])
+        frame = pd.DataFrame(rows, columns=["candidate", "mode", "name", "n", "baseline_rate", "candidate_rate",
+                                            "difference", "low", "high", "p", "change", "note"])
+        frame["p_holm"] = holm(frame["p"].tolist()) if len(frame) else []
+        frame["flagged"] = [p is not None and not math.isnan(p) and p < alpha for p in frame["p_holm"]]
+        frame.attrs["family"] = int(frame["p"].notna().sum()) if len(frame) else 0
+        return frame
+
+    def examples(self, mode: int, k: int = 5) -> pd.DataFrame:
+        """Up to ``k`` members of a mode, taken in turn from each model (a stable choice, the same each read)."""
+        part = self.members[self.members["mode"] == mode]
+        picked = part.groupby("model", sort=True).head(k).sort_values(["datum_id", "model"], kind="stable")
+        turns = picked.assign(turn=picked.groupby("model").cumcount()).sort_values(["turn", "model"], kind="stable")
+        return turns.head(k).drop(columns="turn").reset_index(drop=True)
+
+    def _paired_keys(self, baseline: str, candidate: str) -> pd.Index:
+        """(datum, unit) keys of the cells scored for both models."""
+        cells = self.cells[self.cells["model"].isin([baseline, candidate])]
+        both = cells.groupby(["datum_id", "unit"])["model"].nunique()
+        return pd.Index([f"{d}\x1f{u}" for d, u in both[both == 2].index])
+
+    def _failed_cells(self) -> dict[tuple[int, str], set[str]]:
+        """(mode, model) -> keys of the cells with a failing judgement in that mode."""
+        out: dict[tuple[int, str], set[str]] = {}
+        for mode, model, datum, unit in zip(self.members["mode"], self.members["model"], self.members["datum_id"],
+                                            self.members["unit"]):
+            out.setdefault((int(mode), model), set()).add(f"{datum}\x1f{unit}")
+        return out
+
+
+def failing_judgements(store: Store, run_id: int, scores: Sequence[str] | None = None,
+                       rule: FailureRule = FailureRule()) -> tuple[pd.DataFrame, list[str]]:
+    """The run's failing judgements (datum_id, model, unit, step, item_index, text) and the unit names they
+    are counted in: judge metrics by verdict, lexical scores by their lowest cells."""
+    store.get_run(run_id)  # an unknown run is one clear error
+    judged = store.failures.judged_metrics(run_id)
+    known = store.summary(run_id)
+    run_scores = sorted(set(known["score"]) | set(known["metric"]))
+    if scores:
+        missing = [s for s in scores if s not in run_scores]
+        if missing:
+            raise ParameterError(f"run {run_id} has no score {', '.join(map(repr, missing))}; its scores: "
+                                 f"{', '.join(run_scores) or 'none'}")
+        wanted = list(dict.fromkeys(scores))
+    else:
+        wanted = judged or sorted(set(known["score"]))
+    judge_units = [s for s in wanted if s in judged]
+    parts = []
+    if judge_units:
+        items = store.failures.judged_items(run_id, judge_units)
+        keep = [rule.fails(m, v) for m, v in zip(items["metric"], items["verdict"])]
+        items = items[keep]
+        text = [r if isinstance(r, str) and r.strip() else f"({v}, no reason given)"
+                for r, v in zip(items["reason"], items["verdict"])]
+        parts.append(pd.DataFrame({"datum_id": items["datum_id"], "model": items["model"], "unit": items["metric"],
+                                   "step": items["step"], "item_index": items["item_index"], "text": text}))
+    for score in (s for s in wanted if s not in judged):
+        parts.append(_lowest(store.failures.scored_predictions(run_id, score), score, direction_of(score), rule))
+    found = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=_MEMBERS)
+    return found.reset_index(drop=True), wanted
+
+
+def _lowest(cells: pd.DataFrame, score: str, direction: str, rule: FailureRule) -> pd.DataFrame:
+    """Each model's worst ``rule.lowest`` share of cells (ties at the cut included)."""
+    out = []
+    for _, part in cells.groupby("model", sort=True):
+        values = part["value"].to_numpy(dtype=float) * (-1.0 if direction == "lower" else 1.0)
+        cut = np.quantile(values, rule.lowest, method="inverted_cdf")
+        low = part[values <= cut]
+        out.append(pd.DataFrame({"datum_id": low["datum_id"], "model": low["model"], "unit": score, "step": "lowest",
+                                 "item_index": 0, "text": [p if isinstance(p, str) and p.strip()
+                                                           else "(empty prediction)" for p in low["prediction"]]}))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=_MEMBERS)
+
+
+def find_modes(store: Store, run_id: int, *, scores: Sequence[str] | None = None, rule: FailureRule = FailureRule(),
+               seed: int = 0, model: str = PACKAGED, sample: int = grouping.SAMPLE, min_size: int | None = None
+               ) -> FailureModes:
+    """Group the run's failing judgements into named modes, store them (replacing earlier ones), return them.
+
+    Raises :class:`TooFewFailures` when the run has fewer than :data:`MIN_FAILURES` failing judgements.
+    """
+    if seed < 0:
+        raise ParameterError(f"seed must be zero or positive, got {seed}")
+    found, units = failing_judgements(store, run_id, scores, rule)
+    if len(found) < MIN_FAILURES:
+        raise TooFewFailures(
+            f"run {run_id} has {len(found)} failing judgement(s) in {', '.join(units) or 'no score'}; grouping "
+            f"needs at least {MIN_FAILURES} (unscored cells are not failures); nothing was stored")
+    grouped = grouping.group(found["text"].tolist(), seed=seed, model=model, sample=sample, min_size=min_size)
+    found = found.assign(mode=grouped.labels)
+    numbers = sorted(set(grouped.labels.tolist()) - {-1})
+    words = ctfidf_terms([" ".join(found.loc[found["mode"] == m, "text"]) for m in numbers])
+    modes = [(m, mode_name(w), w, int((found["mode"] == m).sum()), None) for m, w in zip(numbers, words)]
+    unsorted = int((found["mode"] == -1).sum())
+    if unsorted:
+        modes.append((-1, UNSORTED, [], unsorted, None))
+    params = {"units": units, "rule": rule.as_params(), "seed": seed, "model": model, "sample": sample,
+              "min_size": min_size or grouping.min_cluster_size(min(grouped.embedded, sample)),
+              "dims": grouping.DIMS, "join": grouping.JOIN, "failing": len(found), "embedded": grouped.embedded,
+              "handed_off": grouped.handed_off, "noise_joined": grouped.noise_joined}
+    members = list(found[["mode", *_MEMBERS]].itertuples(index=False, name=None))
+    store.failures.write_failure_modes(run_id, METHOD, params, modes, members)
+    return stored_modes(store, run_id)
+
+
+def stored_modes(store: Store, run_id: int) -> FailureModes | None:
+    """The run's stored modes, or None when none are stored (``textgen-eval failures RUN`` finds them)."""
+    import json
+
+    modes = store.failures.failure_modes(run_id)
+    if modes.empty:
+        return None
+    params = json.loads(modes["params"].iloc[0])
+    cells = store.failures.scored_units(run_id, params["units"])
+    return FailureModes(run_id, modes[["mode", "name", "words", "size"]].assign(
+        mode=lambda f: f["mode"].astype(int)).reset_index(drop=True),
+        store.failures.failure_members(run_id), cells, {"method": modes["method"].iloc[0], **params})

@@ -1,0 +1,105 @@
+"""How often each failure mode happens per model, and whether a candidate's rate differs from the baseline's.
+
+The unit is a scored cell: a (datum, model, score) whose value exists. A
+model's rate of a mode is the share of its scored cells with at least one
+failing judgement in that mode, with a Wilson interval (never of zero width;
+below :data:`MIN_CELLS` cells the rate is shown without an interval, "too few").
+
+Between a candidate and the baseline the cells are paired by (datum, score),
+scored for both. The difference of rates is the mean of the paired
+differences; its interval is Newcombe's hybrid score interval for paired
+proportions (1998, method 10, the square-and-add interval of Fagerland et al.), its p-value the exact McNemar test (a two-sided
+binomial test of the discordant pairs, scipy). The p-values of every
+(candidate, mode) form one Holm family.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..compare.intervals import wilson_interval
+from ..compare.stats import holm_adjust
+
+#: Fewest cells (or paired cells) for which a rate or a difference gets an interval.
+MIN_CELLS = 10
+
+
+@dataclass(frozen=True)
+class PairedRate:
+    """One mode's paired difference of rates, candidate minus baseline."""
+
+    n: int
+    baseline_rate: float
+    candidate_rate: float
+    difference: float
+    low: float | None
+    high: float | None
+    p_value: float | None
+    #: Why there is no interval or p-value ("too few ..."), else None.
+    note: str | None = None
+
+
+def rate(hits: int, n: int, confidence: float = 0.95) -> tuple[float | None, float | None, float | None, str | None]:
+    """(share, low, high, note): a model's rate of a mode with its Wilson interval, or why there is none."""
+    if n == 0:
+        return None, None, None, "no scored cells"
+    share = hits / n
+    if n < MIN_CELLS:
+        return share, None, None, f"too few scored cells for an interval ({n} < {MIN_CELLS})"
+    low, high = wilson_interval(hits, n, confidence)
+    return share, low, high, None
+
+
+def newcombe_paired(both: int, only_candidate: int, only_baseline: int, neither: int,
+                    confidence: float = 0.95) -> tuple[float, float]:
+    """Newcombe's (1998) method 10 interval for p_candidate - p_baseline from a paired 2x2 table."""
+    n = both + only_candidate + only_baseline + neither
+    p1, p2 = (both + only_candidate) / n, (both + only_baseline) / n
+    l1, u1 = wilson_interval(both + only_candidate, n, confidence)
+    l2, u2 = wilson_interval(both + only_baseline, n, confidence)
+    margins = ((both + only_candidate) * (only_baseline + neither) * (both + only_baseline)
+               * (only_candidate + neither))
+    cross = both * neither - only_candidate * only_baseline
+    # Newcombe's correlation estimate: a positive cross product is first reduced by n / 2 (and never below 0)
+    shrunk = cross - n / 2 if cross > n / 2 else (cross if cross < 0 else 0.0)
+    phi = 0.0 if margins == 0 else shrunk / math.sqrt(margins)
+    delta = p1 - p2
+    low = delta - math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    high = delta + math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return max(-1.0, low), min(1.0, high)
+
+
+def mcnemar_exact(only_candidate: int, only_baseline: int) -> float:
+    """Two-sided exact McNemar p-value: the discordant pairs against a fair coin (1.0 without any)."""
+    from scipy.stats import binomtest
+
+    discordant = only_candidate + only_baseline
+    if discordant == 0:
+        return 1.0
+    return float(binomtest(only_candidate, discordant, 0.5).pvalue)
+
+
+def paired_rate(baseline: np.ndarray, candidate: np.ndarray, confidence: float = 0.95) -> PairedRate:
+    """The paired difference of two 0/1 arrays (1: the cell failed in this mode), aligned by cell."""
+    b = np.asarray(baseline, dtype=bool)
+    c = np.asarray(candidate, dtype=bool)
+    n = int(b.size)
+    if n == 0:
+        return PairedRate(0, math.nan, math.nan, math.nan, None, None, None, "no cells scored for both models")
+    both, only_c = int(np.count_nonzero(b & c)), int(np.count_nonzero(c & ~b))
+    only_b = int(np.count_nonzero(b & ~c))
+    diff = (only_c - only_b) / n
+    if n < MIN_CELLS:
+        return PairedRate(n, float(b.mean()), float(c.mean()), diff, None, None, None,
+                          f"too few paired cells for an interval ({n} < {MIN_CELLS})")
+    low, high = newcombe_paired(both, only_c, only_b, n - both - only_c - only_b, confidence)
+    return PairedRate(n, float(b.mean()), float(c.mean()), diff, low, high, mcnemar_exact(only_c, only_b))
+
+
+def holm(p_values: list[float | None]) -> list[float | None]:
+    """Holm-adjusted p-values of one family; a missing p stays missing and is not counted."""
+    adjusted = holm_adjust([math.nan if p is None else p for p in p_values])
+    return [None if math.isnan(p) else p for p in adjusted]
