@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from ..store import Store
 
 #: Modules under textgen_core.cli that define `register(subparsers)`.
-SUBCOMMAND_MODULES = ("sample", "run", "runs", "summary", "compare", "labels", "metrics", "report", "dashboard")
+SUBCOMMAND_MODULES = ("sample", "run", "runs", "summary", "compare", "labels", "metrics", "report", "failures",
+                      "dashboard")
 #: command -> (the module that registers it, its one-line help for ``textgen-eval --help``). A command missing here
 #: still runs (its module is imported with all the others), only more slowly.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -47,6 +48,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                            "in the database"),
     "report": ("report", "write one self-contained HTML file (or JSON) of a run: what was run, means with intervals, "
                          "comparisons, the judge's reliability, and the rows with their verdicts"),
+    "failures": ("failures", "group a run's failing judgements into named failure modes, with each model's rate and "
+                             "a paired comparison between models (stored; a second call reads them)"),
     "dashboard": ("dashboard", "open the dashboard in a browser"),
 }
 DEFAULT_DB = os.environ.get("TEXTGEN_EVAL_DB", "textgen_eval.duckdb")

@@ -57,9 +57,33 @@ def min_cluster_size(n: int) -> int:
     return int(min(500, max(5, round(MIN_SHARE * n))))
 
 
+#: Vectors kept in this process, by (model, text): grouping again (other settings, another run with the same
+#: reasons) embeds only texts not seen yet. At most :data:`KEPT` texts (about 30 MB).
+_KEPT: dict[tuple[str, str], np.ndarray] = {}
+KEPT = 20_000
+
+
 def embed(texts: Sequence[str], model: str = PACKAGED, batch_size: int = 64) -> np.ndarray:
     """Unit-length sentence embeddings of ``texts`` from a local sentence-transformers model."""
-    from ..metrics.models.embeddings import load
+    texts = list(texts)
+    new = list(dict.fromkeys(t for t in texts if (model, t) not in _KEPT))
+    found = dict(zip(new, _encode(new, model, batch_size))) if new else {}
+    out = np.stack([found[t] if t in found else _KEPT[(model, t)] for t in texts]) if texts else \
+        np.zeros((0, 0), dtype=np.float32)
+    if len(_KEPT) + len(found) > KEPT:
+        _KEPT.clear()
+    if len(found) <= KEPT:
+        _KEPT.update({(model, t): v for t, v in found.items()})
+    return out
+
+
+def _encode(texts: Sequence[str], model: str, batch_size: int) -> np.ndarray:
+    from ..errors import ParameterError
+    from ..metrics.models.embeddings import load, problems
+
+    trouble = problems({"local_model": model})
+    if trouble:
+        raise ParameterError(f"failure modes need the sentence model {model!r}: {trouble[0]}")
     from ..metrics.models.local_models import resolve_model
 
     encoder = load(resolve_model(model))

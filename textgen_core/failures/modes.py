@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -46,17 +47,29 @@ class FailureModes:
     def models(self) -> list[str]:
         return sorted(self.cells["model"].unique().tolist())
 
-    def rates(self, confidence: float = 0.95) -> pd.DataFrame:
-        """mode, name, model, failing, cells, rate, low, high, note: each mode's share of each model's cells."""
-        totals = self.cells.groupby("model").size().to_dict()
-        hits = self.members.drop_duplicates(["mode", "datum_id", "model", "unit"]).groupby(["mode", "model"]).size()
+    def rates(self, confidence: float = 0.95, by: pd.DataFrame | None = None) -> pd.DataFrame:
+        """mode, name, model, failing, cells, rate, low, high, note: each mode's share of each model's scored cells.
+
+        ``by`` (datum_id, model, slice: :meth:`Store.failures.datum_slices`) adds a ``slice`` column: the rates
+        within each slice of a metadata column (rows without a value form the slice "(missing)").
+        """
+        cells, members = self.cells, self.members.drop_duplicates(["mode", "datum_id", "model", "unit"])
+        keys = ["model"]
+        if by is not None:
+            slices = by.assign(slice=by["slice"].fillna("(missing)"))[["datum_id", "model", "slice"]]
+            cells = cells.merge(slices, on=["datum_id", "model"], how="left").fillna({"slice": "(missing)"})
+            members = members.merge(slices, on=["datum_id", "model"], how="left").fillna({"slice": "(missing)"})
+            keys = ["slice", "model"]
+        totals = cells.groupby(keys).size()
+        hits = members.groupby(["mode", *keys]).size()
         rows = []
         for mode, name in zip(self.modes["mode"], self.modes["name"]):
-            for model in self.models:
-                k = int(hits.get((mode, model), 0))
-                share, low, high, note = rate(k, int(totals.get(model, 0)), confidence)
-                rows.append((int(mode), name, model, k, int(totals.get(model, 0)), share, low, high, note))
-        return pd.DataFrame(rows, columns=["mode", "name", "model", "failing", "cells", "rate", "low", "high", "note"])
+            for group in totals.index:
+                group = group if isinstance(group, tuple) else (group,)
+                k, n = int(hits.get((int(mode), *group), 0)), int(totals[group if len(group) > 1 else group[0]])
+                share, low, high, note = rate(k, n, confidence)
+                rows.append((int(mode), name, *group, k, n, share, low, high, note))
+        return pd.DataFrame(rows, columns=["mode", "name", *keys, "failing", "cells", "rate", "low", "high", "note"])
 
     def compare(self, baseline: str, candidates: Sequence[str] | None = None, *, alpha: float = 0.05,
                 confidence: float = 0.95) -> pd.DataFrame:
@@ -178,7 +191,8 @@ def find_modes(store: Store, run_id: int, *, scores: Sequence[str] | None = None
     unsorted = int((found["mode"] == -1).sum())
     if unsorted:
         modes.append((-1, UNSORTED, [], unsorted, None))
-    params = {"units": units, "rule": rule.as_params(), "seed": seed, "model": model, "sample": sample,
+    params = {"asked": asked(scores, rule, seed, model, sample, min_size),
+              "units": units, "rule": rule.as_params(), "seed": seed, "model": model, "sample": sample,
               "min_size": min_size or grouping.min_cluster_size(min(grouped.embedded, sample)),
               "dims": grouping.DIMS, "join": grouping.JOIN, "failing": len(found), "embedded": grouped.embedded,
               "handed_off": grouped.handed_off, "noise_joined": grouped.noise_joined}
@@ -187,15 +201,35 @@ def find_modes(store: Store, run_id: int, *, scores: Sequence[str] | None = None
     return stored_modes(store, run_id)
 
 
+def asked(scores: Sequence[str] | None, rule: FailureRule, seed: int, model: str, sample: int,
+          min_size: int | None) -> dict[str, Any]:
+    """What a user asked for, as stored: the same request finds the stored modes instead of grouping again."""
+    return {"scores": sorted(scores) if scores else None, "rule": rule.as_params(), "seed": seed, "model": model,
+            "sample": sample, "min_size": min_size, "method": METHOD}
+
+
+def modes_for(store: Store, run_id: int, *, scores: Sequence[str] | None = None, rule: FailureRule = FailureRule(),
+              seed: int = 0, model: str = PACKAGED, sample: int = grouping.SAMPLE, min_size: int | None = None,
+              regroup: bool = False) -> tuple[FailureModes, bool]:
+    """(modes, True when they were read from the store): the stored modes when they answer the same request,
+    else :func:`find_modes` (which needs a writable store)."""
+    stored = None if regroup else stored_modes(store, run_id)
+    if stored is not None and stored.params.get("asked") == asked(scores, rule, seed, model, sample, min_size):
+        return stored, True
+    if store.read_only:
+        raise ParameterError(f"run {run_id} has no stored failure modes for these settings; grouping them writes "
+                             "to the database, which is open read-only")
+    return find_modes(store, run_id, scores=scores, rule=rule, seed=seed, model=model, sample=sample,
+                      min_size=min_size), False
+
+
 def stored_modes(store: Store, run_id: int) -> FailureModes | None:
     """The run's stored modes, or None when none are stored (``textgen-eval failures RUN`` finds them)."""
-    import json
-
     modes = store.failures.failure_modes(run_id)
     if modes.empty:
         return None
-    params = json.loads(modes["params"].iloc[0])
+    params = {"method": modes["method"].iloc[0], **json.loads(modes["params"].iloc[0])}
     cells = store.failures.scored_units(run_id, params["units"])
-    return FailureModes(run_id, modes[["mode", "name", "words", "size"]].assign(
-        mode=lambda f: f["mode"].astype(int)).reset_index(drop=True),
-        store.failures.failure_members(run_id), cells, {"method": modes["method"].iloc[0], **params})
+    table = modes[["mode", "name", "words", "size"]].assign(mode=lambda f: f["mode"].astype(int))
+    table = pd.concat([table[table["mode"] >= 0], table[table["mode"] < 0]]).reset_index(drop=True)  # unsorted last
+    return FailureModes(run_id, table, store.failures.failure_members(run_id), cells, params)

@@ -17,6 +17,7 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
+from ..errors import ParameterError
 from .database import Part, insert_arrow, reads, writes
 from .run_sql import require_run
 
@@ -140,3 +141,18 @@ class FailureTables(Part):
         """The metrics of a run that stored verdicts, by name."""
         return [r[0] for r in self.cur.execute(
             "SELECT DISTINCT metric FROM verdicts WHERE run_id = ? ORDER BY metric", [run_id]).fetchall()]
+
+    @reads
+    def datum_slices(self, run_id: int, column: str) -> pd.DataFrame:
+        """datum_id, model, slice: each row's value of one metadata column of the run's dataset (as text; missing:
+        NULL). Raises ParameterError naming the metadata columns when the dataset has no such column."""
+        head = self.cur.execute("SELECT d.metadata_columns FROM datasets d JOIN runs r ON r.dataset_id = d.dataset_id "
+                                "WHERE r.run_id = ?", [run_id]).fetchone()
+        columns = list(head[0] or ()) if head else []
+        if column not in columns:
+            raise ParameterError(f"--by {column!r}: the run's dataset has no such metadata column; its metadata "
+                                 f"columns: {', '.join(columns) or 'none'}")
+        return self.cur.execute(
+            "SELECT datum_id, model, json_extract_string(metadata, ?) AS slice FROM data "
+            "WHERE dataset_id = (SELECT dataset_id FROM runs WHERE run_id = ?) ORDER BY datum_id, model",
+            ["$." + json.dumps(column), run_id]).df()
