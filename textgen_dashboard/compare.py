@@ -28,6 +28,7 @@ from .address import Field, kept
 from .compare_charts import BACKGROUNDS, MAX_POINTS, forest_figure, largest_first, outcomes, scatter_figure
 from .calibrated import compare_section
 from .compare_agreement import agreement_section
+from .failures import failure_modes_section
 from .pairwise import pairwise_section
 from .pickers import MANY_MODELS, keep_choice, keep_choices, many_models, open_requested, pick_run, runs_or_hint
 from .safe_text import plain
@@ -107,6 +108,7 @@ def _render() -> None:
     st.plotly_chart(forest_figure(frame), key=state.COMPARE_FOREST)
     pairs_section(run_id, run, choice)
     agreement_section(run_id, run, choice.baseline, choice.candidates, choice.scores)
+    failure_modes_section(run_id, models, choice.baseline, choice.candidates, page="compare")
 
 
 def default_run(runs: pd.DataFrame) -> int | None:

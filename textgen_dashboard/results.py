@@ -18,6 +18,7 @@ from textgen_core.summary import scale_text
 from . import calibrated, charts, data, panel
 from .address import Field, kept
 from .classification import classification_section
+from .failures import failure_modes_section
 from .pairwise import pairwise_section
 from .report_button import report_button
 from .safe_text import plain
@@ -81,6 +82,7 @@ def _render() -> None:
     panel.results_section(run_id, models, summary)
     calibrated.results_section(run_id, models)
     pairwise_section(run_id)
+    failure_modes_section(run_id, models)
     if "classification" in run["metrics"]:
         classification_section(run_id, models)
     scores = list(dict.fromkeys(shown["score"]))

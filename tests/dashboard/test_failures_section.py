@@ -1,0 +1,129 @@
+"""The "Failure modes" section on Results and Compare: stored modes as textgen_core.failures reads them, an example
+that opens in Explore, a run without stored modes; and the same in headless Chromium (screenshots kept in tmp)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from app_helpers import all_text, app_page, frame_with, no_exception, store
+
+from planted_failures import draw, planted_rates, write_run
+from textgen_core.failures import find_modes, stored_modes
+from textgen_dashboard import data, state
+from textgen_dashboard.failures import _interval
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _planted(db) -> int:
+    rng = np.random.default_rng(5)
+    run = write_run(db, 400, draw(400, planted_rates(0.1, "refund"), rng), rng)
+    find_modes(db, run.run_id, seed=0)
+    return run.run_id
+
+
+@pytest.fixture
+def planted(app_db) -> int:
+    run_id = _planted(store())
+    data.refresh()
+    return run_id
+
+
+def test_results_shows_the_stored_modes_with_each_models_rate(planted) -> None:
+    at = app_page("results")
+    no_exception(at)
+    assert "Failure modes" in all_text(at)
+    shown = frame_with(at, "words")
+    modes = stored_modes(store(), planted)
+    assert shown["name"].tolist() == modes.modes["name"].tolist()
+    rates = modes.rates().set_index(["mode", "model"])
+    for model in ("base", "cand"):
+        assert shown[model].tolist() == [_interval(*rates.loc[(m, model), ["rate", "low", "high"]])
+                                         for m in shown["mode"]]
+    examples = frame_with(at, "text")
+    first = modes.examples(int(shown["mode"].iloc[0]), 5)
+    assert examples["datum_id"].tolist() == first["datum_id"].tolist()
+
+
+def test_an_example_opens_in_explore(planted) -> None:
+    at = app_page("results")
+    datum = frame_with(at, "text")["datum_id"].iloc[0]
+    at.session_state["results.failures.open"] = datum  # what the examples table's selection callback stores
+    at.run()
+    assert at.session_state[state.EXPLORE_DATUM] == datum and at.session_state[state.EXPLORE_RUN] == planted
+
+
+def test_compare_flags_the_doubled_mode(planted) -> None:
+    at = app_page("compare")
+    at.selectbox(key=state.COMPARE_BASELINE).set_value("base").run()
+    no_exception(at)
+    table = frame_with(at, "p_holm")
+    expected = stored_modes(store(), planted).compare("base", ["cand"])
+    assert table["flagged"].tolist() == expected["flagged"].tolist() and table["flagged"].sum() == 1
+    flagged_name = table.loc[table["flagged"], "name"].iloc[0]
+    assert "refund" in flagged_name
+
+
+def test_a_run_without_stored_modes_says_how_to_get_them(app_db) -> None:
+    rng = np.random.default_rng(1)
+    run = write_run(store(), 30, draw(30, planted_rates(0.1, None), rng), rng)
+    data.refresh()
+    at = app_page("results")
+    no_exception(at)
+    assert f"No failure modes stored for this run. `textgen-eval failures {run.run_id}`" in all_text(at).replace(
+        "\\", "")
+
+
+@pytest.mark.timeout(600)  # a loaded 2-core machine takes most of a minute per page
+def test_in_a_browser_results_and_compare_draw_the_modes(tmp_path: Path) -> None:
+    from browser_session import browser_context, require_browser
+    from local_servers import free_port, wait_healthy
+    from playwright.sync_api import expect
+
+    from textgen_core.store import Store
+
+    require_browser()
+    db_path = tmp_path / "browser.duckdb"
+    run_id = _planted(Store(db_path))
+    port = free_port()
+    env = dict(os.environ, TEXTGEN_EVAL_DB=str(db_path))
+    with (tmp_path / "streamlit.log").open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+             str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+             "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_healthy(url, process)
+            with browser_context() as context:
+                context.set_default_timeout(150_000)
+                page = context.new_page()
+                started = time.perf_counter()
+                page.goto(f"{url}/results?run={run_id}")
+                heading = page.get_by_role("heading", name="Failure modes")
+                expect(heading).to_be_visible()
+                heading.scroll_into_view_if_needed()
+                expect(page.get_by_text(re.compile(r"run \d+: \d+ failing judgement"))).to_be_visible()
+                shown = time.perf_counter() - started
+                page.screenshot(path=str(tmp_path / "results_failures.png"), full_page=True)
+                page.goto(f"{url}/compare?run={run_id}")
+                expect(page.get_by_role("heading", name="Failure modes")).to_be_visible()
+                holm = page.get_by_text(re.compile(r"Holm family is every \(candidate, mode\)"))
+                expect(holm).to_be_visible()
+                holm.scroll_into_view_if_needed()
+                page.screenshot(path=str(tmp_path / "compare_failures.png"), full_page=True)
+        finally:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+    print(f"results page with failure modes shown in {shown:.1f} s; screenshots in {tmp_path}")
+    assert (tmp_path / "results_failures.png").stat().st_size > 0
