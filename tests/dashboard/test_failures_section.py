@@ -20,6 +20,8 @@ from textgen_dashboard import data, state
 from textgen_dashboard.failures import _interval
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Milliseconds a browser step may wait: a loaded 2-core machine takes most of a minute to draw a page.
+WAIT = 150_000
 
 
 def _planted(db) -> int:
@@ -103,21 +105,31 @@ def test_in_a_browser_results_and_compare_draw_the_modes(tmp_path: Path) -> None
         try:
             wait_healthy(url, process)
             with browser_context() as context:
-                context.set_default_timeout(150_000)
+                context.set_default_timeout(WAIT)
                 page = context.new_page()
                 started = time.perf_counter()
                 page.goto(f"{url}/results?run={run_id}")
                 heading = page.get_by_role("heading", name="Failure modes")
-                expect(heading).to_be_visible()
+                expect(heading).to_be_visible(timeout=WAIT)
                 heading.scroll_into_view_if_needed()
-                expect(page.get_by_text(re.compile(r"run \d+: \d+ failing judgement"))).to_be_visible()
+                expect(page.get_by_text(re.compile(r"run \d+: \d+ failing judgement"))).to_be_visible(timeout=WAIT)
+                expect(page.get_by_role("columnheader", name="words", exact=True, include_hidden=True)
+                       ).to_be_attached(timeout=WAIT)
+                page.wait_for_timeout(2000)
                 shown = time.perf_counter() - started
                 page.screenshot(path=str(tmp_path / "results_failures.png"), full_page=True)
                 page.goto(f"{url}/compare?run={run_id}")
-                expect(page.get_by_role("heading", name="Failure modes")).to_be_visible()
+                expect(page.get_by_role("heading", name="Failure modes")).to_be_visible(timeout=WAIT)
                 holm = page.get_by_text(re.compile(r"Holm family is every \(candidate, mode\)"))
-                expect(holm).to_be_visible()
+                expect(holm).to_be_visible(timeout=WAIT)
                 holm.scroll_into_view_if_needed()
+                # the grids draw on a canvas; their cells are also in an aria-hidden table, which these locators read
+                expect(page.get_by_role("columnheader", name="Holm p", exact=True, include_hidden=True)
+                       ).to_be_attached(timeout=WAIT)
+                expect(page.get_by_role("gridcell", name="new in candidate", include_hidden=True).or_(
+                    page.get_by_role("gridcell", name=re.compile("refund"), include_hidden=True)).first
+                       ).to_be_attached(timeout=WAIT)
+                page.wait_for_timeout(2000)
                 page.screenshot(path=str(tmp_path / "compare_failures.png"), full_page=True)
         finally:
             process.terminate()

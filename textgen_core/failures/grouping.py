@@ -33,7 +33,7 @@ import numpy as np
 from ..metrics.models.local_models import PACKAGED
 
 #: Distinct texts embedded and clustered at most; the rest are handed to the nearest mode by their words.
-SAMPLE = 4000
+SAMPLE = 2000
 #: Least cosine to a mode's centre for a noise point to join that mode.
 JOIN = 0.5
 #: PCA dimensions the embeddings are reduced to (then scaled to unit length) before HDBSCAN.

@@ -16,7 +16,7 @@ from ..registry import direction_of
 from ..store import Store
 from . import grouping
 from .names import ctfidf_terms, mode_name
-from .rates import holm, paired_rate, rate
+from .rates import holm, paired_counts, rate
 from .rules import FailureRule
 
 #: Version of the method; stored with the modes (a change of steps or defaults gets a new one).
@@ -26,6 +26,8 @@ METHOD = "failures/1"
 MIN_FAILURES = 20
 #: Name of the mode of the judgements that fit no mode.
 UNSORTED = "(unsorted: fits no mode)"
+#: Examples kept per mode and model when stored modes are read (the most a page or the command shows).
+EXAMPLES = 5
 _MEMBERS = ["datum_id", "model", "unit", "step", "item_index", "text"]
 
 
@@ -42,6 +44,8 @@ class FailureModes:
     members: pd.DataFrame
     cells: pd.DataFrame
     params: dict[str, Any] = field(default_factory=dict)
+    #: Members with their text to show as examples (the first few of each mode and model); None: ``members``.
+    samples: pd.DataFrame | None = None
 
     @property
     def models(self) -> list[str]:
@@ -81,18 +85,24 @@ class FailureModes:
         if unknown:
             raise ParameterError(f"model(s) {', '.join(unknown)} not in the run's scored cells; models: "
                                  f"{', '.join(self.models)}")
-        failed = self._failed_cells()
+        hits = self.members.loc[self.members["mode"] >= 0, ["mode", "datum_id", "model", "unit"]].drop_duplicates()
         rows = []
         for candidate in others:
-            keys = self._paired_keys(baseline, candidate)
+            pair = self.cells[self.cells["model"].isin([baseline, candidate])]
+            scored = pair.groupby(["datum_id", "unit"]).size()
+            paired = scored[scored == 2].index.to_frame(index=False)  # cells scored for both models
+            mine = hits[hits["model"].isin([baseline, candidate])].merge(paired, on=["datum_id", "unit"])
+            per = mine.assign(cand=mine["model"] == candidate).groupby(["mode", "datum_id", "unit"])["cand"].agg(
+                ["sum", "count"])
+            table = pd.DataFrame({"both": per["count"] == 2, "only_c": (per["count"] == 1) & (per["sum"] == 1),
+                                  "only_b": (per["count"] == 1) & (per["sum"] == 0)}).groupby(level="mode").sum()
             for mode, name in zip(self.modes["mode"], self.modes["name"]):
                 if mode < 0:  # the unsorted judgements are not a mode: not tested
                     continue
-                b = keys.isin(failed.get((int(mode), baseline), ()))
-                c = keys.isin(failed.get((int(mode), candidate), ()))
-                r = paired_rate(b, c, confidence)
-                change = ("new in candidate" if not b.any() and c.any() else
-                          "gone in candidate" if b.any() and not c.any() else "")
+                both, only_c, only_b = (int(v) for v in table.loc[mode]) if mode in table.index else (0, 0, 0)
+                r = paired_counts(both, only_c, only_b, len(paired), confidence)
+                change = ("new in candidate" if both + only_b == 0 and only_c > 0 else
+                          "gone in candidate" if both + only_c == 0 and only_b > 0 else "")
                 rows.append([candidate, int(mode), name, r.n, r.baseline_rate, r.candidate_rate, r.difference,
                              r.low, r.high, r.p_value, change, r.note])
         frame = pd.DataFrame(rows, columns=["candidate", "mode", "name", "n", "baseline_rate", "candidate_rate",
@@ -104,24 +114,11 @@ class FailureModes:
 
     def examples(self, mode: int, k: int = 5) -> pd.DataFrame:
         """Up to ``k`` members of a mode, taken in turn from each model (a stable choice, the same each read)."""
-        part = self.members[self.members["mode"] == mode]
+        pool = self.members if self.samples is None else self.samples
+        part = pool[pool["mode"] == mode]
         picked = part.groupby("model", sort=True).head(k).sort_values(["datum_id", "model"], kind="stable")
         turns = picked.assign(turn=picked.groupby("model").cumcount()).sort_values(["turn", "model"], kind="stable")
         return turns.head(k).drop(columns="turn").reset_index(drop=True)
-
-    def _paired_keys(self, baseline: str, candidate: str) -> pd.Index:
-        """(datum, unit) keys of the cells scored for both models."""
-        cells = self.cells[self.cells["model"].isin([baseline, candidate])]
-        both = cells.groupby(["datum_id", "unit"])["model"].nunique()
-        return pd.Index([f"{d}\x1f{u}" for d, u in both[both == 2].index])
-
-    def _failed_cells(self) -> dict[tuple[int, str], set[str]]:
-        """(mode, model) -> keys of the cells with a failing judgement in that mode."""
-        out: dict[tuple[int, str], set[str]] = {}
-        for mode, model, datum, unit in zip(self.members["mode"], self.members["model"], self.members["datum_id"],
-                                            self.members["unit"]):
-            out.setdefault((int(mode), model), set()).add(f"{datum}\x1f{unit}")
-        return out
 
 
 def failing_judgements(store: Store, run_id: int, scores: Sequence[str] | None = None,
@@ -225,11 +222,14 @@ def modes_for(store: Store, run_id: int, *, scores: Sequence[str] | None = None,
 
 def stored_modes(store: Store, run_id: int) -> FailureModes | None:
     """The run's stored modes, or None when none are stored (``textgen-eval failures RUN`` finds them)."""
-    modes = store.failures.failure_modes(run_id)
-    if modes.empty:
-        return None
-    params = {"method": modes["method"].iloc[0], **json.loads(modes["params"].iloc[0])}
-    cells = store.failures.scored_units(run_id, params["units"])
+    with store.session():  # one open of the file for the four reads
+        modes = store.failures.failure_modes(run_id)
+        if modes.empty:
+            return None
+        params = {"method": modes["method"].iloc[0], **json.loads(modes["params"].iloc[0])}
+        cells = store.failures.scored_units(run_id, params["units"])
+        members = store.failures.failure_members(run_id, text=False)
+        samples = store.failures.failure_examples(run_id, EXAMPLES)
     table = modes[["mode", "name", "words", "size"]].assign(mode=lambda f: f["mode"].astype(int))
     table = pd.concat([table[table["mode"] >= 0], table[table["mode"] < 0]]).reset_index(drop=True)  # unsorted last
-    return FailureModes(run_id, table, store.failures.failure_members(run_id), cells, params)
+    return FailureModes(run_id, table, members, cells, params, samples)

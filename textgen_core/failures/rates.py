@@ -86,17 +86,24 @@ def paired_rate(baseline: np.ndarray, candidate: np.ndarray, confidence: float =
     """The paired difference of two 0/1 arrays (1: the cell failed in this mode), aligned by cell."""
     b = np.asarray(baseline, dtype=bool)
     c = np.asarray(candidate, dtype=bool)
-    n = int(b.size)
+    return paired_counts(int(np.count_nonzero(b & c)), int(np.count_nonzero(c & ~b)), int(np.count_nonzero(b & ~c)),
+                         int(b.size), confidence)
+
+
+def paired_counts(both: int, only_candidate: int, only_baseline: int, n: int,
+                  confidence: float = 0.95) -> PairedRate:
+    """The paired difference from the counts of ``n`` paired cells: failed in both, only the candidate, only
+    the baseline (the rest failed in neither)."""
     if n == 0:
         return PairedRate(0, math.nan, math.nan, math.nan, None, None, None, "no cells scored for both models")
-    both, only_c = int(np.count_nonzero(b & c)), int(np.count_nonzero(c & ~b))
-    only_b = int(np.count_nonzero(b & ~c))
-    diff = (only_c - only_b) / n
+    base, cand = (both + only_baseline) / n, (both + only_candidate) / n
+    diff = (only_candidate - only_baseline) / n
     if n < MIN_CELLS:
-        return PairedRate(n, float(b.mean()), float(c.mean()), diff, None, None, None,
+        return PairedRate(n, base, cand, diff, None, None, None,
                           f"too few paired cells for an interval ({n} < {MIN_CELLS})")
-    low, high = newcombe_paired(both, only_c, only_b, n - both - only_c - only_b, confidence)
-    return PairedRate(n, float(b.mean()), float(c.mean()), diff, low, high, mcnemar_exact(only_c, only_b))
+    low, high = newcombe_paired(both, only_candidate, only_baseline, n - both - only_candidate - only_baseline,
+                                confidence)
+    return PairedRate(n, base, cand, diff, low, high, mcnemar_exact(only_candidate, only_baseline))
 
 
 def holm(p_values: list[float | None]) -> list[float | None]:

@@ -96,13 +96,26 @@ class FailureTables(Part):
             return pd.DataFrame(columns=_MODE_COLUMNS)
 
     @reads
-    def failure_members(self, run_id: int, mode: int | None = None) -> pd.DataFrame:
-        """The failing judgements of a run's modes (optionally one mode), in a stable order."""
+    def failure_members(self, run_id: int, mode: int | None = None, *, text: bool = True) -> pd.DataFrame:
+        """The failing judgements of a run's modes (optionally one mode), in a stable order; ``text=False`` leaves
+        the grouped text out (all a rate or a comparison needs)."""
+        columns = _MEMBER_COLUMNS if text else _MEMBER_COLUMNS[:-1]
         try:
             return self.cur.execute(
-                "SELECT mode, datum_id, model, unit, step, item_index, text FROM failure_members "
+                f"SELECT {', '.join(columns)} FROM failure_members "  # constant column names
                 "WHERE run_id = ? AND (? IS NULL OR mode = ?) ORDER BY mode, datum_id, model, unit, step, item_index",
                 [run_id, mode, mode]).df()
+        except duckdb.CatalogException:
+            return pd.DataFrame(columns=columns)
+
+    @reads
+    def failure_examples(self, run_id: int, per_model: int) -> pd.DataFrame:
+        """The first ``per_model`` members of each (mode, model), with their text, in the members' order."""
+        try:
+            return self.cur.execute(
+                "SELECT mode, datum_id, model, unit, step, item_index, text FROM failure_members WHERE run_id = ? "
+                "QUALIFY row_number() OVER (PARTITION BY mode, model ORDER BY datum_id, unit, step, item_index) <= ? "
+                "ORDER BY mode, datum_id, model, unit, step, item_index", [run_id, per_model]).df()
         except duckdb.CatalogException:
             return pd.DataFrame(columns=_MEMBER_COLUMNS)
 
@@ -110,10 +123,11 @@ class FailureTables(Part):
     def scored_units(self, run_id: int, units: Sequence[str]) -> pd.DataFrame:
         """datum_id, model, unit: the scored cells of the run whose metric or score is one of ``units``
         (a cell counts once per unit name; unscored cells are not units: they can neither fail nor pass)."""
+        names = list(units)
         return self.cur.execute(
-            "SELECT DISTINCT datum_id, model, u.unit FROM scores s JOIN (SELECT unnest(?::VARCHAR[]) AS unit) u "
-            "ON s.metric = u.unit OR s.score = u.unit WHERE s.run_id = ? AND s.value IS NOT NULL "
-            "ORDER BY u.unit, datum_id, model", [list(units), run_id]).df()
+            "SELECT DISTINCT datum_id, model, CASE WHEN list_contains(?, metric) THEN metric ELSE score END AS unit "
+            "FROM scores WHERE run_id = ? AND value IS NOT NULL AND (list_contains(?, metric) OR "
+            "list_contains(?, score)) ORDER BY unit, datum_id, model", [names, run_id, names, names]).df()
 
     @reads
     def judged_items(self, run_id: int, metrics: Sequence[str] | None = None) -> pd.DataFrame:
