@@ -42,7 +42,8 @@ def test_the_modes_match_the_planted_types(found) -> None:
     store, planted, modes = found
     members = modes.members
     assert len(members) == len(planted.truth)  # every planted failure, nothing else (no passing, no unscored cell)
-    assert not members["text"].str.contains("UNSCORED").any()
+    texts = store.failures.failure_members(planted.run_id)["text"]  # the grouped texts, as stored
+    assert len(texts) == len(members) and not texts.str.contains("UNSCORED").any()
     kinds = [planted.truth[(d, m)] for d, m in zip(members["datum_id"], members["model"])]
     ari = adjusted_rand_score(kinds, members["mode"])
     assert ari >= 0.8, ari
@@ -81,9 +82,10 @@ def test_stored_modes_read_back_without_grouping(found) -> None:
 
 
 def test_equal_rates_flag_nothing_in_95_percent_of_40_seeds(found) -> None:
-    _, planted, modes = found
-    by_text = dict(zip(modes.members["text"], modes.members["mode"]))  # the grouping of each wording, reused
-    pools = {kind: sorted({t for t, k in _texts_by_kind(modes, planted.truth).items() if k == kind})
+    store, planted, modes = found
+    stored = store.failures.failure_members(planted.run_id)  # with the grouped texts
+    by_text = dict(zip(stored["text"], stored["mode"]))  # the grouping of each wording, reused
+    pools = {kind: sorted({t for t, k in _texts_by_kind(stored, planted.truth).items() if k == kind})
              for kind in TYPES}
     clean = 0
     for seed in range(40):
@@ -101,6 +103,5 @@ def test_equal_rates_flag_nothing_in_95_percent_of_40_seeds(found) -> None:
     assert clean >= 38, clean
 
 
-def _texts_by_kind(modes: FailureModes, truth: dict) -> dict[str, str]:
-    return {t: truth[(d, m)] for t, d, m in zip(modes.members["text"], modes.members["datum_id"],
-                                                modes.members["model"])}
+def _texts_by_kind(members: pd.DataFrame, truth: dict) -> dict[str, str]:
+    return {t: truth[(d, m)] for t, d, m in zip(members["text"], members["datum_id"], members["model"])}
