@@ -61,7 +61,8 @@ def failure_modes_section(run_id: int, models: Sequence[str], baseline: str | No
     st.dataframe(table, hide_index=True, key=_key(page, "table"), placeholder="–",
                  column_config={"size": st.column_config.NumberColumn("judgements")})
     st.caption("Each model's column: the share of its scored cells with a failing judgement in the mode, with a "
-               "Wilson 95% interval ('too few' below 10 cells). Unscored cells are neither failures nor counted. "
+               "95% interval by the small-sample rule of docs/statistics.md (exact below 30 cells, Wilson from 30, "
+               "'too few' below 2). Unscored cells are neither failures nor counted. "
                "Mode -1 holds the judgements that fit no mode.")
     if baseline is not None and candidates:
         _comparison(modes, baseline, [c for c in candidates if c in modes.models])

@@ -11,7 +11,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from textgen_core.failures.rates import MIN_CELLS, holm, mcnemar_exact, newcombe_paired, paired_rate, rate
+from textgen_core.failures.rates import holm, mcnemar_exact, newcombe_paired, paired_rate, rate
 
 
 @pytest.mark.parametrize("only_c, only_b", [(0, 1), (3, 0), (7, 2), (20, 31), (44, 18), (5, 5)])
@@ -45,9 +45,15 @@ def test_no_failure_still_has_an_interval_of_width() -> None:
     assert share == 0 and low == pytest.approx(0, abs=1e-15) and high > 0.05
 
 
+def test_a_small_sample_gets_the_shared_rules_exact_interval() -> None:
+    share, low, high, note = rate(1, 9)
+    ref = proportion_confint(1, 9, alpha=0.05, method="beta")  # Clopper-Pearson below 30 cells
+    assert (low, high) == pytest.approx(ref, abs=1e-9) and note is None
+
+
 def test_too_few_cells_say_so_instead_of_an_interval() -> None:
-    share, low, high, note = rate(1, MIN_CELLS - 1)
-    assert low is None and high is None and "too few" in note
+    share, low, high, note = rate(1, 1)
+    assert share == 1 and low is None and high is None and note.startswith("too few: 1 value")
     assert rate(0, 0)[3] == "no scored cells"
     paired = paired_rate(np.array([1, 0, 0]), np.array([1, 1, 0]))
     assert paired.low is None and paired.p_value is None and "too few" in paired.note

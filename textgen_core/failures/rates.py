@@ -2,8 +2,9 @@
 
 The unit is a scored cell: a (datum, model, score) whose value exists. A
 model's rate of a mode is the share of its scored cells with at least one
-failing judgement in that mode, with a Wilson interval (never of zero width;
-below :data:`MIN_CELLS` cells the rate is shown without an interval, "too few").
+failing judgement in that mode, with the interval of the project's one
+small-sample rule (docs/statistics.md: Clopper-Pearson below 30 cells, Wilson
+from 30, never of zero width, "too few" below 2 cells).
 
 Between a candidate and the baseline the cells are paired by (datum, score),
 scored for both. The difference of rates is the mean of the paired
@@ -23,7 +24,7 @@ import numpy as np
 from ..compare.intervals import wilson_interval
 from ..compare.stats import holm_adjust
 
-#: Fewest cells (or paired cells) for which a rate or a difference gets an interval.
+#: Fewest paired cells for which a difference gets an interval.
 MIN_CELLS = 10
 
 
@@ -43,14 +44,19 @@ class PairedRate:
 
 
 def rate(hits: int, n: int, confidence: float = 0.95) -> tuple[float | None, float | None, float | None, str | None]:
-    """(share, low, high, note): a model's rate of a mode with its Wilson interval, or why there is none."""
+    """(share, low, high, note): a model's rate of a mode with its interval under the shared small-sample rule
+    (:mod:`textgen_core.compare.small_sample`: exact below 30 cells, Wilson from 30, never of zero width), or why
+    there is none."""
+    from ..compare.small_sample import mean_interval
+
     if n == 0:
         return None, None, None, "no scored cells"
-    share = hits / n
-    if n < MIN_CELLS:
-        return share, None, None, f"too few scored cells for an interval ({n} < {MIN_CELLS})"
-    low, high = wilson_interval(hits, n, confidence)
-    return share, low, high, None
+    values = np.zeros(n)
+    values[:hits] = 1.0
+    interval = mean_interval(values, bounds=(0.0, 1.0), confidence=confidence, rng=np.random.default_rng(0))
+    if not interval.given:
+        return hits / n, None, None, f"too few: {interval.why}"
+    return hits / n, interval.low, interval.high, None
 
 
 def newcombe_paired(both: int, only_candidate: int, only_baseline: int, neither: int,

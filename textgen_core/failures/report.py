@@ -14,7 +14,7 @@ def _share(value: Any, low: Any, high: Any, note: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if low is None or (isinstance(low, float) and math.isnan(low)):
-        return f"{value:.1%} (too few for an interval)" if note and "too few" in str(note) else f"{value:.1%}"
+        return f"{value:.1%} ({note})" if note else f"{value:.1%}"
     return f"{value:.1%} [{low:.1%}, {high:.1%}]"
 
 
@@ -51,8 +51,9 @@ def mode_lines(modes: FailureModes, *, by: pd.DataFrame | None = None, examples:
         for ex in modes.examples(int(mode), examples).itertuples():
             text = ex.text if len(ex.text) <= 110 else ex.text[:107] + "..."
             lines.append(f"  e.g. {ex.datum_id} / {ex.model} / {ex.unit}: {text}")
-    lines.append("\nRates: share of each model's scored cells with a failing judgement in the mode, Wilson 95% "
-                 "interval. Unscored cells are neither failures nor cells.")
+    lines.append("\nRates: share of each model's scored cells with a failing judgement in the mode, 95% interval "
+                 "by the small-sample rule of docs/statistics.md (exact below 30 cells, Wilson from 30). Unscored "
+                 "cells are neither failures nor cells.")
     return lines
 
 
