@@ -106,8 +106,8 @@ def build_report(store: Store, run_id: int, options: ReportOptions | None = None
             },
             "warnings": judge_warnings(store, run_id),
         }
-        from .sections import (calibration_part, classification_part, comparison_part, panel_part, people_part,
-                               slices_part)
+        from .sections import (calibration_part, classification_part, comparison_part, failures_part, panel_part,
+                               people_part, slices_part)
 
         report["comparison"] = comparison_part(store, run_id, run, options)
         report["calibration"] = calibration_part(store, run_id, options, report["comparison"])
@@ -115,6 +115,7 @@ def build_report(store: Store, run_id: int, options: ReportOptions | None = None
         report["human_agreement"] = people_part(store, run_id)
         report["classification"] = classification_part(store, run_id, run)
         report["slices"] = slices_part(store, run_id, options)
+        report["failure_modes"] = failures_part(store, run_id, options)
         if report["comparison"]:
             report["warnings"] += report["comparison"]["warnings"]
         report["datums"] = datum_section(store, run_id, run, present, whole_limit=options.whole_limit)
