@@ -66,7 +66,8 @@ EDGE_CASES = {
 @pytest.mark.parametrize("n", [5, 10, 20])
 @pytest.mark.parametrize("case", list(EDGE_CASES))
 def test_a_mean_at_the_edge_of_the_range_keeps_93_percent_coverage(case: str, n: int) -> None:
-    """400 seeded samples per case and n. Measured (1,000 samples): every case 97% or more at n = 5, 10 and 20."""
+    """400 seeded samples per case and n. Measured with these seeds: the lowest is 97.25% (the 1-5 scale with 97%
+    fives, n = 20); the paired deltas below, 98.5% or more."""
     draw, truth, bounds = EDGE_CASES[case]
     rng = np.random.default_rng([n, len(case)])
     covered = 0
