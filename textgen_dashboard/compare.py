@@ -32,6 +32,7 @@ from .failures import failure_modes_section
 from .pairwise import pairwise_section
 from .pickers import MANY_MODELS, keep_choice, keep_choices, many_models, open_requested, pick_run, runs_or_hint
 from .safe_text import plain
+from .slices import compare_section as slice_comparison, pick_slice
 from .words import interval_text, verdict_words
 from .report_button import report_button
 
@@ -62,7 +63,7 @@ class Choice:
 #: The page's state in its address: ``?run=3&baseline=a&candidates=b&scores=bleu&regressions=1``.
 ADDRESS = (Field("run", state.COMPARE_RUN, "int"), Field("baseline", state.COMPARE_BASELINE),
            Field("candidates", state.COMPARE_CANDIDATES, "list"), Field("scores", state.COMPARE_SCORES, "list"),
-           Field("regressions", state.COMPARE_REGRESSIONS, "bool"))
+           Field("regressions", state.COMPARE_REGRESSIONS, "bool"), Field("slice", state.COMPARE_SLICE))
 
 
 def render() -> None:
@@ -102,6 +103,9 @@ def _render() -> None:
         return
     frame = regressions_first(frame)
     table_section(frame)
+    column = pick_slice(run, state.COMPARE_SLICE)
+    if column:
+        slice_comparison(run_id, column, choice)
     report_button(run_id, choice)
     compare_section(run_id, choice.baseline, choice.candidates, choice.scores)
     st.subheader("Deltas")

@@ -189,9 +189,17 @@ def _metric(metric: str, view: Mapping[str, pd.DataFrame], models: list[str]) ->
                 st.caption("No verdicts.")
             else:
                 st.dataframe(verdict_table(mine), hide_index=True, placeholder="–")
+            logged = []
             if not exchanges.empty:
-                for exchange in exchanges[exchanges["model"] == model].to_dict("records"):
+                logged = exchanges[exchanges["model"] == model].to_dict("records")
+                for exchange in logged:
                     _exchange(exchange)
+            for key in _cached_keys(mine, logged):
+                cached = data.store().judge_cache_get(key)
+                if cached is not None:  # a reply that was used: its request and raw reply are in the judge cache
+                    _exchange({"step": mine.loc[mine["cache_key"] == key, "step"].iloc[0], "call_index": 0,
+                               "status": "ok", "reason": None, "reply": cached["reply"],
+                               "messages": (cached["request"] or {}).get("messages")})
 
 
 def _exchange(exchange: Mapping[str, Any]) -> None:
@@ -208,6 +216,14 @@ def _exchange(exchange: Mapping[str, Any]) -> None:
         st.caption("Reply")
         reply = exchange.get("reply")
         st.code(reply if _present(reply) else "(no reply)", language=None, wrap_lines=True)
+
+
+def _cached_keys(verdicts: pd.DataFrame, logged: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The cache keys of the verdicts whose exchange is not in the run's log (the log keeps failures)."""
+    if "cache_key" not in verdicts:
+        return []
+    seen = {e.get("cache_key") for e in logged}
+    return [k for k in dict.fromkeys(verdicts["cache_key"]) if isinstance(k, str) and k and k not in seen]
 
 
 def verdict_table(verdicts: pd.DataFrame) -> pd.DataFrame:

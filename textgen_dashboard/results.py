@@ -15,7 +15,7 @@ import streamlit as st
 from textgen_core.registry import direction_of
 from textgen_core.summary import scale_text
 
-from . import calibrated, charts, data, panel
+from . import calibrated, charts, data, panel, slices
 from .address import Field, kept
 from .classification import classification_section
 from .failures import failure_modes_section
@@ -25,7 +25,7 @@ from .safe_text import plain
 from .pickers import (MANY_MODELS, keep_choice, keep_choices, many_models, open_requested, pick_run, runs_or_hint,
                       score_range)
 from .state import (RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_ROWS, RESULTS_RUN, RESULTS_SCORE,
-                    RESULTS_UNSCORED, results_range)
+                    RESULTS_SLICE, RESULTS_UNSCORED, results_range)
 
 CHARTS = ("Histogram", "Box", "Violin")
 #: The summary's columns, counts and the reason they are unscored before the spread: visible at 1400 px.
@@ -36,7 +36,7 @@ ARROWS = {"higher": "↑ higher", "lower": "↓ lower", "none": ""}
 
 #: The page's state in its address: ``?run=3&models=a&score=bleu&chart=Box&unscored=1``.
 ADDRESS = (Field("run", RESULTS_RUN, "int"), Field("models", RESULTS_MODELS, "list"), Field("score", RESULTS_SCORE),
-           Field("chart", RESULTS_CHART), Field("unscored", RESULTS_UNSCORED, "bool"))
+           Field("chart", RESULTS_CHART), Field("unscored", RESULTS_UNSCORED, "bool"), Field("slice", RESULTS_SLICE))
 
 
 def render() -> None:
@@ -88,6 +88,9 @@ def _render() -> None:
     scores = list(dict.fromkeys(shown["score"]))
     keep_choice(RESULTS_SCORE, scores)
     score = st.selectbox("Score", scores, key=RESULTS_SCORE, persist_state="session")
+    column = slices.pick_slice(run, RESULTS_SLICE)
+    if column:
+        slices.results_section(run_id, column, models, score)
     low, high = score_range(shown[shown["score"] == score], results_range(score))
     colors = charts.model_colors(all_models)
     charts_section(run_id, score, models, low, high, colors, shown)

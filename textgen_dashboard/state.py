@@ -110,6 +110,7 @@ COMPARE_TOP = "compare.top"
 #: Datum id picked in that table, opened in Explore on the next run of the page.
 COMPARE_OPEN = "compare.open"
 COMPARE_HUMAN_COLUMN = "compare.human_column"
+COMPARE_SLICE = "compare.slice"
 COMPARE_FOREST = "compare.forest"
 COMPARE_SCATTER = "compare.scatter"
 
@@ -124,6 +125,7 @@ RESULTS_MODELS = "results.models"
 RESULTS_SCORE = "results.score"
 RESULTS_CHART = "results.chart"
 RESULTS_UNSCORED = "results.unscored"
+RESULTS_SLICE = "results.slice"
 RESULTS_ROWS = "results.rows"
 #: The judge panel's table of split cells (a selected row opens in Explore).
 RESULTS_PANEL_SPLIT = "results.panel.split"
