@@ -1,25 +1,68 @@
-"""Storing a loaded dataset without ever replacing one that runs may depend on."""
+"""Storing a loaded dataset as a version of a named dataset, without ever replacing one that runs may depend on."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
 
 from .model import Dataset
 from .store import Store
 
 
-def save_or_reuse(store: Store, dataset: Dataset, name: str) -> tuple[int, str, bool]:
-    """(dataset id, name used, reused): the stored dataset when one with the same rows exists under
-    ``name`` or a numbered variant of it, else a new one under the first free name ("outputs (2)"...).
+@dataclass(frozen=True)
+class StoredVersion:
+    """Where a loaded dataset went: its stored id and name, its family and version, whether identical content was
+    already stored (then nothing new was written), and what changed since the family's previous version."""
 
-    Re-running a file therefore adds a run to the same dataset, and a changed file gets a new
-    dataset instead of deleting the earlier one with its runs.
+    dataset_id: int
+    name: str
+    reused: bool
+    family: str
+    version: int
+    #: version_diff of the family's previous version against this one; empty for a first version or reused content.
+    diff: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self, rows: int) -> str:
+        """One line for a person: stored or reused, which version, and the change from the version before."""
+        if self.reused:
+            return (f"using stored dataset {self.name!r} (version {self.version} of {self.family!r}, {rows} rows): "
+                    "the same content is stored already, nothing was added")
+        text = f"stored dataset {self.name!r} ({rows} rows) as version {self.version} of {self.family!r}"
+        return text + (f"; since the version before: {diff_summary(self.diff)}" if self.diff else "")
+
+
+def diff_summary(diff: dict[str, Any]) -> str:
+    """'datums added 2, removed 1, changed 3; models added: c' (models only when some were added or removed)."""
+    text = "datums " + ", ".join(f"{key} {len(diff.get(key, []))}" for key in ("added", "removed", "changed"))
+    for key, word in (("models_added", "models added"), ("models_removed", "models removed")):
+        if diff.get(key):
+            text += f"; {word}: {', '.join(diff[key])}"
+    return text
+
+
+def store_version(store: Store, dataset: Dataset, name: str) -> StoredVersion:
+    """Store ``dataset`` as the next version of the dataset named ``name`` under the first free name ("outputs",
+    "outputs (2)"...), unless a stored dataset has the same content (any name): that one is used instead.
+
+    Re-running a file therefore adds a run to the same version, and an edited file becomes a new version of the
+    same named dataset instead of deleting the earlier one with its runs.
     """
-    taken = set(store.list_datasets()["name"])
-    candidates = [name] + [f"{name} ({i})" for i in range(2, len(taken) + 3)]
-    for candidate in candidates:
-        if candidate not in taken:
-            dataset_id = store.save_dataset(dataset, candidate)
-            return dataset_id, candidate, False
-        existing = store.load_dataset(store.dataset_id(candidate))
-        if existing.rows == dataset.rows:
-            return store.dataset_id(candidate), candidate, True
-    raise AssertionError("unreachable: there is always a free name")  # pragma: no cover
+    name = " ".join(name.split()) or "dataset"
+    chosen, _ = store.streams.free_dataset_names(name)
+    dataset_id, stamp = store.datasets.save_version(dataset, chosen, name)
+    if stamp.same_as is not None:
+        found = store.versions.versions(stamp.family)
+        stored_name = str(found.loc[found["dataset_id"] == dataset_id, "name"].iloc[0])
+        return StoredVersion(dataset_id, stored_name, True, stamp.family, stamp.version)
+    earlier = store.versions.versions(stamp.family)
+    earlier = earlier[earlier["version"] < stamp.version]
+    diff: dict[str, Any] = {}
+    if len(earlier):
+        diff = store.versions.version_diff(int(earlier["dataset_id"].iloc[-1]), dataset_id)
+    return StoredVersion(dataset_id, chosen, False, stamp.family, stamp.version, diff)
+
+
+def save_or_reuse(store: Store, dataset: Dataset, name: str) -> tuple[int, str, bool]:
+    """(dataset id, name used, reused) of :func:`store_version`."""
+    stored = store_version(store, dataset, name)
+    return stored.dataset_id, stored.name, stored.reused

@@ -24,6 +24,7 @@ PAGES = (
     ("results", "Results", ":material/bar_chart:"),
     ("explore", "Explore", ":material/search:"),
     ("compare", "Compare", ":material/compare_arrows:"),
+    ("history", "History", ":material/timeline:"),
     ("label", "Label", ":material/label:"),
     ("criteria", "Judge criteria", ":material/rule:"),
     ("runs", "Runs", ":material/history:"),

@@ -51,7 +51,7 @@ def test_runs_and_datasets_print_clean_tables(db_with_runs, capsys):
         assert not re.search(r"\b(None|NaN|NaT|nan)\b", text), text
     assert re.search(r"\b\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\b", runs) and not re.search(r":\d\d\.\d+", runs)
     assert duration_text(store.get_run(run_id)["duration_s"]) in runs
-    assert runs.split()[:3] == ["run", "dataset", "created"]
+    assert runs.split()[:5] == ["run", "name", "tags", "dataset", "created"]
     assert "sample-qa" in datasets and "model-a, model-b" in datasets
 
 

@@ -78,8 +78,8 @@ def test_navigation_declares_every_page_script(app_db):
     from textgen_dashboard.app import PAGES
 
     scripts = {p.stem for p in app_path().parent.joinpath("views").glob("*.py") if p.stem != "__init__"}
-    assert [name for name, _, _ in PAGES] == ["home", "upload", "evaluate", "results", "explore", "compare", "label",
-                                            "criteria", "runs"]
+    assert [name for name, _, _ in PAGES] == ["home", "upload", "evaluate", "results", "explore", "compare",
+                                            "history", "label", "criteria", "runs"]
     assert set(scripts) == {name for name, _, _ in PAGES}
     at = page("app.py").run()
     no_exception(at)

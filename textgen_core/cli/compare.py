@@ -16,6 +16,8 @@ from ..errors import ParameterError
 from ..export import write_table
 from ..summary import scale_text
 from .classification import print_comparison
+from .compare_runs import add_arguments as add_cross_run_arguments
+from .compare_runs import compare_runs, is_cross_run
 from .labels import print_agreement, print_calibrated
 from .main import add_db_argument, open_store
 
@@ -31,8 +33,10 @@ GATE_FAILED = 3
 
 def register(sub: argparse._SubParsersAction) -> None:
     compare = sub.add_parser("compare", help="compare models on a run: paired deltas, bootstrap intervals, p-values")
-    compare.add_argument("run_id", type=int, metavar="RUN")
-    compare.add_argument("--baseline", required=True, metavar="MODEL", help="the model the others are compared to")
+    compare.add_argument("run_id", type=int, metavar="RUN", nargs="?",
+                         help="the run; without it, --baseline and --candidate are RUN:MODEL (across runs)")
+    compare.add_argument("--baseline", required=True, metavar="MODEL",
+                         help="the model the others are compared to (RUN:MODEL without a RUN)")
     compare.add_argument("--candidate", action="append", metavar="MODEL",
                          help="a model to compare with the baseline (repeatable; default: every other model)")
     _add_scores(compare)
@@ -59,6 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                          help="also report bias-corrected (PPI++) deltas and means from the run's human labels")
     compare.add_argument("--human-column", metavar="COL", help="with --calibrate: a human column of the dataset "
                                                                "counted as labels")
+    add_cross_run_arguments(compare)
     add_db_argument(compare)
     compare.set_defaults(handler=_compare)
 
@@ -107,6 +112,8 @@ def _directions(values: list[str]) -> dict[str, str]:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    if is_cross_run(args):
+        return compare_runs(args)
     store = open_store(args, read_only=True)
     if args.by:
         return _compare_by(args, store)

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from ..store import Store
 
 #: Modules under textgen_core.cli that define `register(subparsers)`.
-SUBCOMMAND_MODULES = ("sample", "run", "runs", "summary", "compare", "labels", "metrics", "report", "failures",
-                      "dashboard")
+SUBCOMMAND_MODULES = ("sample", "run", "runs", "named_runs", "over_time", "summary", "compare", "labels", "metrics",
+                      "report", "failures", "dashboard")
 #: command -> (the module that registers it, its one-line help for ``textgen-eval --help``). A command missing here
 #: still runs (its module is imported with all the others), only more slowly.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -35,8 +35,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "resume": ("run", "finish an interrupted run; finished cells are kept"),
     "extend": ("run", "add metrics to a finished run (its dataset, its judge; the judge cache makes repeated asks "
                       "free); 'resume' finishes a stopped extend"),
-    "runs": ("runs", "list runs"),
-    "datasets": ("runs", "list stored datasets"),
+    "runs": ("runs", "list runs (with their names, tags and dataset versions)"),
+    "datasets": ("runs", "list stored datasets; with NAME, its versions"),
+    "rename": ("named_runs", "name a run (its id still works): 'textgen-eval rename 7 candidate-v2'"),
+    "tag": ("named_runs", "add tags to a run (or --remove them); 'textgen-eval runs --tag T' lists them"),
+    "note": ("named_runs", "write a note on a run ('' clears it); 'textgen-eval runs' shows it"),
+    "history": ("over_time", "every run of a dataset (all its versions) over time: means with intervals, and changes"),
+    "leaderboard": ("over_time", "every model run on a dataset, ranked on a score with rank intervals"),
     "export": ("runs", "export a run's scores (and verdicts) to CSV, JSONL or Parquet"),
     "delete-run": ("runs", "delete a run with its cells and verdicts (its dataset stays)"),
     "summary": ("summary", "print a stored run's summary: means with intervals, why cells are unscored, warnings, "

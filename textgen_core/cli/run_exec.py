@@ -42,10 +42,11 @@ def execute(plan: RunCommand, open_store: Callable[..., Store], db: str) -> tupl
         print_dry_run(plan, dataset, lambda: open_store(read_only=True) if Path(db).is_file() else Store(":memory:"))
         return store, None
     if dataset_id is None:
-        from ..catalog import save_or_reuse
+        from ..catalog import store_version
 
-        dataset_id, name, reused = save_or_reuse(store, dataset, plan.name or dataset.name)
-        print(f"{'using stored' if reused else 'stored'} dataset {name!r} ({len(dataset.rows)} rows)")
+        stored = store_version(store, dataset, plan.name or dataset.name)
+        dataset_id = stored.dataset_id
+        print(stored.describe(len(dataset.rows)))
     return store, _evaluate(plan, store, dataset_id)
 
 
@@ -131,7 +132,9 @@ def _stream(plan: RunCommand, store: Store) -> int | None:
     except KeyboardInterrupt:
         say_kept(started, " (leave the file as it is until then)")
         raise
-    print(f"{'using stored' if streamed.reused else 'stored'} dataset {streamed.dataset_name!r} ({streamed.rows} rows)")
+    family, version = store.versions.family_of_dataset(streamed.dataset_id)
+    print(f"{'using stored' if streamed.reused else 'stored'} dataset {streamed.dataset_name!r} ({streamed.rows} rows), "
+          f"version {version} of {family!r}" + (": the same content was stored already" if streamed.reused else ""))
     for warning in streamed.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return streamed.run_id

@@ -12,11 +12,16 @@ from .main import add_db_argument, open_store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    runs = sub.add_parser("runs", help="list runs")
+    runs = sub.add_parser("runs", help="list runs (with their names, tags and dataset versions)")
+    runs.add_argument("--tag", action="append", default=[], metavar="TAG",
+                      help="only runs with this tag (repeatable: runs with every one of them)")
     add_db_argument(runs)
     runs.set_defaults(handler=_runs)
 
-    datasets = sub.add_parser("datasets", help="list stored datasets")
+    datasets = sub.add_parser("datasets", help="list stored datasets; with NAME, its versions")
+    datasets.add_argument("name", nargs="?", help="a dataset: list its versions and what changed in each")
+    datasets.add_argument("--diff", nargs=2, type=int, metavar=("V1", "V2"),
+                          help="with NAME: the datums added, removed and changed from version V1 to V2")
     add_db_argument(datasets)
     datasets.set_defaults(handler=_datasets)
 
@@ -38,27 +43,53 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _runs(args: argparse.Namespace) -> int:
-    frame = open_store(args, read_only=True).list_runs()
+    store = open_store(args, read_only=True)
+    frame = store.list_runs()
     if frame.empty:
         print("no runs yet")
         return 0
-    shown = frame[["run_id", "dataset", "created_at", "status", "metrics", "models", "judge_model",
+    frame = frame.merge(store.run_names.run_labels(), on="run_id", how="left")
+    frame = frame.merge(store.versions.versions()[["dataset_id", "family", "version"]], on="dataset_id", how="left")
+    if args.tag:
+        frame = frame[[set(args.tag) <= set(tags) for tags in frame["tags"]]]
+        if frame.empty:
+            print(f"no run has the tag{'s' if len(args.tag) > 1 else ''} {', '.join(args.tag)}")
+            return 0
+    frame["dataset"] = [f"{f} v{int(v)}" if pd.notna(v) else d
+                        for d, f, v in zip(frame["dataset"], frame["family"], frame["version"])]
+    frame["name"] = frame["name"].fillna("")
+    frame["tags"] = frame["tags"].map(lambda tags: ",".join(tags))
+    shown = frame[["run_id", "name", "tags", "dataset", "created_at", "status", "metrics", "models", "judge_model",
                    "duration_s", "judge_calls", "cost"]].copy()
     shown["duration_s"] = shown["duration_s"].map(duration_text)
     shown["cost"] = shown["cost"].map(lambda c: "" if pd.isna(c) else f"{c:.4f}")
     shown = shown.rename(columns={"run_id": "run", "created_at": "created", "judge_model": "judge",
                                   "duration_s": "duration", "judge_calls": "judge calls"})
     print(text_table(shown))
+    for run_id, note in zip(frame["run_id"], frame["note"]):
+        if isinstance(note, str) and note:
+            print(f"note on run {run_id}: {note}")
     return 0
 
 
 def _datasets(args: argparse.Namespace) -> int:
-    frame = open_store(args, read_only=True).list_datasets()
+    if args.name is not None:
+        from .named_runs import show_versions
+
+        return show_versions(args)
+    if args.diff:
+        from ..errors import ParameterError
+
+        raise ParameterError("--diff compares two versions of one dataset: 'textgen-eval datasets NAME --diff 1 2'")
+    store = open_store(args, read_only=True)
+    frame = store.list_datasets()
     if frame.empty:
         print("no datasets yet")
         return 0
-    shown = frame[["dataset_id", "name", "n_rows", "models", "n_runs", "source"]]
-    shown = shown.rename(columns={"dataset_id": "dataset", "n_rows": "rows", "n_runs": "runs"})
+    frame = frame.merge(store.versions.versions()[["dataset_id", "family", "version"]], on="dataset_id", how="left")
+    shown = frame[["dataset_id", "name", "family", "version", "n_rows", "models", "n_runs", "source"]]
+    shown = shown.rename(columns={"dataset_id": "dataset", "family": "versions of", "n_rows": "rows",
+                                  "n_runs": "runs"})
     print(text_table(shown))
     return 0
 

@@ -18,6 +18,7 @@ from ..errors import StoreError
 from ..model import Dataset, Datum
 from .database import Part, insert_arrow, json_text, reads, writes
 from .run_sql import delete_run_rows, refuse_running
+from .versions_sql import Stamp, forget_version, stamp_version
 
 _DATA_SCHEMA = pa.schema([
     ("dataset_id", pa.int32()), ("row_index", pa.int32()), ("datum_id", pa.string()),
@@ -37,8 +38,25 @@ class Datasets(Part):
     """The ``datasets`` and ``data`` tables: a whole dataset stored, read, renamed or deleted."""
 
     @writes
-    def save_dataset(self, dataset: Dataset, name: str | None = None, *, replace: bool = False) -> int:
-        """Store a whole dataset in one transaction; returns its id."""
+    def save_dataset(self, dataset: Dataset, name: str | None = None, *, replace: bool = False,
+                     family: str | None = None) -> int:
+        """Store a whole dataset in one transaction as the next version of ``family`` (default: the family of
+        its name, see :func:`.versions_sql.family_of`); returns its id."""
+        return self._save(dataset, name, replace, family)[0]
+
+    @writes
+    def save_version(self, dataset: Dataset, name: str, family: str) -> tuple[int, Stamp]:
+        """Store a dataset as the next version of ``family`` unless a stored dataset has the same content:
+        then nothing is kept and that dataset's id comes back, its stamp's ``same_as`` saying so."""
+        dataset_id, stamp = self._save(dataset, name, False, family)
+        if stamp.same_as is None:
+            return dataset_id, stamp
+        _delete_dataset(self.cur, dataset_id)
+        family_name, version = self.cur.execute(
+            "SELECT family, version FROM dataset_versions WHERE dataset_id = ?", [stamp.same_as]).fetchone()
+        return stamp.same_as, Stamp(family_name, int(version), stamp.content_hash, stamp.same_as)
+
+    def _save(self, dataset: Dataset, name: str | None, replace: bool, family: str | None) -> tuple[int, Stamp]:
         name = name or dataset.name
         cur = self.cur
         existing = cur.execute("SELECT dataset_id FROM datasets WHERE name = ?", [name]).fetchone()
@@ -66,7 +84,7 @@ class Datasets(Part):
             "metadata": [json_text(dict(r.metadata)) if r.metadata else None for r in dataset.rows],
         }, schema=_DATA_SCHEMA)
         insert_arrow(cur, "data", table)
-        return int(dataset_id)
+        return int(dataset_id), stamp_version(cur, int(dataset_id), family or name)
 
     @reads
     def list_datasets(self) -> pd.DataFrame:
@@ -152,3 +170,4 @@ def _delete_dataset(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> None:
         delete_run_rows(cur, run_id)
     cur.execute("DELETE FROM data WHERE dataset_id = ?", [dataset_id])
     cur.execute("DELETE FROM datasets WHERE dataset_id = ?", [dataset_id])
+    forget_version(cur, dataset_id)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from .run_names_sql import RUN_NAMES_DDL
+from .versions_sql import BACKFILL, VERSIONS_DDL
+
 #: Columns of the ``scores`` table.
 SCORE_COLUMNS = """run_id INTEGER NOT NULL,
         datum_id VARCHAR NOT NULL,
@@ -40,6 +43,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
      "INSERT INTO scores_unkeyed SELECT * FROM scores",
      "DROP TABLE scores",
      "ALTER TABLE scores_unkeyed RENAME TO scores"),
+    # 6 -> 7: dataset versions (store/versions_sql.py: every stored dataset numbered in its family and hashed)
+    # and run names, tags and notes (store/run_names_sql.py)
+    (*VERSIONS_DDL, BACKFILL, *RUN_NAMES_DDL),
 )
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 

@@ -7,8 +7,10 @@ dashboard and comparisons), ``judge`` and ``cache`` (verdicts, exchanges, the
 reply cache), ``votes`` (of judge panels and repeated judging), ``batches``,
 ``streams`` (datasets stored chunk by chunk, runs scored in blocks),
 ``annotations`` (human labels), ``definitions`` (saved custom judge metrics), ``report`` (the
-rows a report shows datum by datum), ``memory`` (upload mappings by file hash, named judge profiles) and
-``failures`` (failure modes grouped from the judge's explanations).
+rows a report shows datum by datum), ``memory`` (upload mappings by file hash, named judge profiles),
+``failures`` (failure modes grouped from the judge's explanations), ``versions`` (datasets as versions of a
+named dataset), ``run_names`` (runs' names, tags and notes) and ``over_time`` (reads across the runs of a
+dataset: history, leaderboard).
 Each operation of a part is marked ``@reads`` or ``@writes`` (see
 :mod:`.database`): the file is open only while operations run, so the dashboard
 and the command line can share it (see :mod:`.connection`).
@@ -40,12 +42,15 @@ from .judge_writer import StoreWriter, writer_for
 from .labels_sql import LABELS_DDL, Labels
 from .memory_sql import MEMORY_DDL, Memory
 from .report_reads import ReportReads
+from .over_time_sql import OverTime
 from .pair_reads import PairReads
+from .run_names_sql import RunNames
 from .run_sql import Runs
 from .schema import DDL, MIGRATIONS, SCHEMA_VERSION
 from .score_reads import ScoreCharts
 from .score_writes import CellRecord
 from .stream_sql import BLOCK_DDL, StreamTables
+from .versions_sql import DatasetVersions
 from .votes_sql import Votes
 
 __all__ = ["CellRecord", "Store"]
@@ -94,6 +99,9 @@ class Store:
         self.votes = Votes(self.db, self.cache)
         self.report = ReportReads(self.db)
         self.failures = FailureTables(self.db)
+        self.versions = DatasetVersions(self.db)
+        self.run_names = RunNames(self.db)
+        self.over_time = OverTime(self.db)
 
     @property
     def judge_writer(self) -> StoreWriter:

@@ -22,6 +22,7 @@ from ..errors import StoreError
 from ..model import Datum
 from .database import Part, reads, writes
 from .score_writes import block_scores, write_scores
+from .versions_sql import forget_version, stamp_version
 
 DATA_SCHEMA = pa.schema([
     ("dataset_id", pa.int32()), ("row_index", pa.int32()), ("datum_id", pa.string()),
@@ -156,6 +157,7 @@ class StreamTables(Part):
         cur = self.cur
         cur.execute("UPDATE datasets SET n_rows = ?, models = ?, metadata_columns = ? WHERE dataset_id = ?",
                     [n_rows, list(models), list(metadata_columns), dataset_id])
+        stamp_version(cur, dataset_id)  # its rows are all in: now it has a content hash and a version number
 
     @reads
     def same_rows(self, first: int, second: int) -> bool:
@@ -178,6 +180,7 @@ class StreamTables(Part):
         cur.execute("UPDATE runs SET dataset_id = ? WHERE dataset_id = ?", [to_dataset, from_dataset])
         cur.execute("DELETE FROM data WHERE dataset_id = ?", [from_dataset])
         cur.execute("DELETE FROM datasets WHERE dataset_id = ?", [from_dataset])
+        forget_version(cur, from_dataset)
 
     # -- runs scored in chunks or blocks (streamed runs, the Ray engine) --------
     def _mark_finished(self, cur: Any, run_id: int | None, keys: Sequence[str]) -> None:

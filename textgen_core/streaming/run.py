@@ -355,7 +355,12 @@ def _load_and_score(reader: ChunkReader, loader: _Loader, run_id: int | None,
 
 
 def reuse_earlier(store: Store, dataset_id: int, earlier: Sequence[str]) -> int | None:
-    """The id of a stored dataset (of the same name) with the same rows, which now holds the run."""
+    """The id of a stored dataset with the same content (any name: see :mod:`textgen_core.store.versions_sql`),
+    or of the same name with the same rows, which now holds the run."""
+    same = store.versions.same_content(dataset_id)
+    if same is not None:
+        store.streams.move_runs(dataset_id, same)
+        return same
     for candidate in earlier:
         try:
             other = store.datasets.dataset_id(candidate)

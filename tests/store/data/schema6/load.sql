@@ -1,0 +1,15 @@
+COPY block_runs FROM '/tmp/history/fx/schema6/block_runs.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null 'run_id', quote '"', delimiter ',', header 1);
+COPY criteria FROM '/tmp/history/fx/schema6/criteria.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('name', 'version', 'definition'), quote '"', delimiter ',', header 1);
+COPY "data" FROM '/tmp/history/fx/schema6/data.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('dataset_id', 'row_index', 'datum_id', 'model'), quote '"', delimiter ',', header 1);
+COPY datasets FROM '/tmp/history/fx/schema6/datasets.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('name', 'dataset_id'), quote '"', delimiter ',', header 1);
+COPY exchanges FROM '/tmp/history/fx/schema6/exchanges.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('run_id', 'datum_id', 'model', 'metric', 'step', 'call_index', 'status'), quote '"', delimiter ',', header 1);
+COPY judge_batches FROM '/tmp/history/fx/schema6/judge_batches.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('run_id', 'status', 'batch_id'), quote '"', delimiter ',', header 1);
+COPY judge_cache FROM '/tmp/history/fx/schema6/judge_cache.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null 'cache_key', quote '"', delimiter ',', header 1);
+COPY labels FROM '/tmp/history/fx/schema6/labels.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('run_id', 'datum_id', 'model', 'score', 'annotator', 'value', 'sampling'), quote '"', delimiter ',', header 1);
+COPY meta FROM '/tmp/history/fx/schema6/meta.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null 'key', quote '"', delimiter ',', header 1);
+COPY runs FROM '/tmp/history/fx/schema6/runs.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('dataset_id', 'status', 'run_id'), quote '"', delimiter ',', header 1);
+COPY run_aggregates FROM '/tmp/history/fx/schema6/run_aggregates.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('run_id', 'model', 'score'), quote '"', delimiter ',', header 1);
+COPY run_blocks FROM '/tmp/history/fx/schema6/run_blocks.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('run_id', 'block'), quote '"', delimiter ',', header 1);
+COPY scores FROM '/tmp/history/fx/schema6/scores.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('run_id', 'datum_id', 'model', 'metric', 'score'), quote '"', delimiter ',', header 1);
+COPY verdicts FROM '/tmp/history/fx/schema6/verdicts.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('run_id', 'datum_id', 'model', 'metric', 'step', 'item_index'), quote '"', delimiter ',', header 1);
+COPY votes FROM '/tmp/history/fx/schema6/votes.csv' (FORMAT 'csv', allow_quoted_nulls false, force_not_null ('run_id', 'datum_id', 'model', 'metric', 'score', 'judge', 'sample'), quote '"', delimiter ',', header 1);

@@ -1,0 +1,18 @@
+CREATE SEQUENCE dataset_ids INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START 3 NO CYCLE;
+CREATE SEQUENCE run_ids INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START 3 NO CYCLE;
+CREATE TABLE block_runs(run_id INTEGER PRIMARY KEY, "source" VARCHAR, "mapping" JSON, block_rows INTEGER);
+CREATE TABLE criteria("name" VARCHAR, "version" INTEGER, title VARCHAR, definition JSON NOT NULL, created_at TIMESTAMP DEFAULT(current_timestamp), PRIMARY KEY("name", "version"));
+CREATE TABLE "data"(dataset_id INTEGER, row_index INTEGER NOT NULL, datum_id VARCHAR, model VARCHAR, query VARCHAR, prediction VARCHAR, refs VARCHAR[], contexts VARCHAR[], metadata JSON, PRIMARY KEY(dataset_id, datum_id, model));
+CREATE TABLE datasets(dataset_id INTEGER DEFAULT(nextval('dataset_ids')) PRIMARY KEY, "name" VARCHAR NOT NULL UNIQUE, "source" VARCHAR, created_at TIMESTAMP DEFAULT(current_timestamp), n_rows INTEGER, models VARCHAR[], "mapping" JSON, metadata_columns VARCHAR[]);
+CREATE TABLE exchanges(run_id INTEGER, datum_id VARCHAR, model VARCHAR, metric VARCHAR, step VARCHAR, call_index INTEGER DEFAULT(0), status VARCHAR NOT NULL, reason VARCHAR, cache_key VARCHAR, messages JSON, reply VARCHAR, prompt_tokens BIGINT, completion_tokens BIGINT, attempts INTEGER, latency_s DOUBLE, created_at TIMESTAMP DEFAULT(current_timestamp), PRIMARY KEY(run_id, datum_id, model, metric, step, call_index));
+CREATE TABLE judge_batches(batch_id VARCHAR PRIMARY KEY, run_id INTEGER NOT NULL, endpoint VARCHAR, model VARCHAR, input_file_id VARCHAR, custom_ids JSON, n_requests INTEGER, status VARCHAR NOT NULL, created_at TIMESTAMP DEFAULT(current_timestamp), updated_at TIMESTAMP DEFAULT(current_timestamp));
+CREATE TABLE judge_cache(cache_key VARCHAR PRIMARY KEY, base_url VARCHAR, model VARCHAR, prompt_version VARCHAR, request JSON, reply VARCHAR, parsed JSON, prompt_tokens BIGINT, completion_tokens BIGINT, created_at TIMESTAMP DEFAULT(current_timestamp));
+CREATE TABLE labels(run_id INTEGER, datum_id VARCHAR, model VARCHAR, score VARCHAR, annotator VARCHAR, "value" DOUBLE NOT NULL, note VARCHAR, sampling VARCHAR NOT NULL, probability DOUBLE, created_at TIMESTAMP DEFAULT(current_timestamp), PRIMARY KEY(run_id, datum_id, model, score, annotator));
+CREATE TABLE meta("key" VARCHAR PRIMARY KEY, "value" VARCHAR);
+CREATE TABLE runs(run_id INTEGER DEFAULT(nextval('run_ids')) PRIMARY KEY, dataset_id INTEGER NOT NULL, created_at TIMESTAMP DEFAULT(current_timestamp), finished_at TIMESTAMP, status VARCHAR NOT NULL, metrics VARCHAR[], params JSON, signatures JSON, models VARCHAR[], judge JSON, "error" VARCHAR, duration_s DOUBLE, judge_calls BIGINT DEFAULT(0), prompt_tokens BIGINT DEFAULT(0), completion_tokens BIGINT DEFAULT(0), "cost" DOUBLE, runner VARCHAR, kind VARCHAR);
+CREATE TABLE run_aggregates(run_id INTEGER, model VARCHAR, score VARCHAR, "value" DOUBLE, details JSON, PRIMARY KEY(run_id, model, score));
+CREATE TABLE run_blocks(run_id INTEGER, block VARCHAR, PRIMARY KEY(run_id, block));
+CREATE TABLE scores(run_id INTEGER NOT NULL, datum_id VARCHAR NOT NULL, model VARCHAR NOT NULL, metric VARCHAR NOT NULL, score VARCHAR NOT NULL, "value" DOUBLE, details JSON, reason VARCHAR);
+CREATE TABLE verdicts(run_id INTEGER, datum_id VARCHAR, model VARCHAR, metric VARCHAR, step VARCHAR, item_index INTEGER, item VARCHAR, verdict VARCHAR, reason VARCHAR, cache_key VARCHAR, PRIMARY KEY(run_id, datum_id, model, metric, step, item_index));
+CREATE TABLE votes(run_id INTEGER, datum_id VARCHAR, model VARCHAR, metric VARCHAR NOT NULL, score VARCHAR, judge VARCHAR, "sample" INTEGER, "value" DOUBLE, reason VARCHAR, "label" VARCHAR, PRIMARY KEY(run_id, datum_id, model, score, judge, "sample"));
+

@@ -1,0 +1,1 @@
+"""Runs of a dataset over time: history with a change detector, leaderboard (issue 29)."""
