@@ -182,3 +182,15 @@ def test_an_unknown_slice_column_is_one_clear_error(lexical, capsys) -> None:
     assert main(["--db", store.path, "report", str(run_id), "--by", "nope", "--out", str(folder / "s.html")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "nope" in err and "domain" in err and "Traceback" not in err
+
+
+def test_the_dataset_version_and_the_run_name_tags_and_note_are_said(tmp_path: Path) -> None:
+    store = Store(tmp_path / "named.duckdb")
+    rows = [Datum(f"d{i}", m, prediction=f"w{i}", references=("w1",)) for i in range(5) for m in ("a", "b")]
+    run_id = evaluate(store, store.save_dataset(Dataset("fam", rows)), ["token_f1"], workers=1)
+    store.run_names.label_run(run_id, name="nightly <b>", add_tags=["t1"], note="a <i>note</i>")
+    report = build_report(store, run_id)
+    assert report["run"]["dataset"] == {"id": 1, "name": "fam", "family": "fam", "version": 1,
+                                        "run_name": "nightly <b>", "run_tags": ["t1"], "run_note": "a <i>note</i>"}
+    html = report_text(report)
+    assert "fam, version 1" in html and "nightly &lt;b&gt;" in html and "a &lt;i&gt;note&lt;/i&gt;" in html

@@ -153,9 +153,17 @@ def _run_part(store: Store, run: dict[str, Any]) -> dict[str, Any]:
 
 
 def _dataset_version(store: Store, run: dict[str, Any]) -> dict[str, Any]:
-    """The dataset version the run is pinned to, where the store keeps versions ({} where it does not)."""
-    version = run.get("dataset_version") or run.get("version")
-    return {"version": version} if version is not None else {}
+    """The named dataset and version the run is pinned to, and the run's name, tags and note."""
+    family, version = store.versions.family_of_dataset(run["dataset_id"])
+    labels = store.run_names.run_labels()
+    mine = labels[labels["run_id"] == run["run_id"]]
+    found: dict[str, Any] = {"family": family, "version": version}
+    if not mine.empty:
+        row = mine.iloc[0]
+        found["run_name"] = None if pd.isna(row["name"]) else str(row["name"])
+        found["run_tags"] = [str(t) for t in list(row["tags"])]
+        found["run_note"] = None if pd.isna(row["note"]) else str(row["note"])
+    return found
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -56,8 +56,11 @@ def run_section(run: dict[str, Any]) -> Markup:
     judge = run.get("judge") or {}
     usage = run.get("usage") or {}
     shown = [
-        ("Dataset", f"{dataset.get('name')} (id {dataset['id']}"
-                    + (f", version {dataset['version']}" if dataset.get("version") is not None else "") + ")"),
+        ("Dataset", f"{dataset.get('family') or dataset.get('name')}"
+                    + (f", version {dataset['version']}" if dataset.get("version") is not None else "")
+                    + f" (stored as {dataset.get('name')}, id {dataset['id']})"),
+        ("Run name", dataset.get("run_name")), ("Tags", ", ".join(dataset.get("run_tags") or [])),
+        ("Note", dataset.get("run_note")),
         ("Status", run["status"] + (f": {run['error']}" if run.get("error") else "")),
         ("Models", ", ".join(run["models"])),
         ("Started", run.get("created_at")), ("Finished", run.get("finished_at")), ("Scoring time", run.get("duration")),
