@@ -116,3 +116,17 @@ def test_a_name_is_unique_and_a_deleted_run_takes_its_labels_along(tmp_path: Pat
     assert run(db, "delete-run", "1") == 0
     assert Store(db, read_only=True).run_names.run_labels()["run_id"].tolist() == [2]
     assert run(db, "rename", "2", "base") == 0  # the name is free again
+
+
+def test_run_names_and_tags_the_run_it_makes(tmp_path: Path, db: Path, capsys) -> None:
+    other = write(tmp_path / "next.csv", ROWS[:4])
+    assert run(db, "run", str(other), "--metrics", "exact_match", "--run-name", "candidate v2", "--tag", "nightly",
+               "--tag", "gpu") == 0
+    labels = Store(db, read_only=True).run_names.run_labels().set_index("run_id")
+    assert labels.loc[2, "name"] == "candidate v2" and list(labels.loc[2, "tags"]) == ["nightly", "gpu"]
+    capsys.readouterr()
+    assert run(db, "run", str(other), "--metrics", "exact_match", "--run-name", "candidate v2") == 2
+    assert "already named 'candidate v2'" in capsys.readouterr().err
+    assert run(db, "run", str(other), "--metrics", "exact_match", "--tag", "bad tag") == 2
+    assert "tag 'bad tag' holds ' '" in capsys.readouterr().err
+    assert len(Store(db, read_only=True).list_runs()) == 2  # nothing scored for the refused commands

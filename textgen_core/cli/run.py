@@ -12,7 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
-from ..errors import StoreError
+from ..errors import ParameterError, StoreError
 from ..store import Store
 from .judge_args import add_judge_arguments
 from .labels import calibrate_spec
@@ -41,6 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--wide", action="append", default=[], metavar="MODEL=COLUMN",
                      help="wide format: one prediction column per model")
     run.add_argument("--name", help="name to store the dataset under (default: the file name)")
+    run.add_argument("--run-name", metavar="TEXT", help="name the run (unique; 'textgen-eval rename' changes it)")
+    run.add_argument("--tag", action="append", default=[], metavar="TAG",
+                     help="tag the run (repeatable); 'textgen-eval runs --tag TAG' lists tagged runs")
     run.add_argument("--models", help="comma-separated models to score (default: all)")
     run.add_argument("--out", help="write one row per (datum, model) with one column per score (.csv/.jsonl/.parquet)")
     run.add_argument("--fail-if-unscored-above", type=float, default=None, metavar="FRACTION",
@@ -93,9 +96,15 @@ def _run(args: argparse.Namespace) -> int:
     created = args.db != ":memory:" and not Path(args.db).exists()
     try:
         plan = plan_from_args(args)
+        if plan.run_name and not created and not plan.dry_run:  # a taken name is refused before any scoring
+            taken = open_store(args, read_only=True).run_names.run_labels()
+            if (taken["name"] == plan.run_name).any():
+                raise ParameterError(f"a run is already named {plan.run_name!r}; choose another --run-name")
         store, run_id = execute(plan, lambda read_only=False: open_store(args, read_only=read_only), args.db)
         if run_id is None:
             return 0
+        if plan.run_name or plan.tags:
+            store.run_names.label_run(run_id, name=plan.run_name, add_tags=plan.tags)
         return print_report(store, run_id, plan.out, plan.unscored_above, plan.calibrate)
     except BaseException:
         if created:

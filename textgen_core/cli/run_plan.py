@@ -70,6 +70,8 @@ class RunCommand:
     ray_address: str | None = None
     workers: int | None = None
     name: str | None = None  # the dataset's name (default: the file's)
+    run_name: str | None = None  # the run's name (store/run_names_sql.py)
+    tags: list[str] = field(default_factory=list)
     out: str | None = None
     unscored_above: float | None = None
     calibrate: list[str] = field(default_factory=list)
@@ -107,6 +109,7 @@ def metric_names(text: str) -> list[str]:
 def plan_from_args(args: argparse.Namespace) -> RunCommand:
     """The plan of ``run``; refused (ParameterError, nothing stored) when a judge metric has no judge or a panel
     is asked of the Ray engine."""
+    from ..store.run_names_sql import clean_name, clean_tag
     from .judge_args import judge_settings_from_args, jury_from_args
 
     metrics = metric_names(args.metrics)
@@ -120,7 +123,8 @@ def plan_from_args(args: argparse.Namespace) -> RunCommand:
                               getattr(args, "null_references", None)),
         models=[m.strip() for m in args.models.split(",")] if args.models else None,
         judge=judge, jury=jury_from_args(args, judge), engine=args.engine, ray_address=args.ray_address,
-        workers=args.workers, name=args.name, out=args.out, unscored_above=args.fail_if_unscored_above,
+        workers=args.workers, name=args.name, run_name=clean_name(args.run_name) if args.run_name else None,
+        tags=[clean_tag(t) for t in args.tag], out=args.out, unscored_above=args.fail_if_unscored_above,
         calibrate=list(args.calibrate), dry_run=args.dry_run, probe=not args.no_probe)
     if plan.judged and judge is None:
         raise ParameterError(f"{', '.join(plan.judged)} need a judge: give --judge-base-url and --judge-model "
