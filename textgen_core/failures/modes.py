@@ -14,7 +14,7 @@ from ..errors import ParameterError
 from ..metrics.models.local_models import PACKAGED
 from ..registry import direction_of
 from ..store import Store
-from . import grouping
+from .grouping import DIMS, JOIN, SAMPLE, group, min_cluster_size
 from .names import ctfidf_terms, mode_name
 from .rates import holm, paired_counts, rate
 from .rules import FailureRule
@@ -167,7 +167,7 @@ def _lowest(cells: pd.DataFrame, score: str, direction: str, rule: FailureRule) 
 
 
 def find_modes(store: Store, run_id: int, *, scores: Sequence[str] | None = None, rule: FailureRule = FailureRule(),
-               seed: int = 0, model: str = PACKAGED, sample: int = grouping.SAMPLE, min_size: int | None = None
+               seed: int = 0, model: str = PACKAGED, sample: int = SAMPLE, min_size: int | None = None
                ) -> FailureModes:
     """Group the run's failing judgements into named modes, store them (replacing earlier ones), return them.
 
@@ -180,7 +180,7 @@ def find_modes(store: Store, run_id: int, *, scores: Sequence[str] | None = None
         raise TooFewFailures(
             f"run {run_id} has {len(found)} failing judgement(s) in {', '.join(units) or 'no score'}; grouping "
             f"needs at least {MIN_FAILURES} (unscored cells are not failures); nothing was stored")
-    grouped = grouping.group(found["text"].tolist(), seed=seed, model=model, sample=sample, min_size=min_size)
+    grouped = group(found["text"].tolist(), seed=seed, model=model, sample=sample, min_size=min_size)
     found = found.assign(mode=grouped.labels)
     numbers = sorted(set(grouped.labels.tolist()) - {-1})
     words = ctfidf_terms([" ".join(found.loc[found["mode"] == m, "text"]) for m in numbers])
@@ -190,8 +190,8 @@ def find_modes(store: Store, run_id: int, *, scores: Sequence[str] | None = None
         modes.append((-1, UNSORTED, [], unsorted, None))
     params = {"asked": asked(scores, rule, seed, model, sample, min_size),
               "units": units, "rule": rule.as_params(), "seed": seed, "model": model, "sample": sample,
-              "min_size": min_size or grouping.min_cluster_size(min(grouped.embedded, sample)),
-              "dims": grouping.DIMS, "join": grouping.JOIN, "failing": len(found), "embedded": grouped.embedded,
+              "min_size": min_size or min_cluster_size(min(grouped.embedded, sample)),
+              "dims": DIMS, "join": JOIN, "failing": len(found), "embedded": grouped.embedded,
               "handed_off": grouped.handed_off, "noise_joined": grouped.noise_joined}
     members = list(found[["mode", *_MEMBERS]].itertuples(index=False, name=None))
     store.failures.write_failure_modes(run_id, METHOD, params, modes, members)
@@ -206,7 +206,7 @@ def asked(scores: Sequence[str] | None, rule: FailureRule, seed: int, model: str
 
 
 def modes_for(store: Store, run_id: int, *, scores: Sequence[str] | None = None, rule: FailureRule = FailureRule(),
-              seed: int = 0, model: str = PACKAGED, sample: int = grouping.SAMPLE, min_size: int | None = None,
+              seed: int = 0, model: str = PACKAGED, sample: int = SAMPLE, min_size: int | None = None,
               regroup: bool = False) -> tuple[FailureModes, bool]:
     """(modes, True when they were read from the store): the stored modes when they answer the same request,
     else :func:`find_modes` (which needs a writable store)."""
