@@ -21,10 +21,10 @@ import pandas as pd
 
 from ..errors import ParameterError
 from ..store import Store
-from .comparison import COLUMNS, NAN, compare_pairs, score_direction
+from .comparison import COLUMNS, NAN, adjust_and_decide, apart_rows_last, compare_pairs, score_direction
 from .pairing import Pairs, RunScores, load_run_scores
-from .stats import holm_adjust, rng_for
-from .verdicts import APART, HOLM, decide, worst_value
+from .stats import rng_for
+from .verdicts import APART, HOLM, worst_value
 
 COUNTS = ("scored", "unscored", "empty", "missing")
 
@@ -87,17 +87,9 @@ def compare_across(store: Store, baseline: Side, candidate: Side, *, scores: Seq
         rows.append({"baseline": baseline.label, "candidate": candidate.label, **fields,
                      "left_out": left_out, "difference": differences[name]})
     frame = pd.DataFrame(rows, columns=[*COLUMNS, "left_out", "difference"])
-    frame = pd.concat([frame[frame["family"] == HOLM], frame[frame["family"] == APART]], ignore_index=True)
+    frame = apart_rows_last(frame)
     alpha = 1.0 - confidence
-    family_rows = frame["family"] == HOLM
-    frame["p_adjusted"] = np.nan
-    if holm and family_rows.any():
-        frame.loc[family_rows, "p_adjusted"] = holm_adjust(frame.loc[family_rows, "p_value"].tolist())
-    frame["p_adjusted"] = frame["p_adjusted"].astype(float)
-    decided = [decide(direction=r.direction, family=r.family, n=r.n, delta=r.delta, p_value=r.p_value,
-                      p_used=r.p_adjusted if holm else r.p_value, missingness_p=r.missingness_p, alpha=alpha)
-               for r in frame.itertuples()]
-    frame["verdict"], frame["why"] = [v for v, _ in decided], [w for _, w in decided]
+    adjust_and_decide(frame, holm, alpha)
     frame.attrs.update(baseline=baseline.label, candidates=[candidate.label], scores=names, seed=seed,
                        resamples=resamples, confidence=confidence, alpha=alpha, holm=holm, family=family,
                        runs=(baseline.run_id, candidate.run_id), left_out=left_out,
