@@ -103,3 +103,18 @@ def test_the_cli_prints_the_librarys_numbers(sliced, capsys, tmp_path: Path) -> 
 
     written = pd.read_csv(out)
     assert written["delta"].tolist() == pytest.approx(library["delta"].tolist(), abs=1e-12)
+
+
+def test_a_score_nobody_scored_is_named_not_a_refusal(tmp_path, capsys):
+    """lengths on a file without contexts: context_length is never scored; the slices still compare the rest."""
+    from textgen_core.cli.main import main
+
+    data = tmp_path / "n.csv"
+    data.write_text("id,model,prediction,reference,grp\n1,a,x y,x,g1\n1,b,x,x,g1\n2,a,z,z,g2\n2,b,q,z,g2\n")
+    db = str(tmp_path / "n.duckdb")
+    assert main(["--db", db, "run", str(data), "--metrics", "exact_match,lengths"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "compare", "1", "--baseline", "a", "--by", "grp"]) == 0
+    out = capsys.readouterr().out
+    assert "not compared by slice, no cell scored: context_length" in out and "exact_match" in out
+    assert main(["--db", db, "compare", "1", "--baseline", "a", "--by", "grp", "--fail-if", "inconclusive"]) == 3

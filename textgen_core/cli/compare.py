@@ -286,8 +286,14 @@ def _compare_by(args: argparse.Namespace, store) -> int:
             print(f"too few, {row.slice} / {row.candidate} / {row.score}: {row.ci_note}")
     for warning in sorted({w for w in frame["warnings"] if w}):
         print(f"warning: {warning}")
+    never = attrs.get("never_scored") or []
+    if never:
+        print(f"not compared by slice, no cell scored: {', '.join(never)} (inconclusive in `compare` without --by)")
     if args.out:
         print(f"wrote {write_table(frame, args.out)} ({len(frame)} rows)")
+    if never and args.fail_if == "inconclusive":
+        print(f"gate --fail-if inconclusive: FAILED, {GATES['inconclusive']} ({'; '.join(never)}: no scored datums)")
+        return GATE_FAILED
     return _gate(frame, args.fail_if)
 
 

@@ -87,8 +87,13 @@ def compare_by(store: Store, run_id: int, baseline: str, column: str, candidate:
     data = load_run_scores(store, run_id)
     data.check_model(baseline)
     others = candidates_of(data, baseline, candidate)
-    names = list(dict.fromkeys(scores)) if scores is not None else scores_of(data, [baseline, *others])
-    data.check_scores(names)
+    if scores is not None:
+        names, never = list(dict.fromkeys(scores)), []
+        data.check_scores(names)
+    else:  # a score nobody could score has no slice to compare: the whole-run comparison lists it as inconclusive
+        every = scores_of(data, [baseline, *others])
+        names = [name for name in every if name in set(data.score_names)]
+        never = [name for name in every if name not in names]
     direction = {name: score_direction(name, directions) for name in names}
     in_family = [name for name in names if direction[name] != "none"]
     order = _slice_order(slices)
@@ -116,8 +121,8 @@ def compare_by(store: Store, run_id: int, baseline: str, column: str, candidate:
                          for name, other in zip(frame["score"], frame["candidate"])]
     frame["family_size"] = [family if f == HOLM else 1 for f in frame["family"]]
     frame.attrs.update(run_id=run_id, column=column, slices=order, baseline=baseline, candidates=others,
-                       scores=names, family=family, holm=holm, confidence=confidence, alpha=1.0 - confidence,
-                       seed=seed, resamples=resamples)
+                       scores=names, never_scored=never, family=family, holm=holm, confidence=confidence,
+                       alpha=1.0 - confidence, seed=seed, resamples=resamples)
     return frame
 
 
