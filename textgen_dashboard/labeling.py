@@ -70,7 +70,8 @@ def _render() -> None:
     annotator = st.text_input("Your name (kept for this browser tab)", key=LABEL_ANNOTATOR,
                               placeholder="who is labelling").strip()
     keep_choice(LABEL_TAB, list(TABS), "label")
-    labelling, report = st.tabs(list(TABS.values()), default=TABS[st.session_state[LABEL_TAB]])
+    tab = st.session_state[LABEL_TAB]  # a new default makes new tabs: a link to the agreement tab opens it
+    labelling, report = st.tabs(list(TABS.values()), default=TABS[tab], key=f"label.tabs.{tab}")
     with labelling:
         if not annotator:
             st.info("Type your name to start: each label records who gave it, and several people may label the "
