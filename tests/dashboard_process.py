@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator, Mapping
 
 from local_servers import free_port, wait_healthy
 
@@ -32,3 +35,27 @@ def serve_check_and_stop(argv: list[str], cwd: Path, env: dict[str, str], timeou
             process.wait()
     assert "Traceback" not in output, output
     return output
+
+
+@contextmanager
+def streamlit_app(tmp_path: Path, env: Mapping[str, str]) -> Iterator[str]:
+    """`streamlit run app.py` of this checkout on a free 127.0.0.1 port with ``env``; yields its URL, stops it after.
+    Its output goes to tmp_path/streamlit.log."""
+    root = Path(__file__).resolve().parents[1]
+    port = free_port()
+    with (tmp_path / "streamlit.log").open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+             str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+             "--server.fileWatcherType", "none"],
+            cwd=root, env=dict(env), stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_healthy(url, process)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()

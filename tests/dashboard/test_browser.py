@@ -9,41 +9,22 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 from browser_session import WAIT_MS, browser_context, require_browser
-from local_servers import free_port, wait_healthy
-
-ROOT = Path(__file__).resolve().parents[2]
+from dashboard_process import streamlit_app
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
     """`streamlit run app.py` on a free 127.0.0.1 port over an empty database; yields its URL."""
     require_browser()
-    port = free_port()
     env = dict(os.environ, TEXTGEN_EVAL_DB=str(tmp_path / "browser.duckdb"))
-    log = (tmp_path / "streamlit.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, process)
+    with streamlit_app(tmp_path, env) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 def _expected_row(index: int) -> str:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlparse
@@ -20,9 +18,8 @@ from urllib.parse import urlparse
 import pytest
 
 from browser_session import WAIT_MS, browser_context, require_browser
-from local_servers import free_port, wait_healthy
+from dashboard_process import streamlit_app
 
-ROOT = Path(__file__).resolve().parents[2]
 TICKETS = 12
 #: The longest wait for one step: generous, since test machines run many suites at once.
 SLOW_MS = max(WAIT_MS, 90_000)
@@ -57,25 +54,10 @@ def judge():
 def server(tmp_path: Path) -> Iterator[str]:
     """`streamlit run app.py` on a free port over a fresh database; yields its URL."""
     require_browser()
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
     env["TEXTGEN_EVAL_DB"] = str(tmp_path / "journey.duckdb")
-    log = (tmp_path / "streamlit.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, process)
+    with streamlit_app(tmp_path, env) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 def _shot(page, tmp_path: Path, name: str) -> None:

@@ -5,22 +5,19 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 from browser_session import browser_context, require_browser
-from local_servers import free_port, wait_healthy
+from dashboard_process import streamlit_app
 from textgen_core.compare import compare_models
 from textgen_core.evaluate import evaluate
 from textgen_core.model import Dataset, Datum
 from textgen_core.store import Store
 from textgen_core.summary import run_summary
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-dashboard-env-key-7777"
 
 
@@ -35,24 +32,9 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
             for i in range(12) for m in ("alpha", "beta")]
     evaluate(store, store.save_dataset(Dataset("button", rows)), ["token_f1"], workers=1)
     store.close()
-    port = free_port()
     env = dict(os.environ, TEXTGEN_EVAL_DB=str(db), TEXTGEN_EVAL_JUDGE_API_KEY=KEY)
-    log = (tmp_path / "streamlit.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, process)
+    with streamlit_app(tmp_path, env) as url:
         yield url, db
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 def _download(page, where: Path) -> str:
