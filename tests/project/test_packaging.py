@@ -93,7 +93,7 @@ def test_the_installed_app_renders_every_page_from_site_packages(installed: Path
     out = _run(installed, code, tmp_path)
     lines = out.splitlines()
     assert lines[0] == "textgen-eval"
-    pages = ("upload", "evaluate", "results", "explore", "compare", "label", "criteria", "runs")
+    pages = ("upload", "evaluate", "results", "explore", "compare", "history", "label", "criteria", "runs")
     assert lines[1:1 + len(pages)] == [f"{name} ok True" for name in pages]
     assert "ui module: None" in out
     assert (tmp_path / "installed.duckdb").is_file()
