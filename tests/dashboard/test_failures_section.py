@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,7 +17,6 @@ from textgen_core.failures import find_modes, stored_modes
 from textgen_dashboard import data, state
 from textgen_dashboard.failures import _interval
 
-ROOT = Path(__file__).resolve().parents[2]
 #: Milliseconds a browser step may wait: a loaded 2-core machine takes most of a minute to draw a page.
 WAIT = 150_000
 
@@ -86,7 +83,7 @@ def test_a_run_without_stored_modes_says_how_to_get_them(app_db) -> None:
 @pytest.mark.timeout(600)  # a loaded 2-core machine takes most of a minute per page
 def test_in_a_browser_results_and_compare_draw_the_modes(tmp_path: Path) -> None:
     from browser_session import browser_context, require_browser
-    from local_servers import free_port, wait_healthy
+    from dashboard_process import streamlit_app
     from playwright.sync_api import expect
 
     from textgen_core.store import Store
@@ -94,48 +91,34 @@ def test_in_a_browser_results_and_compare_draw_the_modes(tmp_path: Path) -> None
     require_browser()
     db_path = tmp_path / "browser.duckdb"
     run_id = _planted(Store(db_path))
-    port = free_port()
     env = dict(os.environ, TEXTGEN_EVAL_DB=str(db_path))
-    with (tmp_path / "streamlit.log").open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-             str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            wait_healthy(url, process)
-            with browser_context() as context:
-                context.set_default_timeout(WAIT)
-                page = context.new_page()
-                started = time.perf_counter()
-                page.goto(f"{url}/results?run={run_id}")
-                heading = page.get_by_role("heading", name="Failure modes")
-                expect(heading).to_be_visible(timeout=WAIT)
-                heading.scroll_into_view_if_needed()
-                expect(page.get_by_text(re.compile(r"run \d+: \d+ failing judgement"))).to_be_visible(timeout=WAIT)
-                expect(page.get_by_role("columnheader", name="words", exact=True, include_hidden=True)
-                       ).to_be_attached(timeout=WAIT)
-                page.wait_for_timeout(2000)
-                shown = time.perf_counter() - started
-                page.screenshot(path=str(tmp_path / "results_failures.png"), full_page=True)
-                page.goto(f"{url}/compare?run={run_id}")
-                expect(page.get_by_role("heading", name="Failure modes")).to_be_visible(timeout=WAIT)
-                holm = page.get_by_text(re.compile(r"Holm family is every \(candidate, mode\)"))
-                expect(holm).to_be_visible(timeout=WAIT)
-                holm.scroll_into_view_if_needed()
-                # the grids draw on a canvas; their cells are also in an aria-hidden table, which these locators read
-                expect(page.get_by_role("columnheader", name="Holm p", exact=True, include_hidden=True)
-                       ).to_be_attached(timeout=WAIT)
-                expect(page.get_by_role("gridcell", name="new in candidate", include_hidden=True).or_(
-                    page.get_by_role("gridcell", name=re.compile("refund"), include_hidden=True)).first
-                       ).to_be_attached(timeout=WAIT)
-                page.wait_for_timeout(2000)
-                page.screenshot(path=str(tmp_path / "compare_failures.png"), full_page=True)
-        finally:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+    with streamlit_app(tmp_path, env) as url:
+        with browser_context() as context:
+            context.set_default_timeout(WAIT)
+            page = context.new_page()
+            started = time.perf_counter()
+            page.goto(f"{url}/results?run={run_id}")
+            heading = page.get_by_role("heading", name="Failure modes")
+            expect(heading).to_be_visible(timeout=WAIT)
+            heading.scroll_into_view_if_needed()
+            expect(page.get_by_text(re.compile(r"run \d+: \d+ failing judgement"))).to_be_visible(timeout=WAIT)
+            expect(page.get_by_role("columnheader", name="words", exact=True, include_hidden=True)
+                   ).to_be_attached(timeout=WAIT)
+            page.wait_for_timeout(2000)
+            shown = time.perf_counter() - started
+            page.screenshot(path=str(tmp_path / "results_failures.png"), full_page=True)
+            page.goto(f"{url}/compare?run={run_id}")
+            expect(page.get_by_role("heading", name="Failure modes")).to_be_visible(timeout=WAIT)
+            holm = page.get_by_text(re.compile(r"Holm family is every \(candidate, mode\)"))
+            expect(holm).to_be_visible(timeout=WAIT)
+            holm.scroll_into_view_if_needed()
+            # the grids draw on a canvas; their cells are also in an aria-hidden table, which these locators read
+            expect(page.get_by_role("columnheader", name="Holm p", exact=True, include_hidden=True)
+                   ).to_be_attached(timeout=WAIT)
+            expect(page.get_by_role("gridcell", name="new in candidate", include_hidden=True).or_(
+                page.get_by_role("gridcell", name=re.compile("refund"), include_hidden=True)).first
+                   ).to_be_attached(timeout=WAIT)
+            page.wait_for_timeout(2000)
+            page.screenshot(path=str(tmp_path / "compare_failures.png"), full_page=True)
     print(f"results page with failure modes shown in {shown:.1f} s; screenshots in {tmp_path}")
     assert (tmp_path / "results_failures.png").stat().st_size > 0
