@@ -42,12 +42,8 @@ def judge():
     from judge_server import JudgeServer
     from scripted_judge import ScriptedJudge
 
-    server = JudgeServer(responder=ScriptedJudge())
-    server.start()
-    try:
+    with JudgeServer(responder=ScriptedJudge()) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
