@@ -1,7 +1,8 @@
 """`textgen-eval run`: carry out a :class:`~.run_plan.RunCommand` (read the data, store it, score it).
 
 The engine is one choice, made here at the top: a file the local engine can read
-in chunks is streamed, ``--engine ray`` hands the file to Ray, anything else (a
+in chunks is streamed (unless ``--calibrate`` reads a human column: then it is read whole, and the column is
+checked before anything is stored), ``--engine ray`` hands the file to Ray, anything else (a
 JSON array, judge metrics, pass@k, a stored dataset's name, the sample) is read
 whole and scored by :func:`textgen_core.evaluate.evaluate`. All three paths end in
 the run loop of :mod:`textgen_core.runs`; this module only chooses and reports
@@ -26,7 +27,7 @@ def execute(plan: RunCommand, open_store: Callable[..., Store], db: str) -> tupl
     """(the store of ``db``, the run id); the run id is None for ``--dry-run`` (nothing stored, the estimate
     printed). ``open_store(read_only=...)`` opens ``db``."""
     store = open_store()  # nothing is opened or created until the store is first used
-    if plan.engine == "ray" or (not plan.dry_run and Path(plan.data).is_file()):
+    if plan.engine == "ray" or (not plan.dry_run and not plan.calibrate and Path(plan.data).is_file()):
         run_id = _stream(plan, store)
         if run_id is not None:
             return store, run_id
@@ -98,14 +99,26 @@ def _load_file(plan: RunCommand) -> Dataset | None:
 
 
 def _check_before_storing(dataset: Dataset, plan: RunCommand) -> None:
-    """Every reason the run would score nothing, raised before the dataset is stored."""
+    """Every reason the run would score nothing (or could not calibrate), raised before the dataset is stored
+    and before any scoring or judge call."""
+    from ..registry import get_metric
     from ..runs.plan import dataset_fields, plan_run
 
     unknown = [m for m in plan.models or () if m not in dataset.models]
     if unknown:
         raise ParameterError(f"--models: {', '.join(unknown)} not in the dataset (its models: "
                              f"{', '.join(dataset.models)}); nothing was stored")
-    plan_run(plan.metrics, plan.params, dataset_fields(dataset), plan.judge, note="; nothing was stored")
+    run = plan_run(plan.metrics, plan.params, dataset_fields(dataset), plan.judge, note="; nothing was stored")
+    if plan.calibrate:
+        from ..compare.labels import check_human_column
+
+        scores = [s for m in run.metrics for s in get_metric(m).outputs(run.params[m])]
+        for spec in plan.calibrate:
+            score, _, column = (part.strip() for part in spec.partition("="))
+            try:
+                check_human_column(dataset, score, column, scores)
+            except ParameterError as exc:
+                raise ParameterError(f"--calibrate {spec}: {exc}; nothing was stored or scored") from None
 
 
 def _stream(plan: RunCommand, store: Store) -> int | None:

@@ -69,34 +69,53 @@ def human_labels(store: Store, run_id: int, score: str, human_column: str | None
         return stored.reset_index(drop=True)
     run = store.get_run(run_id)
     dataset = store.load_dataset(run["dataset_id"])
-    if human_column not in dataset.metadata_columns:
+    rows = column_labels(dataset, human_column)
+    _check_scale(rows, score, human_column, judge_values(store, run_id, score)["judge"].tolist())
+    column = pd.DataFrame(rows, columns=stored.columns)
+    return pd.concat([stored, column], ignore_index=True) if not stored.empty else column
+
+
+def column_labels(dataset: Any, column: str) -> list[tuple]:
+    """(datum_id, model, annotator, value, 'dataset', None) of every row whose human ``column`` holds a number;
+    a ParameterError names a column the dataset does not have, or one with text but no number."""
+    if column not in dataset.metadata_columns:
         shown = ", ".join(dataset.metadata_columns) or "none"
-        raise ParameterError(f"no human column {human_column!r} in the dataset; metadata columns: {shown}")
+        raise ParameterError(f"no human column {column!r} in the dataset; metadata columns: {shown}")
     rows = []
     filled = 0
     for row in dataset.rows:
-        raw = row.metadata.get(human_column)
+        raw = row.metadata.get(column)
         filled += _text(raw) != ""
         number = _number(raw)
         if number is not None:
-            rows.append((row.datum_id, row.model, COLUMN_ANNOTATOR.format(human_column), number, "dataset", None))
+            rows.append((row.datum_id, row.model, COLUMN_ANNOTATOR.format(column), number, "dataset", None))
     if filled and not rows:
-        raise ParameterError(f"the human column {human_column!r} holds no numbers (e.g. "
-                             f"{_first_text(dataset.rows, human_column)!r}); a human column gives a value on the "
+        raise ParameterError(f"the human column {column!r} holds no numbers (e.g. "
+                             f"{_first_text(dataset.rows, column)!r}); a human column gives a value on the "
                              f"score's scale")
-    _check_scale(rows, score, human_column, store, run_id)
-    column = pd.DataFrame(rows, columns=stored.columns)
-    return pd.concat([stored, column], ignore_index=True) if not stored.empty else column
+    return rows
+
+
+def check_human_column(dataset: Any, score: str, column: str, scores: Sequence[str]) -> None:
+    """The preflight of a calibration from a human ``column`` of ``dataset``, before anything is scored: the run
+    will have ``score`` (one of ``scores``), the column exists, holds numbers, and they are on the score's
+    declared scale (whole values on a scale of a few whole numbers when the column's values are all whole).
+    A ParameterError says what is wrong; the check after scoring also knows the judge's values."""
+    if score not in scores:
+        raise ParameterError(f"this run has no score {score!r}; its scores: {', '.join(scores) or 'none'}")
+    rows = column_labels(dataset, column)
+    _check_scale(rows, score, column, [r[3] for r in rows])
 
 
 def _first_text(rows, column: str) -> str:
     return next(_text(r.metadata.get(column)) for r in rows if _text(r.metadata.get(column)))
 
 
-def _check_scale(rows: list[tuple], score: str, column: str, store: Store, run_id: int) -> None:
+def _check_scale(rows: list[tuple], score: str, column: str, observed: Sequence[float]) -> None:
     """Refuse a human column whose values are not on the score's scale (as `labels import` refuses a file):
-    calibrating a 0-1 score with 1-5 stars would print an impossible mean."""
-    low, high, values = scale_of(score, judge_values(store, run_id, score)["judge"].tolist())
+    calibrating a 0-1 score with 1-5 stars would print an impossible mean. ``observed``: the values that tell a
+    scale of whole numbers from a continuous one (the judge's, or before scoring the column's own)."""
+    low, high, values = scale_of(score, observed)
     bad = [(d, m, v) for d, m, _a, v, _s, _p in rows
            if v < low or (high is not None and v > high) or (values is not None and v not in values)]
     if bad:
