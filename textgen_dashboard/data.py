@@ -101,14 +101,19 @@ def datasets() -> pd.DataFrame:
 
 @st.cache_data(ttl=TTL, show_spinner=False)
 def _runs(path: str, version: int) -> pd.DataFrame:
-    frame = _store(path).list_runs()
-    for column in ("metrics", "models"):
-        frame[column] = frame[column].map(lambda v: list(v) if v is not None else [])
+    store = _store(path)
+    frame = store.list_runs().merge(store.run_names.run_labels(), on="run_id", how="left")
+    for column in ("metrics", "models", "tags"):
+        frame[column] = frame[column].map(lambda v: list(v) if v is not None and not _missing(v) else [])
     return frame
 
 
+def _missing(value: Any) -> bool:
+    return isinstance(value, float) and value != value  # a NaN left by the merge
+
+
 def runs() -> pd.DataFrame:
-    """Run history, newest first, as the store lists it."""
+    """Run history, newest first, as the store lists it, with each run's name, tags and note."""
     return _runs(db_path(), jobs().version)
 
 

@@ -26,9 +26,15 @@ def runs_or_hint() -> pd.DataFrame | None:
 
 
 def run_label(run: Mapping[str, Any]) -> str:
-    """'#3 · sample · finished · bleu, rouge' for a row of the runs table."""
+    """'#7 · week-48 candidate · [prod, nightly] · sample · finished · bleu, rouge' for a row of the runs table
+    (the name and the tags only where the run has them)."""
     metrics = ", ".join(run.get("metrics") or [])
-    return f"#{run['run_id']} · {run.get('dataset') or 'deleted dataset'} · {run.get('status')} · {metrics}"
+    name = run.get("name")
+    named = f" · {name}" if isinstance(name, str) and name else ""
+    tags = list(run.get("tags") if run.get("tags") is not None else [])
+    tagged = f" · [{', '.join(map(str, tags))}]" if len(tags) else ""
+    return (f"#{run['run_id']}{named}{tagged} · {run.get('dataset') or 'deleted dataset'} · {run.get('status')} · "
+            f"{metrics}")
 
 
 def keep_choice(key: str, options: Sequence[Any], default: Any = None) -> None:

@@ -1,4 +1,5 @@
-"""Runs page: history, resume of interrupted runs, delete, and export of scores and verdicts."""
+"""Runs page: history, a run's name, tags and note, resume of interrupted runs, delete, and export of scores and
+verdicts."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .pickers import pick_run
 from .jobs import start_resume
 from .safe_text import plain
 from .judge_scale import judge_form
+from .run_labels import label_form
 from .widgets import job_panel, link
 
 #: Stored statuses a run can be resumed from (plus "running" when no thread works on it).
@@ -47,6 +49,7 @@ def _render() -> None:
     run_id = pick_run(data.runs(), state.RUNS_SELECTED)
     status = str(runs.loc[runs["run_id"] == run_id, "status"].iloc[0])
     _details(run_id)
+    label_form(run_id)
     _resume(run_id, status)
     _export(run_id)
     _delete(run_id, status)
@@ -59,13 +62,17 @@ def history(frame: pd.DataFrame, live: set[int]) -> pd.DataFrame:
     table = frame.copy()
     table["metrics"] = table["metrics"].map(", ".join)
     table["models"] = table["models"].map(", ".join)
+    for column in ("name", "tags", "note"):  # a run's name, tags and note (run_labels: the form that sets them)
+        if column not in table:
+            table[column] = None
+    table["tags"] = table["tags"].map(lambda tags: ", ".join(tags) if isinstance(tags, list) else "")
     table["tokens"] = table["prompt_tokens"].fillna(0).astype(int) + table["completion_tokens"].fillna(0).astype(int)
     stale = (table["status"] == "running") & ~table["run_id"].astype(int).isin(live)
     table.loc[stale, "status"] = INTERRUPTED
     table["duration"] = table["duration_s"].map(duration_text)  # the same text as Home and the CLI
     table["cost"] = table["cost"].map(lambda c: "" if pd.isna(c) else f"{c:.4f}")
-    columns = ["run_id", "dataset", "metrics", "models", "status", "judge_model", "duration", "judge_calls",
-               "tokens", "cost", "created_at", "params", "signatures"]
+    columns = ["run_id", "name", "tags", "dataset", "metrics", "models", "status", "judge_model", "duration", "judge_calls",
+               "tokens", "cost", "created_at", "note", "params", "signatures"]
     return plain_table(table[columns])  # no 'None' cells, timestamps to the second
 
 

@@ -141,3 +141,53 @@ def test_the_wide_export_carries_texts_and_metadata_without_clobbering_a_score(a
                                           "topic"]
     assert frame["metadata.bleu"].tolist() == ["high", "low"] and frame["bleu"].dtype.kind == "f"
     assert frame["query"].tolist() == ["Q?", "Q?"] and frame["prediction"].tolist() == ["x y", "z"]
+
+
+def test_name_tags_and_note_through_the_store_method_the_cli_uses(sample_run):
+    from textgen_dashboard.pickers import run_label
+    from textgen_dashboard.run_labels import NAME, NEW_TAGS, NOTE, TAGS, key
+
+    _, run_id = sample_run
+    at = page("views/runs.py").run()
+    at.text_input(key=key(NAME, run_id)).set_value("week-48 candidate")
+    at.text_input(key=key(NEW_TAGS, run_id)).set_value("prod, nightly prod")
+    at.text_area(key=key(NOTE, run_id)).set_value("the judge was swapped this week")
+    at.button(key="FormSubmitter:" + key(NAME, run_id) + ".form-Save name, tags and note").click().run()
+    no_exception(at)
+    labels = store().run_names.run_labels().set_index("run_id").loc[run_id]
+    assert labels["name"] == "week-48 candidate" and list(labels["tags"]) == ["prod", "nightly"]
+    assert labels["note"] == "the judge was swapped this week"
+    assert any(f"Run {run_id}: named 'week-48 candidate'; tagged prod, nightly; note saved"
+               in s.value.replace("\\", "") for s in at.success)  # markdown escapes
+    row = frame_with(at, "run_id").iloc[0]
+    assert (row["name"], row["tags"], row["note"]) == ("week-48 candidate", "prod, nightly",
+                                                        "the judge was swapped this week")
+    picker = at.selectbox(key=state.RUNS_SELECTED)
+    assert picker.value == run_id  # the address still carries the id
+    assert picker.format_func(run_id).startswith(f"#{run_id} · week-48 candidate · [prod, nightly] · sample-qa")
+    assert run_label({"run_id": 2, "name": None, "tags": [], "dataset": "d", "status": "finished",
+                      "metrics": ["bleu"]}) == "#2 · d · finished · bleu"
+    # untick a tag, clear the name and the note: the same method removes them
+    at.multiselect(key=key(TAGS, run_id)).set_value(["nightly"])
+    at.text_input(key=key(NAME, run_id)).set_value("")
+    at.text_area(key=key(NOTE, run_id)).set_value("")
+    at.button(key="FormSubmitter:" + key(NAME, run_id) + ".form-Save name, tags and note").click().run()
+    labels = store().run_names.run_labels().set_index("run_id").loc[run_id]
+    assert pd.isna(labels["name"]) and list(labels["tags"]) == ["nightly"] and pd.isna(labels["note"])
+
+
+def test_a_name_the_cli_refuses_is_refused_in_its_words(sample_run):
+    from textgen_dashboard.run_labels import NAME, NEW_TAGS, key
+
+    _, run_id = sample_run
+    at = page("views/runs.py").run()
+    submit = "FormSubmitter:" + key(NAME, run_id) + ".form-Save name, tags and note"
+    for field, bad, words in ((NAME, "7", "cannot be a bare number"), (NAME, "a:b", "cannot hold ':'"),
+                              (NEW_TAGS, "pro<d>", "use letters, digits")):
+        at.text_input(key=key(NAME, run_id)).set_value("")
+        at.text_input(key=key(field, run_id)).set_value(bad)
+        at.button(key=submit).click().run()
+        no_exception(at)
+        assert any(words in e.value.replace("\\", "") for e in at.error), (bad, [e.value for e in at.error])
+    labels = store().run_names.run_labels().set_index("run_id").loc[run_id]
+    assert pd.isna(labels["name"]) and list(labels["tags"]) == []  # nothing half-stored
