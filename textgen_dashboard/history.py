@@ -14,12 +14,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from textgen_core.compare.small_sample import RULE
 from textgen_core.errors import TextgenError
 from textgen_core.over_time.history import history
 from textgen_core.over_time.leaderboard import leaderboard
 
 from . import data
 from .charts import label, model_colors
+from .safe_text import plain
 
 DATASET, SCORE, MODELS, SEEN = "history.dataset", "history.score", "history.models", "history.seen_params"
 
@@ -51,10 +53,13 @@ def render() -> None:
     _sync_query_params(family, score, chosen)
     shown = every[(every["score"] == score) & every["model"].isin(chosen)]
     st.plotly_chart(history_figure(shown, score), key="history.figure")
-    st.caption(f"{every.attrs['confidence']:.0%} intervals (Wilson for 0/1 scores, else t clipped to the score's "
-               "range; 'too few' below two values or without spread). A ring marks a run that differs from the "
+    st.caption(f"{every.attrs['confidence']:.0%} intervals. {RULE} A ring marks a run that differs from the "
                "previous run of that model: paired t test on the datums both scored, Holm-adjusted over every "
                f"score and run of the model (false alarms held at {every.attrs['alpha']:g}).")
+    few = shown[shown["ci_low"].isna()]
+    if len(few):
+        st.caption(plain("No interval (too few): " + "; ".join(
+            f"{r.run}, {r.model}: {r.interval}" for r in few.itertuples())))
     flagged = every[(every["flag"] != "") & every["model"].isin(chosen)]
     st.subheader(f"Changes flagged: {len(flagged)}")
     if len(flagged):
@@ -121,7 +126,8 @@ def _leaderboard(family: str, score: str) -> None:
         "mean": board["mean"].round(4), "interval": [_interval(r) for r in board.itertuples()],
         "n": board["n"], "run": board["run"], "version": board["version"]}), hide_index=True, placeholder="–")
     st.caption(f"Each model's latest finished run with {score}; ranks from {board.attrs['resamples']} bootstrap "
-               "resamples of the datums. 'first' only where the rank interval is 1-1.")
+               "resamples of the datums. 'first' only where the rank interval is 1-1. Intervals of the means: the "
+               "same small-sample rule as above.")
     if not (board["standing"] == "first").any():
         st.caption("No model is first beyond doubt: the best ranks overlap.")
 

@@ -67,3 +67,20 @@ def test_bad_requests(db: Path, capsys, args, message) -> None:
     assert main(["--db", str(db), *args]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_three_datums_print_too_few_with_the_reason_never_a_zero_width_interval(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "tiny.csv"
+    source.write_text("id,model,query,prediction,reference\nd0,a,q0,yes,yes\nd1,a,q1,yes,yes\nd2,a,q2,yes,yes\n")
+    db = str(tmp_path / "tiny.duckdb")
+    assert main(["--db", db, "run", str(source), "--metrics", "exact_match,lengths"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "history", "tiny"]) == 0
+    out = capsys.readouterr().out
+    # answer_length (no bounded range) from 3 values: too few, and why
+    assert "too few (3 values; a score without a bounded range needs at least 5)" in out
+    assert "1.0000 [0.2924, 1.0000]" in out  # 3 of 3 right: the exact bound, not [1, 1]
+    assert "[1.0000, 1.0000]" not in out and "intervals: Intervals follow one small-sample rule" in out
+    assert main(["--db", db, "leaderboard", "tiny", "--score", "answer_length"]) == 0
+    out = capsys.readouterr().out
+    assert "too few (3 values; a score without a bounded range needs at least 5)" in out

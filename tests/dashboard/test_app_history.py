@@ -73,3 +73,23 @@ def test_empty_database_and_a_dataset_without_runs(app_db) -> None:
     at = page("views/history.py").run()
     no_exception(at)
     assert "'e' has no finished run yet" in all_text(at)
+
+
+def test_a_run_of_three_datums_shows_the_small_sample_rule(app_db) -> None:
+    rows = [Datum(f"d{i}", "a", f"q{i}", "yes", ("yes",)) for i in range(3)]
+    db = store()
+    evaluate(db, store_version(db, Dataset("tiny", rows), "tiny").dataset_id, ["exact_match", "lengths"], workers=1)
+    data.refresh()
+    at = page("views/history.py")
+    at.query_params["dataset"] = "tiny"
+    at.query_params["score"] = "answer_length"
+    at.run()
+    no_exception(at)
+    text = all_text(at).replace("\\", "")
+    assert "Intervals follow one small-sample rule" in text
+    assert "No interval (too few): run 1, a: too few (3 values; a score without a bounded range needs at least 5)" \
+        in text
+    at.selectbox(key=SCORE).set_value("exact_match").run()
+    assert "No interval" not in all_text(at)  # 3 of 3 right: the exact bound, drawn as a bar
+    board = at.dataframe[-1].value
+    assert board["interval"].tolist() == ["[0.2924, 1.0000]"]

@@ -1,5 +1,6 @@
 """The history of a dataset over its versions and the leaderboard, against numbers computed here from the stored
-cells: means equal the cells' means, intervals equal statsmodels' Wilson and scipy's t, each run's test equals
+cells: means equal the cells' means, intervals follow the one small-sample rule (statsmodels' Wilson from 30 yes/no
+values, scipy's exact bound below; the summary's interval of the same run), each run's test equals
 scipy's paired t test on the datums paired by id *and* content (changed ones left out and counted), unscored cells
 are counted and never averaged in, and small samples say "too few"."""
 
@@ -17,7 +18,7 @@ from textgen_core.catalog import store_version
 from textgen_core.errors import ParameterError
 from textgen_core.evaluate import evaluate
 from textgen_core.model import Dataset, Datum
-from textgen_core.over_time.history import history, point_interval
+from textgen_core.over_time.history import history
 from textgen_core.over_time.leaderboard import leaderboard, rank_intervals
 from textgen_core.store import Store
 
@@ -99,13 +100,49 @@ def test_unscored_cells_are_counted_not_averaged_and_small_samples_say_too_few(t
         right = {"a": np.array([True] * 7 + [False])}
     frame = history(store, "few", scores=["exact_match", "bleu"])
     em = frame[frame["score"] == "exact_match"]
-    assert em["interval"].tolist() == ["Wilson", "Wilson"]  # 8 of 8 right: Wilson is not zero-width
+    exact = [stats.binomtest(k, 8).proportion_ci(0.95, "exact") for k in (8, 7)]  # below 30 values: exact
+    assert em["ci_low"].tolist() == pytest.approx([e.low for e in exact], abs=1e-9)
+    assert em["ci_high"].tolist() == pytest.approx([e.high for e in exact], abs=1e-9)
+    assert (em["ci_high"] - em["ci_low"] > 0.1).all()  # 8 of 8 right is not certainty
     assert em.iloc[1]["n_paired"] == 8 and np.isnan(em.iloc[1]["p_value"])  # under 10 pairs: no test
     assert any("too few: under 10 datums" in note for note in frame.attrs["notes"])
-    assert point_interval(8, 1.0, 0.0, 8.0, False, (0.0, None), 0.95)[2] == "too few: 8 values without spread"
-    assert point_interval(1, 0.5, float("nan"), 0.5, False, (0.0, 1.0), 0.95)[2] == "too few: 1 scored value"
-    low, high, method = point_interval(30, 0.4, 0.2, 12.0, False, (None, None), 0.9)
-    assert method == "t" and (low, high) == pytest.approx(stats.t.interval(0.9, 29, loc=0.4, scale=0.2 / 30 ** 0.5))
+
+
+def tiny(store: Store, name: str = "tiny") -> int:
+    """A run of three datums: model a answers all three right (no spread anywhere), model b one of three."""
+    rows = [Datum(f"d{i}", model, f"question {i}", answer, ("yes",))
+            for i, answers in enumerate([("yes", "yes it is"), ("yes", "no"), ("yes", "yes")])
+            for model, answer in zip("ab", answers)]
+    return evaluate(store, store_version(store, Dataset(name, rows), name).dataset_id,
+                    ["exact_match", "token_f1", "lengths"], workers=1)
+
+
+def test_three_datums_or_equal_values_get_the_small_sample_rule_as_the_summary_does(tmp_path: Path) -> None:
+    from textgen_core.summary import run_summary
+
+    store = Store(tmp_path / "tiny.duckdb")
+    run_id = tiny(store)
+    frame = history(store, "tiny", scores=["exact_match", "f1", "answer_length"])
+    summary = run_summary(store, run_id).set_index(["model", "score"])
+    for row in frame.itertuples():  # every point is the interval `summary RUN` prints, to the last digit
+        expected = summary.loc[(row.model, row.score)]
+        assert (row.ci_low, row.ci_high) == pytest.approx((expected["ci_low"], expected["ci_high"]), abs=0,
+                                                          nan_ok=True)
+    points = frame.set_index(["model", "score"])
+    three_right = stats.binomtest(3, 3).proportion_ci(0.95, "exact")  # all equal: the exact bound, not [1, 1]
+    assert points.loc[("a", "exact_match"), ["ci_low", "ci_high"]].tolist() == pytest.approx(
+        [three_right.low, 1.0], abs=1e-9)
+    for key in [("a", "f1"), ("b", "f1"), ("b", "exact_match")]:
+        assert points.loc[key, "ci_high"] - points.loc[key, "ci_low"] > 0.5, key  # three values: wide
+    for model in "ab":  # a score without a bounded range from three values: no interval, and why
+        row = points.loc[(model, "answer_length")]
+        assert np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])
+        assert row["interval"] == ("too few (3 values; a score without a bounded range needs at least 5)")
+    board = leaderboard(store, "tiny", "f1").set_index("model")
+    assert board.loc["a", "ci_low"] == points.loc[("a", "f1"), "ci_low"]
+    assert board.loc["a", "ci_high"] == points.loc[("a", "f1"), "ci_high"]
+    lengths = leaderboard(store, "tiny", "answer_length")
+    assert lengths["ci_low"].isna().all() and lengths["interval"].str.startswith("too few (3 values").all()
 
 
 def test_unscored_cells_in_the_history(tmp_path: Path) -> None:

@@ -48,6 +48,7 @@ def _mean(row: Any) -> str:
 
 
 def _history(args: argparse.Namespace) -> int:
+    from ..compare.small_sample import RULE
     from ..formatting import text_table
     from ..over_time.history import history
 
@@ -70,6 +71,7 @@ def _history(args: argparse.Namespace) -> int:
         print(f"\n{score}")
         print(text_table(shown.rename(columns={"mean_": "mean [interval]", "p": "p (Holm)", "vs": "against",
                                                "version": "v"})))
+    print(f"intervals: {RULE}")
     for note in attrs["notes"]:
         print(f"note: {note}")
     flagged = frame[frame["flag"] != ""]
@@ -88,6 +90,7 @@ def _p(row: Any) -> str:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
+    from ..compare.small_sample import RULE
     from ..formatting import text_table
     from ..over_time.leaderboard import leaderboard
 
@@ -101,6 +104,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
                          rank_=[("" if math.isnan(r) else int(r)) for r in frame["rank"]])
     shown = shown[["rank_", "model", "standing", "mean_", "n", "run", "version", "judge"]]
     print(text_table(shown.rename(columns={"rank_": "rank", "mean_": "mean [interval]", "version": "v"})))
+    print(f"intervals: {RULE}")
     if not (frame["standing"] == "first").any() and frame.attrs["direction"] != "none":
         print("no model is first beyond doubt: the best ranks overlap")
     for note in frame.attrs["notes"]:

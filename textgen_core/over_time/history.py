@@ -5,21 +5,23 @@ Datums pair across runs by id and content (query and references): across version
 pairs with nothing, and the ``left_out`` column counts those. Unscored cells are not in the means; the ``unscored``
 column counts them.
 
-A point's interval comes from the run's moments, read in SQL: Wilson for 0/1 scores of a [0, 1] metric, else the t
-interval clipped to the score's declared range. A point of fewer than two values, or of values without spread
-(a zero-width interval would claim certainty the sample does not have), shows "too few" and why.
+A point's interval follows the one small-sample rule (:mod:`textgen_core.compare.small_sample`,
+docs/statistics.md), with the seeds of the run's summary, so a point shows the interval ``summary RUN`` prints:
+never of zero width, wide enough at small n, and "too few" with the reason where the rule gives none (one value
+of a bounded score; fewer than five, or values without spread, of a score without a bounded range).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..compare.comparison import score_direction
-from ..compare.intervals import t_interval, wilson_interval
+from ..compare.intervals import BOOTSTRAP_MAX
+from ..compare.small_sample import Interval, mean_interval, moments_interval
+from ..compare.stats import rng_for
 from ..errors import ParameterError
 from ..store import Store
 from .changes import FALSE_ALARMS, TOO_FEW, holm, series_tests
@@ -29,19 +31,44 @@ COLUMNS = ["run_id", "run", "created_at", "version", "judge", "model", "score", 
            "interval", "unscored", "previous_run", "n_paired", "left_out", "delta", "p_value", "p_adjusted", "flag"]
 
 
-def point_interval(n: int, mean: float, std: float, total: float, binary: bool,
-                   bounds: tuple[float | None, float | None], confidence: float) -> tuple[float, float, str]:
-    """(low, high, method) of one run's mean from its moments; NaN ends and 'too few: why' when it cannot say."""
-    if n < 2:
-        return NAN, NAN, f"too few: {n} scored value{'s' if n != 1 else ''}"
-    if binary and tuple(bounds) == (0.0, 1.0):
-        low, high = wilson_interval(int(round(total)), n, confidence)
-        return low, high, "Wilson"
-    if not (isinstance(std, float) and math.isfinite(std) and std > 0):
-        return NAN, NAN, f"too few: {n} values without spread"
-    low, high = t_interval(mean, std, n, confidence)
-    floor, ceiling = bounds
-    return (low if floor is None else max(floor, low)), (high if ceiling is None else min(ceiling, high)), "t"
+def point_intervals(frame: pd.DataFrame, keyed: dict[str, Any], bounds: dict[str, tuple[float | None, float | None]],
+                    confidence: float) -> list[Interval]:
+    """The interval of each row's mean (run_id, model, score, n, mean, std, total, binary) under the one
+    small-sample rule (:mod:`textgen_core.compare.small_sample`), with the seeds the run's summary uses: a point
+    of a history is the interval ``textgen-eval summary RUN`` prints. From :data:`BOOTSTRAP_MAX` values on the rule
+    needs only the moments; below, the values (``keyed``, from :meth:`OverTime.keyed_values`)."""
+    groups = _groups(keyed)
+    found = []
+    for row in frame[["run_id", "model", "score", "n", "mean", "std", "total", "binary"]].itertuples(index=False):
+        if row.n >= BOOTSTRAP_MAX:
+            found.append(moments_interval(int(row.n), float(row.mean), float(row.std), float(row.total),
+                                          bool(row.binary), bounds=bounds[row.score], confidence=confidence))
+        else:
+            values = groups.get((int(row.run_id), row.model, row.score), np.empty(0))
+            found.append(mean_interval(values, bounds=bounds[row.score], confidence=confidence,
+                                       rng=rng_for(0, row.model, row.score)))
+    return found
+
+
+def interval_columns(intervals: Sequence[Interval]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(ci_low, ci_high, interval) columns: the method, or 'too few (why)' with NaN ends."""
+    low = np.array([i.low if i.given else NAN for i in intervals], dtype=float)
+    high = np.array([i.high if i.given else NAN for i in intervals], dtype=float)
+    return low, high, [i.method if i.given else i.text() for i in intervals]
+
+
+def _groups(keyed: dict[str, Any]) -> dict[tuple[int, str, str], np.ndarray]:
+    """The keyed values split by (run, model, score)."""
+    if not keyed["value"].size:
+        return {}
+    run, model, score = keyed["run_id"].astype(np.int64), keyed["model_code"], keyed["score_code"]
+    order = np.lexsort((score, model, run))
+    run, model, score, value = run[order], model[order], score[order], keyed["value"][order]
+    starts = np.flatnonzero((np.diff(run, prepend=-1) != 0) | (np.diff(model, prepend=-1) != 0)
+                            | (np.diff(score, prepend=-1) != 0))
+    stops = [*starts[1:], len(value)]
+    return {(int(run[a]), keyed["models"][model[a]], keyed["scores"][score[a]]): value[a:b]
+            for a, b in zip(starts, stops)}
 
 
 def value_range(score: str) -> tuple[float | None, float | None]:
@@ -78,7 +105,8 @@ def history(store: Store, dataset: str, *, scores: Sequence[str] | None = None, 
     frame["_order"] = frame["run_id"].map(order)
     frame = frame.sort_values(["_order", "model", "score"]).reset_index(drop=True)
     bounds = {score: value_range(score) for score in frame["score"].unique()}
-    frame["ci_low"], frame["ci_high"], frame["interval"] = moment_intervals(frame, bounds, confidence)
+    frame["ci_low"], frame["ci_high"], frame["interval"] = interval_columns(
+        point_intervals(frame, keyed, bounds, confidence))
     names = frame["name"].astype(object)
     frame["run"] = names.where(names.notna() & (names != ""), "run " + frame["run_id"].astype(str))
     tests = _changes(keyed, order)
@@ -107,34 +135,6 @@ def _check_found(moments: pd.DataFrame, family: str, scores: Sequence[str] | Non
     raise ParameterError(f"no finished run of {family!r} has {', '.join(map(repr, asked))}; scores: "
                          f"{', '.join(sorted(set(every['score']))) or 'none'}; models: "
                          f"{', '.join(sorted(set(every['model']))) or 'none'}")
-
-
-def moment_intervals(frame: pd.DataFrame, bounds: dict[str, tuple[float | None, float | None]],
-                     confidence: float) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """:func:`point_interval` of every row of a frame of moments (n, mean, std, total, binary, score) at once."""
-    from scipy import stats
-
-    n = frame["n"].to_numpy(dtype=float)
-    mean, total = frame["mean"].to_numpy(dtype=float), frame["total"].fillna(0).to_numpy(dtype=float)
-    std = frame["std"].astype(float).fillna(NAN).to_numpy(dtype=float)
-    floor = np.array([bounds[s][0] if bounds[s][0] is not None else -np.inf for s in frame["score"]], dtype=float)
-    ceiling = np.array([bounds[s][1] if bounds[s][1] is not None else np.inf for s in frame["score"]], dtype=float)
-    wilson = frame["binary"].to_numpy(dtype=bool) & (floor == 0.0) & (ceiling == 1.0)
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.round(total) / n
-        centre = (share + z * z / (2 * n)) / (1 + z * z / n)
-        spread = z / (1 + z * z / n) * np.sqrt(share * (1 - share) / n + z * z / (4 * n * n))
-        half = stats.t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1)) * std / np.sqrt(n)
-    low = np.where(wilson, np.maximum(0.0, centre - spread), np.maximum(floor, mean - half))
-    high = np.where(wilson, np.minimum(1.0, centre + spread), np.minimum(ceiling, mean + half))
-    spreadless = ~(std > 0)
-    methods = np.where(wilson, "Wilson", "t").astype(object)
-    methods[~wilson & spreadless] = [f"too few: {int(k)} values without spread" for k in n[~wilson & spreadless]]
-    few = n < 2
-    methods[few] = [f"too few: {int(k)} scored value{'s' if k != 1 else ''}" for k in n[few]]
-    blank = few | (~wilson & spreadless)
-    return np.where(blank, NAN, low), np.where(blank, NAN, high), list(methods)
 
 
 def _changes(keyed: dict[str, Any], order: dict[int, int]) -> pd.DataFrame:

@@ -1,6 +1,6 @@
 """The leaderboard of a named dataset: every model ever run on it (its latest finished run with the score, by
-default), per score: the mean with its interval and a rank interval from a bootstrap over datums, so that "first"
-is said only where the data say so.
+default), per score: the mean with its interval (the one small-sample rule, as in :mod:`.history`) and a rank
+interval from a bootstrap over datums, so that "first" is said only where the data say so.
 
 The bootstrap resamples datums (keyed by id and content, as in :mod:`.history`) with replacement, the same draw for
 every model, and ranks the models' means in each resample (rank 1 is the best in the score's direction; ties share
@@ -20,7 +20,7 @@ import pandas as pd
 from ..compare.comparison import score_direction
 from ..errors import ParameterError
 from ..store import Store
-from .history import moment_intervals, value_range
+from .history import interval_columns, point_intervals, value_range
 
 COLUMNS = ["rank", "model", "run_id", "run", "version", "judge", "n", "mean", "ci_low", "ci_high", "interval",
            "rank_low", "rank_high", "standing"]
@@ -68,7 +68,8 @@ def _leaderboard(store: Store, dataset: str, score: str, models: Sequence[str] |
     values = np.full((len(keyed["models"]), len(keys)), np.nan)
     values[keyed["model_code"][keep], column] = keyed["value"][keep]
     direction = score_direction(score, None)
-    low, high, methods = moment_intervals(latest.assign(score=score), {score: value_range(score)}, confidence)
+    low, high, methods = interval_columns(point_intervals(latest.assign(score=score), keyed,
+                                                          {score: value_range(score)}, confidence))
     names = latest["name"].astype(object)
     rows = pd.DataFrame({
         "model": latest["model"], "run_id": latest["run_id"].astype(int),
