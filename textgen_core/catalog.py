@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
+
 from .model import Dataset
 from .store import Store
 
@@ -54,12 +56,37 @@ def store_version(store: Store, dataset: Dataset, name: str) -> StoredVersion:
         found = store.versions.versions(stamp.family)
         stored_name = str(found.loc[found["dataset_id"] == dataset_id, "name"].iloc[0])
         return StoredVersion(dataset_id, stored_name, True, stamp.family, stamp.version)
-    earlier = store.versions.versions(stamp.family)
-    earlier = earlier[earlier["version"] < stamp.version]
-    diff: dict[str, Any] = {}
-    if len(earlier):
-        diff = store.versions.version_diff(int(earlier["dataset_id"].iloc[-1]), dataset_id)
-    return StoredVersion(dataset_id, chosen, False, stamp.family, stamp.version, diff)
+    return StoredVersion(dataset_id, chosen, False, stamp.family, stamp.version,
+                         _since_previous(store, stamp.family, stamp.version, dataset_id))
+
+
+def stored_version(store: Store, dataset_id: int, reused: bool) -> StoredVersion:
+    """The :class:`StoredVersion` of a dataset already stored (a streamed upload): its family, version and the change
+    since the family's previous version (none when ``reused``: the content was stored already)."""
+    family, version = store.versions.family_of_dataset(dataset_id)
+    found = store.versions.versions(family)
+    name = str(found.loc[found["dataset_id"] == dataset_id, "name"].iloc[0])
+    diff = {} if reused else _since_previous(store, family, version, dataset_id)
+    return StoredVersion(dataset_id, name, reused, family, version, diff)
+
+
+def _since_previous(store: Store, family: str, version: int, dataset_id: int) -> dict[str, Any]:
+    earlier = store.versions.versions(family)
+    earlier = earlier[earlier["version"] < version]
+    return store.versions.version_diff(int(earlier["dataset_id"].iloc[-1]), dataset_id) if len(earlier) else {}
+
+
+def version_table(store: Store, family: str) -> pd.DataFrame:
+    """Every version of ``family``, oldest first: version, dataset_id, name, created_at, n_rows, n_datums, models,
+    n_runs, content_hash, and ``change``: what changed since the version before ('first version' for the first)."""
+    with store.session():
+        versions = store.versions.versions(family)
+        changes, before = [], None
+        for row in versions.itertuples():
+            changes.append("first version" if before is None
+                           else diff_summary(store.versions.version_diff(before, row.dataset_id)))
+            before = row.dataset_id
+    return versions.assign(change=changes)
 
 
 def save_or_reuse(store: Store, dataset: Dataset, name: str) -> tuple[int, str, bool]:

@@ -100,6 +100,21 @@ def datasets() -> pd.DataFrame:
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
+def _versions(path: str, dataset_id: int, version: int) -> pd.DataFrame:
+    from textgen_core.catalog import version_table
+
+    store = _store(path)
+    frame = version_table(store, store.versions.family_of_dataset(dataset_id)[0])
+    frame["models"] = frame["models"].map(lambda v: list(v) if v is not None else [])
+    return frame
+
+
+def dataset_versions(dataset_id: int) -> pd.DataFrame:
+    """Every version of the named dataset ``dataset_id`` is a version of (catalog.version_table), oldest first."""
+    return _versions(db_path(), int(dataset_id), jobs().version)
+
+
+@st.cache_data(ttl=TTL, show_spinner=False)
 def _runs(path: str, version: int) -> pd.DataFrame:
     store = _store(path)
     frame = store.list_runs().merge(store.run_names.run_labels(), on="run_id", how="left")

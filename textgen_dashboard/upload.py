@@ -15,6 +15,7 @@ from typing import Callable
 import pandas as pd
 import streamlit as st
 
+from textgen_core.catalog import store_version, stored_version
 from textgen_core.datasets import EXTENSIONS, ColumnMapping, guess_mapping, load_dataset, sample_dataset_path
 from textgen_core.datasets.mapping import LIST_FORMATS
 from textgen_core.errors import InputError, TextgenError
@@ -23,6 +24,7 @@ from textgen_core.store import Store
 
 from . import data, state, upload_stream
 from .safe_text import plain
+from .upload_versions import saved_message, versions_section
 from .widgets import link
 
 NOT_MAPPED = "(not mapped)"
@@ -252,7 +254,9 @@ def _mapping_form(columns: list[str]) -> ColumnMapping | None:
 
 def _save_form(file_name: str, payload: bytes, mapping: ColumnMapping, streamed: bool = False) -> None:
     name = st.text_input("Dataset name", key=state.UPLOAD_NAME)
-    replace = st.checkbox("Replace a dataset with this name (deletes its runs)", key=state.UPLOAD_REPLACE)
+    replace = st.checkbox("Replace a dataset with this name (deletes its runs)", key=state.UPLOAD_REPLACE,
+                          help="Unticked, a file saved under a name already stored becomes that dataset's next "
+                               "version (its runs stay pinned to theirs); the same content is stored only once")
     if not st.button("Save dataset", type="primary", disabled=not name.strip()):
         return
     warnings: tuple[str, ...] = ()
@@ -261,18 +265,23 @@ def _save_form(file_name: str, payload: bytes, mapping: ColumnMapping, streamed:
             if streamed:
                 saved = upload_stream.save(data.store(), file_name, payload, mapping, name.strip(), replace)
                 rows, warnings = saved.rows, saved.warnings
+                stored = stored_version(data.store(), saved.dataset_id, saved.reused)
             else:
                 dataset = load_dataset(payload, mapping, name=name.strip(), file_name=file_name)
-                data.store().save_dataset(dataset, name.strip(), replace=replace)
                 rows = len(dataset.rows)
+                if replace:
+                    stored = stored_version(data.store(), data.store().save_dataset(dataset, name.strip(),
+                                                                                   replace=True), False)
+                else:  # a new version of the named dataset, or the stored one with the same content
+                    stored = store_version(data.store(), dataset, name.strip())
             data.store().remember_mapping(hashlib.sha256(payload).hexdigest(), file_name, mapping.to_dict())
     except TextgenError as exc:
         st.error(plain(str(exc)))
         return
     data.refresh()
-    st.session_state[state.UPLOAD_SAVED] = f"Saved {plain(name.strip())} ({rows:,} rows)."
+    st.session_state[state.UPLOAD_SAVED] = saved_message(stored, rows)
     st.session_state[_SAVED_WARNINGS] = warnings
-    st.session_state[state.EVAL_PRESELECT] = name.strip()
+    st.session_state[state.EVAL_PRESELECT] = stored.name
     st.rerun()
 
 
@@ -289,6 +298,7 @@ def render_manage() -> None:
     if st.session_state.get(state.UPLOAD_MANAGE) not in names:
         st.session_state[state.UPLOAD_MANAGE] = next(iter(names))
     dataset_id = st.selectbox("Dataset", list(names), key=state.UPLOAD_MANAGE, format_func=lambda i: names[i])
+    versions_section(dataset_id)
     rename_col, delete_col = st.columns(2)
     with rename_col:
         new_name = st.text_input("New name", key=state.UPLOAD_RENAME)

@@ -109,13 +109,12 @@ def mapping_problem(file_name: str, columns: list[str], mapping: ColumnMapping) 
 
 def save(store: Store, file_name: str, payload: bytes, mapping: ColumnMapping, name: str,
          replace: bool = False) -> StreamedRun:
-    """Store the upload in chunks under ``name``; on any bad row nothing is stored (and nothing replaced)."""
+    """Store the upload in chunks as the next version of ``name`` (with ``replace``: in place of the dataset of that
+    name); on any bad row nothing is stored (and nothing replaced)."""
     existing = name in set(store.list_datasets()["name"])
-    if existing and not replace:
-        raise StoreError(f"a dataset named {name!r} already exists; choose another name or replace it")
     saved = stream_file(store, spill(file_name, payload), mapping=mapping, name=name, file_name=file_name,
-                        workers=1)
-    if not existing or saved.reused:  # identical rows to the stored dataset: kept as it is
+                        workers=1)  # under a name already stored: the next version ('name (2)'), or the same content
+    if not replace or not existing or saved.reused:  # identical rows to a stored dataset: kept as it is
         return saved
     old = store.dataset_id(name)
     try:

@@ -205,3 +205,41 @@ def test_the_same_file_again_shows_its_saved_mapping_and_no_stale_message(app_db
     _upload(at, "other.csv", LONG_CSV)
     assert not any("Saved support" in s.value for s in at.success)
     assert at.selectbox(key=state.upload_field("query")).value == "question"  # a new file: a fresh guess
+
+
+EDITED_CSV = (b"id,model,question,answer,reference,topic\n"
+              b"q1,a,What is 2+2?,4,4,math\n"
+              b"q1,b,What is 2+2?,four,4,math\n"
+              b"q2,a,Capital of France?,Paris,Paris,geo\n"
+              b"q2,c,Capital of France?,Lyon,Paris,geo\n"  # a new model: q2 changed
+              b"q3,a,Capital of Peru?,Lima,Lima,geo\n")  # a new datum
+
+
+def _save(at, name: str):
+    at.text_input(key=state.UPLOAD_NAME).set_value(name).run()
+    next(b for b in at.button if b.label == "Save dataset").click().run()
+    no_exception(at)
+    return " ".join(s.value for s in at.success).replace("\\", "")  # markdown escapes
+
+
+def test_an_edited_file_is_a_new_version_with_its_diff_and_the_same_content_is_stored_once(app_db):
+    from textgen_core.evaluate import evaluate
+
+    assert "Saved qa (3 rows) as version 1 of qa." in _save(_upload(page("views/upload.py").run(), "qa.csv",
+                                                                      LONG_CSV), "qa")
+    run_id = evaluate(store(), int(store().list_datasets()["dataset_id"][0]), ["exact_match"], workers=1)
+    store().run_names.label_run(run_id, name="week 1")
+    said = _save(_upload(page("views/upload.py").run(), "qa-edited.csv", EDITED_CSV), "qa")
+    assert ("Saved qa (2) (5 rows) as version 2 of qa. Since version 1: datums added 1, removed 0, changed 1; "
+            "models added: c.") in said
+    # the first file again under another file name and another dataset name: the same content, nothing stored
+    said = _save(_upload(page("views/upload.py").run(), "copy.csv", LONG_CSV), "something else")
+    assert "Same content as version 1 of qa (stored as qa) — nothing stored again" in said
+    assert store().list_datasets()["name"].tolist() == ["qa", "qa (2)"]
+    at = page("views/upload.py").run()
+    at.selectbox(key=state.UPLOAD_MANAGE).set_value(int(store().dataset_id("qa (2)"))).run()
+    versions = frame_with(at, "runs pinned")
+    assert versions[["version", "rows", "datums", "models", "runs pinned"]].values.tolist() == [
+        [1, 3, 2, "a, b", f"#{run_id} week 1"], [2, 5, 3, "a, b, c", ""]]
+    assert versions["change"].tolist() == ["first version", "datums added 1, removed 0, changed 1; models added: c"]
+    assert len(versions["stored"].iloc[0]) == 19  # a date to the second

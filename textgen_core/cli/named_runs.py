@@ -71,7 +71,7 @@ def _labels(store: Any, run_id: int) -> dict[str, Any]:
 def show_versions(args: argparse.Namespace) -> int:
     """`datasets NAME`: every version of a named dataset, each with what changed since the one before;
     `datasets NAME --diff V1 V2`: the datums added, removed and changed between two versions."""
-    from ..catalog import diff_summary
+    from ..catalog import diff_summary, version_table
     from ..formatting import text_table
 
     store = open_store(args, read_only=True)
@@ -86,13 +86,10 @@ def show_versions(args: argparse.Namespace) -> int:
                 more = f" ... and {len(diff[key]) - len(shown)} more" if len(diff[key]) > len(shown) else ""
                 print(f"  {key}: {', '.join(shown)}{more}")
         return 0
-    versions = store.versions.versions(family)
-    changes, before = [], None
-    for row in versions.itertuples():
-        changes.append("first version" if before is None else diff_summary(store.versions.version_diff(before, row.dataset_id)))
-        before = row.dataset_id
-    shown = versions.assign(change=changes, content=versions["content_hash"].map(lambda h: (h or "")[:12]))
-    shown = shown[["version", "dataset_id", "name", "created_at", "n_rows", "models", "n_runs", "content", "change"]]
+    versions = version_table(store, family)
+    shown = versions.assign(content=versions["content_hash"].map(lambda h: (h or "")[:12]))
+    shown = shown[["version", "dataset_id", "name", "created_at", "n_rows", "n_datums", "models", "n_runs", "content",
+                   "change"]]
     print(text_table(shown.rename(columns={"dataset_id": "dataset", "created_at": "stored", "n_rows": "rows",
-                                           "n_runs": "runs"})))
+                                           "n_datums": "datums", "n_runs": "runs"})))
     return 0

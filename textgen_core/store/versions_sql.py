@@ -107,10 +107,12 @@ class DatasetVersions(Part):
 
     @reads
     def versions(self, family: str | None = None) -> pd.DataFrame:
-        """dataset_id, name, family, version, content_hash, created_at, n_rows, models, n_runs; by family, version."""
+        """dataset_id, name, family, version, content_hash, created_at, n_rows, n_datums, models, n_runs; by family,
+        version."""
         table = self._table()  # a constant or a constant sub-query
         return self.cur.execute(
-            "SELECT v.dataset_id, d.name, v.family, v.version, v.content_hash, d.created_at, d.n_rows, d.models, "
+            "SELECT v.dataset_id, d.name, v.family, v.version, v.content_hash, d.created_at, d.n_rows, "
+            "(SELECT count(DISTINCT x.datum_id) FROM data x WHERE x.dataset_id = v.dataset_id) AS n_datums, d.models, "
             "(SELECT count(*) FROM runs r WHERE r.dataset_id = v.dataset_id) AS n_runs "
             f"FROM {table} v JOIN datasets d USING (dataset_id) WHERE (? IS NULL OR v.family = ?) "
             "ORDER BY v.family, v.version", [family, family]).df()
