@@ -102,6 +102,8 @@ class Reply:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     usage: bool = True
+    #: ``choices[0].logprobs.content`` (see tests/judge_logprobs.py), sent when the request asks for logprobs.
+    logprobs: list | None = None
 
 
 @dataclass

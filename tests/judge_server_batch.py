@@ -317,6 +317,8 @@ def chat_payload(reply: Any, body: dict, reply_id: str) -> dict[str, Any]:
         "choices": [{"index": 0, "finish_reason": reply.finish_reason, "logprobs": None,
                      "message": {"role": "assistant", "content": reply.content, "refusal": reply.refusal}}],
     }
+    if body.get("logprobs") and getattr(reply, "logprobs", None) is not None:  # only when asked, as OpenAI does
+        payload["choices"][0]["logprobs"] = {"content": reply.logprobs, "refusal": None}
     if reply.usage:
         payload["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                             "total_tokens": prompt_tokens + completion_tokens}

@@ -37,6 +37,7 @@ def print_report(store: Store, run_id: int, out: str | None, unscored_above: flo
         print(f"judge: {run['judge_calls']} calls, {run['prompt_tokens']} prompt + "
               f"{run['completion_tokens']} completion tokens{cost}")
     print_summary(store, run_id, shown_models(store, run_id, run))
+    print_rating_fallbacks(store, run_id)
     print_reports(store, run_id)
     if calibrate:
         print_run_calibration(store, run_id, calibrate)
@@ -52,6 +53,22 @@ def print_report(store: Store, run_id: int, out: str | None, unscored_above: flo
               file=sys.stderr)
         return 1
     return unscored_gate(store, run_id, unscored_above) if unscored_above is not None else 0
+
+
+def print_rating_fallbacks(store: Store, run_id: int) -> None:
+    """Cells asked for a weighted rating (``rating=weighted``) that kept the chosen one, counted with why."""
+    from ..judge.ratings import UNAVAILABLE
+
+    fallbacks = store.detail_reasons(run_id, UNAVAILABLE)
+    if fallbacks.empty:
+        return
+    counts = store.score_counts(run_id).groupby("score")["n_scored"].sum()
+    for score, group in fallbacks.groupby("score", sort=True):
+        kept = int(group["n"].sum())
+        print(f"{score}: {kept} of {int(counts.get(score, kept))} scored cells keep the chosen rating, not the "
+              "weighted one:")
+        for row in group.itertuples():
+            print(f"  {row.n} x {row.reason}")
 
 
 def shown_models(store: Store, run_id: int, run: dict) -> list[str] | None:

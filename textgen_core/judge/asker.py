@@ -63,14 +63,14 @@ class ClientAsker:
 
     async def ask(self, request: Request) -> Answer:
         reply = (await self._once.run(request.identity, partial(self._asked, request)))[0]
-        return Answer(reply.value, reply.cache_key)
+        return Answer(reply.value, reply.cache_key, reply.logprobs)
 
     async def _asked(self, request: Request) -> Any:
         """The client's reply to ``request`` through the gate; a failure is the step's."""
         try:
             return await self.gate.run(partial(self.client.ask, request.messages, request.schema,
                                                schema_name=request.step, prompt_version=request.version,
-                                               check=request.check))
+                                               check=request.check, logprobs_field=request.logprobs_field))
         except Unscored as exc:
             raise _failure(exc, request.step, [dict(m) for m in request.messages]) from None
 
@@ -167,7 +167,8 @@ class DryAsker:
             key: Any = memo
             cached, value = False, None
         else:
-            key = self.client.cache_key(request.messages, request.schema, prompt_version=request.version)
+            key = self.client.cache_key(request.messages, request.schema, prompt_version=request.version,
+                                        logprobs_field=request.logprobs_field)
             cached, value = await self.lookup.check(key)
         if cached:
             self.tally.cached += self._first(key)

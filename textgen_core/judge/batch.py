@@ -30,7 +30,7 @@ from ..llm.redact import scrub
 from .replies import Unscored, shape_problem
 from ..llm.retry import Failure, RetryPolicy, classify
 from .settings import JudgeSettings
-from .transport import FormatRejected
+from .transport import FormatRejected, LogprobsRejected
 
 log = logging.getLogger("textgen_core.judge")
 
@@ -108,6 +108,8 @@ class Batcher:
                 failure = Failure("server", problem, True)
             else:
                 failure = line_failure(result, mode)
+            if failure.logprobs_rejected:
+                raise LogprobsRejected(failure)
             if failure.format_rejected:
                 raise FormatRejected(failure)
             if self.adopt_only and failure.retryable:

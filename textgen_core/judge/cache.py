@@ -39,13 +39,15 @@ def make_key(kind: str, payload: Mapping[str, Any]) -> str:
 
 
 def chat_key(*, endpoint: str, model: str, messages: Sequence[Mapping[str, Any]], schema: Mapping[str, Any],
-             temperature: float, seed: int | None, prompt_version: str, sample: int | None = None) -> str:
-    """``sample``: which of a cell's repeated asks (see :mod:`textgen_core.runs.jury`); None for a plain ask,
-    so keys made before repeated judging existed stay the same."""
+             temperature: float, seed: int | None, prompt_version: str, sample: int | None = None,
+             logprobs: Sequence[Any] | None = None) -> str:
+    """``sample``: which of a cell's repeated asks (see :mod:`textgen_core.runs.jury`); ``logprobs``: the field
+    whose token log-probabilities are asked for and how many alternatives; None for a plain ask, so keys made
+    before repeated judging and weighted ratings existed stay the same."""
     return make_key("chat", {
         "endpoint": endpoint, "model": model, "messages": list(messages), "schema": schema,
         "temperature": float(temperature), "seed": seed, "prompt_version": prompt_version,
-    } | ({} if sample is None else {"sample": int(sample)}))
+    } | ({} if sample is None else {"sample": int(sample)}) | ({} if logprobs is None else {"logprobs": list(logprobs)}))
 
 
 def embedding_key(*, endpoint: str, model: str, text: str) -> str:

@@ -19,14 +19,15 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple, 
 
 from ..llm.structured import ReplyError, check_schema, parse_reply, strict_compatible
 from ..llm.accounting import Meter, Usage
+from ..llm.logprobs import TOP_LOGPROBS, content_logprobs, field_alternatives
 from .cache import CacheEntry, ReplyCache, chat_key, embedding_key, logprobs_key
 from .replies import (CORRECTION, MODES, SCHEMA_INSTRUCTION, JudgeReply, Modes, Unscored, copy_messages,
                       read_choice, read_embeddings, read_logprobs, render, usage_of)
 from ..llm.redact import scrub_value
 from ..llm.retry import RetryPolicy
 from .settings import JudgeSettings
-from .transport import (Admission, BatchRoute, BatchTransport, Budget, DirectTransport, FormatRejected, LoopState,
-                        Transport)
+from .transport import (Admission, BatchRoute, BatchTransport, Budget, DirectTransport, FormatRejected,
+                        LogprobsRejected, LoopState, Transport)
 
 if TYPE_CHECKING:
     from .storage import JudgeStore
@@ -110,12 +111,15 @@ class JudgeClient:
         return self._meter.usage
 
     # -- public API ---------------------------------------------------------------
-    def cache_key(self, messages: Sequence[Mapping[str, Any]], schema: Mapping[str, Any], *, prompt_version: str) -> str:
-        """The cache key of an ask: endpoint, model, messages, schema, temperature, seed, prompt version."""
+    def cache_key(self, messages: Sequence[Mapping[str, Any]], schema: Mapping[str, Any], *, prompt_version: str,
+                  logprobs_field: str | None = None) -> str:
+        """The cache key of an ask: endpoint, model, messages, schema, temperature, seed, prompt version (and
+        the field whose log-probabilities it asks for)."""
         try:
             return chat_key(endpoint=self._endpoint, model=self.settings.model, messages=list(messages),
                             schema=schema, temperature=self.settings.temperature, seed=self.settings.seed,
-                            prompt_version=prompt_version, sample=self.sample)
+                            prompt_version=prompt_version, sample=self.sample,
+                            logprobs=None if logprobs_field is None else (logprobs_field, TOP_LOGPROBS))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"judge messages and schema must be plain JSON values: {exc}") from None
 
@@ -133,25 +137,27 @@ class JudgeClient:
         return self.settings.cost_of(self.usage)
 
     async def ask(self, messages: list[dict], schema: dict, *, schema_name: str, prompt_version: str,
-                  check: Callable[[Any], str | None] | None = None) -> JudgeReply:
+                  check: Callable[[Any], str | None] | None = None, logprobs_field: str | None = None) -> JudgeReply:
         """Ask the judge; return its schema-valid reply or raise :class:`Unscored`.
 
         ``messages`` are chat messages (role, content); ``schema`` is the JSON
         Schema of the answer (the subset in :mod:`textgen_core.llm.structured`); a schema
         outside that subset is a programming error (ValueError). ``check`` looks
         past the schema (every numbered item ruled on once): a reply it rejects
-        is re-asked once with the problem spelled out, then unscored with it.
+        is re-asked once with the problem spelled out, then unscored with it. ``logprobs_field``: ask for the
+        token log-probabilities (``top_logprobs``) and keep the alternatives at that field's value
+        (``reply.logprobs``, cached with the reply); an endpoint that refuses them is asked without, once.
         """
         check_schema(schema)
         messages = copy_messages(messages)
-        key = self.cache_key(messages, schema, prompt_version=prompt_version)
+        key = self.cache_key(messages, schema, prompt_version=prompt_version, logprobs_field=logprobs_field)
         state = self._transport.state()
         hit = await self._cached_reply(state, key)
         if hit is not None:
             return hit
         with self._busy():  # identical asks in flight together: one is sent, the others get its reply
             reply, first = await state.once.run(key, partial(
-                self._ask_fresh, state, key, messages, schema, schema_name, prompt_version, check))
+                self._ask_fresh, state, key, messages, schema, schema_name, prompt_version, check, logprobs_field))
         if first:
             return reply
         self._meter.bump(cached=1)
@@ -236,7 +242,8 @@ class JudgeClient:
     # -- chat: modes, validation, re-asks --------------------------------------------
     async def _ask_fresh(self, state: LoopState, key: str, messages: list[dict], schema: dict,
                          schema_name: str, prompt_version: str,
-                         check: Callable[[Any], str | None] | None = None) -> JudgeReply:
+                         check: Callable[[Any], str | None] | None = None,
+                         logprobs_field: str | None = None) -> JudgeReply:
         started = time.monotonic()
         try:
             budget = Budget(self.settings.retries)
@@ -247,7 +254,8 @@ class JudgeClient:
             prompt_tokens = completion_tokens = replies = 0
             while True:
                 try:
-                    body, sent, mode = await self._chat(state, convo, schema, schema_name, budget)
+                    body, sent, mode = await self._chat(state, convo, schema, schema_name, budget,
+                                                        logprobs=logprobs_field is not None)
                 except Unscored as exc:  # the replies before it (re-asked) were paid for
                     raise exc.but(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens) from None
                 replies += 1
@@ -289,18 +297,32 @@ class JudgeClient:
                 request = {"model": self.settings.model, "messages": sent, "mode": mode, "schema_name": schema_name,
                            "temperature": self.settings.temperature, "seed": self.settings.seed,
                            "max_tokens": self.settings.max_tokens}
+                found = None
+                if logprobs_field is not None:  # kept with the reply: a cached ask weighs the same numbers
+                    found = self.scrubbed(self._alternatives(body, logprobs_field))
+                    request["logprobs"] = {"field": logprobs_field, "top_logprobs": TOP_LOGPROBS, "found": found}
                 self._cache.put(CacheEntry(key, self.settings.endpoint, self.settings.model, prompt_version,
                                            request, text, value, prompt_tokens, completion_tokens))
                 return JudgeReply(value, text, sent, key, prompt_tokens, completion_tokens, False,
-                                  attempts=budget.attempts, mode=mode, latency_s=time.monotonic() - started)
+                                  attempts=budget.attempts, mode=mode, latency_s=time.monotonic() - started,
+                                  logprobs=found)
         except Unscored as exc:  # counted once, with the time it took (every attempt, waits included)
             self._meter.bump(failed=1)
             if exc.latency_s is None:
                 raise exc.but(latency_s=time.monotonic() - started) from None
             raise
 
+    def _alternatives(self, body: Mapping[str, Any], field: str) -> dict[str, Any] | str:
+        """The alternatives at ``field``'s value in a reply asked with log-probabilities, or why there are none."""
+        content = content_logprobs(body)
+        if content is not None:
+            return field_alternatives(content, field)
+        if self._modes.logprobs_refused is not None:
+            return f"the endpoint refused log-probabilities ({self._modes.logprobs_refused})"
+        return "the endpoint returned no log-probabilities with its reply"
+
     async def _chat(self, state: LoopState, convo: list[dict], schema: dict, schema_name: str,
-                    budget: Budget) -> tuple[dict, list[dict], str]:
+                    budget: Budget, *, logprobs: bool = False) -> tuple[dict, list[dict], str]:
         """One chat completion in the best response mode the endpoint accepts.
 
         While the mode is unconfirmed, one request at a time probes it (the
@@ -328,6 +350,8 @@ class JudgeClient:
                                                self._modes.tokens_param: self.settings.max_tokens}
                     if self.settings.seed is not None:
                         payload["seed"] = self.settings.seed
+                    if logprobs and self._modes.logprobs_refused is None:
+                        payload["logprobs"], payload["top_logprobs"] = True, TOP_LOGPROBS
                     if response_format is not None:
                         payload["response_format"] = response_format
                     return payload
@@ -335,6 +359,14 @@ class JudgeClient:
                 try:
                     reply = await self._transport.post(state, "chat", "/chat/completions", budget, body,
                                                        field_name="choices", mode=partial(used.get, "mode"), tokens=tokens)
+                except LogprobsRejected as rejected:  # asked again without them; the reply says why
+                    reason = self._transport.scrub(rejected.failure.message)
+                    if self._modes.logprobs_refused is None:
+                        log.warning("judge endpoint %s refused log-probabilities for model %s (%s); ratings keep the "
+                                    "chosen value", self.settings.endpoint, self.settings.model, reason)
+                    self._modes.refuse_logprobs(reason)
+                    self._meter.bump(retries=1)
+                    continue
                 except FormatRejected as rejected:
                     if self._modes.pinned:
                         raise Unscored(self._transport.scrub(
@@ -372,9 +404,11 @@ class JudgeClient:
             return None
         self._meter.bump(cached=1)
         request = dict(entry.request or {})
+        asked = request.get("logprobs")
         return JudgeReply(entry.parsed, entry.reply, list(request.get("messages") or []), key,
                           entry.prompt_tokens, entry.completion_tokens, True, attempts=0,
-                          mode=str(request.get("mode") or "json_schema"))
+                          mode=str(request.get("mode") or "json_schema"),
+                          logprobs=asked.get("found") if isinstance(asked, Mapping) else None)
 
     @contextlib.contextmanager
     def _busy(self) -> Iterator[None]:

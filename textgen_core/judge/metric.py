@@ -36,6 +36,9 @@ class Answer:
 
     value: Any
     cache_key: str | None
+    #: Asked with log-probabilities (``Request.logprobs_field``): the alternatives at that field's value
+    #: (:func:`~textgen_core.llm.logprobs.field_alternatives`) or why there are none; None when not asked.
+    logprobs: Any = None
 
 
 class Asker(Protocol):

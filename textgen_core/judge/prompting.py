@@ -67,11 +67,16 @@ class Request:
     placeholder: Any = field(repr=False, default=None)
     #: Checks beyond the schema (every item ruled on exactly once); a failure is re-asked once.
     check: Check | None = field(repr=False, default=None)
+    #: A field whose value's token log-probabilities are asked for (a weighted rating), or None.
+    logprobs_field: str | None = None
     #: In-process identity (step, version, message texts; the schema follows from them), made with the request.
     identity: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "identity", (self.step, self.version, *(m["content"] for m in self.messages)))
+        identity = (self.step, self.version, *(m["content"] for m in self.messages))
+        if self.logprobs_field is not None:  # another request: the same prompt asked with log-probabilities
+            identity += (f"logprobs:{self.logprobs_field}",)
+        object.__setattr__(self, "identity", identity)
 
     @property
     def prompt_tokens(self) -> int:

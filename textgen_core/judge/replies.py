@@ -87,6 +87,9 @@ class JudgeReply:
     attempts: int = 1
     mode: str = "json_schema"
     latency_s: float = 0.0
+    #: Asked with log-probabilities: the alternatives at the asked field's value, or why there are none
+    #: (:func:`~textgen_core.llm.logprobs.field_alternatives`); None when not asked.
+    logprobs: Any = None
 
 
 class Modes:
@@ -98,6 +101,8 @@ class Modes:
         self.pinned = pinned != "auto"
         self.mode, self.confirmed = (pinned, True) if self.pinned else ("json_schema", False)
         self.tokens_param = "max_tokens"
+        #: Why the endpoint refused log-probabilities (then never asked for again), or None.
+        self.logprobs_refused: str | None = None
 
     def copy(self) -> "Modes":
         """A new object in the state learned so far (for another client: nothing is shared between them)."""
@@ -105,6 +110,7 @@ class Modes:
         with self._lock:
             other.pinned, other.mode, other.confirmed, other.tokens_param = (self.pinned, self.mode, self.confirmed,
                                                                              self.tokens_param)
+            other.logprobs_refused = self.logprobs_refused
         return other
 
     def now(self) -> tuple[str, bool]:
@@ -123,6 +129,11 @@ class Modes:
                 return None
             self.mode, self.confirmed = MODES[MODES.index(mode) + 1], False
             return self.mode
+
+    def refuse_logprobs(self, reason: str) -> None:
+        """Remember that the endpoint refused log-probabilities: later requests do not ask for them."""
+        with self._lock:
+            self.logprobs_refused = self.logprobs_refused or reason
 
     def switch_tokens_param(self, exc: Unscored) -> bool:
         """Newer OpenAI models want max_completion_tokens instead of max_tokens; switch once."""

@@ -79,6 +79,14 @@ class FormatRejected(Exception):
         self.failure = failure
 
 
+class LogprobsRejected(Exception):
+    """The endpoint rejected the log-probabilities a chat request asked for (not the request itself)."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
 class Budget:
     """Attempts made, and retries left for transient failures, within one client method call."""
 
@@ -233,6 +241,8 @@ class DirectTransport:
             if failure is None:
                 self._unreachable = 0
                 return result
+            if failure.logprobs_rejected and op == "chat":
+                raise LogprobsRejected(failure)
             if failure.format_rejected:
                 raise FormatRejected(failure)
             if failure.kind == "rate_limit":  # never a lost cell: wait it out, up to MAX_RATE_LIMIT_WAIT

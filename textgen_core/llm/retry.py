@@ -13,7 +13,7 @@ import email.utils
 import math
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Mapping
 
 import openai
@@ -74,6 +74,8 @@ class Failure:
     fatal: bool = False
     #: True when the endpoint rejected the response_format rather than the request.
     format_rejected: bool = False
+    #: True when a 400/422 blames log-probabilities: a chat request asked with them is asked again without.
+    logprobs_rejected: bool = False
 
 
 def retry_after_seconds(headers: Mapping[str, str] | Any, now: float | None = None) -> float | None:
@@ -146,6 +148,16 @@ def _connection_failure(exc: BaseException) -> str | None:
 
 
 def classify(exc: BaseException, *, mode: str | None = None) -> Failure:
+    """:func:`_classify`, with ``logprobs_rejected`` set on a 400 or 422 whose message names log-probabilities."""
+    failure = _classify(exc, mode=mode)
+    if failure.status in (400, 422) and isinstance(exc, openai.APIStatusError):
+        code, message = _error_fields(exc)
+        if "logprob" in f"{code} {message}".lower():
+            return replace(failure, logprobs_rejected=True)
+    return failure
+
+
+def _classify(exc: BaseException, *, mode: str | None = None) -> Failure:
     """Sort an exception from the openai client into retry / final / fall back.
 
     ``mode`` is the response_format type of the failed request ("json_schema",

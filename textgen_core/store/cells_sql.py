@@ -127,6 +127,15 @@ class Cells(Part):
             "ORDER BY score, datum_id, model", [run_id, *_filter(models), *_filter(scores)]).df()
 
     @reads
+    def detail_reasons(self, run_id: int, key: str) -> pd.DataFrame:
+        """score, reason, n: scored cells of a run whose details hold the text ``key`` (a weighted rating's
+        ``weighted_unavailable``), grouped by that text, most frequent first."""
+        return self.cur.execute(
+            "SELECT score, reason, count(*) AS n FROM (SELECT score, json_extract_string(details, ?) AS reason "
+            "FROM scores WHERE run_id = ? AND value IS NOT NULL AND details IS NOT NULL) WHERE reason IS NOT NULL "
+            "GROUP BY score, reason ORDER BY score, n DESC, reason", [f"$.{key}", run_id]).df()
+
+    @reads
     def unscored_reasons(self, run_id: int) -> pd.DataFrame:
         """score, model, reason, n: unscored cells of a run grouped by their exact reason, most frequent first."""
         return self.cur.execute(

@@ -184,6 +184,7 @@ class Store:
     wide_scores = _Via("cells")
     score_values = _Via("cells")
     unscored_reasons = _Via("cells")
+    detail_reasons = _Via("cells")
     # -- charts and pairs ----------------------------------------------------
     score_histogram = _Via("charts")
     score_box = _Via("charts")

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 from ...model import Datum
 from ..metric import Asker, JudgePlan, Outcome, declare
 from ..prompting import Request, fence
+from ..ratings import RATING
 from ._rating import CLOSING, rate, request as rating_request
 
 VERSION = "coherence/3"
@@ -24,7 +25,7 @@ def request(prediction: str) -> Request:
 
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
-    return await rate(ask, request(row.prediction or ""), "prediction")
+    return await rate(ask, request(row.prediction or ""), "prediction", params)
 
 
 SPEC = declare(
@@ -33,4 +34,4 @@ SPEC = declare(
     JudgePlan(score, (request("p"),), empty="unscored"),
     "A rating written 4, 4.0 or \"4\" is read as 4; anything else outside 1-5 is re-asked. The seed system has "
     "no such metric (its coherence rating is of a summary against its source: summary_coherence), so there "
-    "is nothing to depart from.", value_range=(1.0, 5.0))
+    "is nothing to depart from.", value_range=(1.0, 5.0), params=(RATING,))

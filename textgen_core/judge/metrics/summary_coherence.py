@@ -7,6 +7,7 @@ from typing import Any, Mapping
 from ...model import Datum
 from ..metric import Asker, JudgePlan, Outcome, declare
 from ..prompting import Request, fence
+from ..ratings import RATING
 from ._rating import CLOSING, rate, request as rating_request
 
 VERSION = "summary_coherence/3"
@@ -26,7 +27,7 @@ def request(source: str, summary: str) -> Request:
 
 
 async def score(ask: Asker, row: Datum, params: Mapping[str, Any]) -> Outcome:
-    return await rate(ask, request(row.query or "", row.prediction or ""), "summary")
+    return await rate(ask, request(row.query or "", row.prediction or ""), "summary", params)
 
 
 SPEC = declare(
@@ -36,7 +37,7 @@ SPEC = declare(
                                           input_names={"query": "source text (the query column holds the text "
                                                                 "that was summarized)"}),
     "The query column holds the text that was summarized; no source: unscored. A rating written 4, 4.0 or "
-    "\"4\" is read as 4.", value_range=(1.0, 5.0),
+    "\"4\" is read as 4.", value_range=(1.0, 5.0), params=(RATING,),
     departures=(
         "No source text (an empty query column): unscored; the seed system asks the judge with an empty source "
         "and reports its rating. A summary of nothing cannot be rated against its source.",

@@ -20,6 +20,7 @@ from ....metrics.spec import MetricSpec
 from ....model import Cell, Datum
 from ...metric import Asker, JudgePlan, Outcome, contexts, declare, has_text, references, unscored
 from ...prompting import STRING, Request, fence, labels, messages, passages, strict_object
+from ...ratings import RATING, asking_weights, rating_cell, wants_weights
 from .definition import FIELDS, Criterion
 
 #: The sample row every definition's sample request is built from (prompt hash and --dry-run shapes).
@@ -103,12 +104,16 @@ def scorer(c: Criterion):  # noqa: ANN201 - a CellScorer
             if not has_text(_metadata_text(row.metadata.get(column))):
                 return unscored(f"no {column} (metadata column)")
         req = request(c, row)
+        weighted = out.type == "rating" and wants_weights(params)
+        if weighted:
+            req = asking_weights(req, out.field)
         answer = await ask.ask(req)
         verdict = answer.value[out.field]
         verdict = int(verdict) if out.type == "rating" else str(verdict)
         reason = str(answer.value.get("reason", ""))
-        return Outcome(Cell(out.value(verdict), {out.field: verdict}),
-                       [(req.step, 0, "answer", str(verdict), reason, answer.cache_key)])
+        cell = (rating_cell(verdict, answer, out.choices, params, out.field) if out.type == "rating"
+                else Cell(out.value(verdict), {out.field: verdict}))
+        return Outcome(cell, [(req.step, 0, "answer", str(verdict), reason, answer.cache_key)])
 
     return score
 
@@ -152,5 +157,6 @@ def spec(c: Criterion) -> MetricSpec:
              "empty leaves the cell unscored. Editing the definition changes its prompt version, so a run is "
              "never resumed with another definition. Not a metric of the seed system.")
     made = declare(c.name, c.title, " ".join(c.criteria.split()), needs, plan, notes, direction=c.direction,
-                   value_range=(float(out.min), float(out.max)) if out.type == "rating" else (0.0, 1.0))
+                   value_range=(float(out.min), float(out.max)) if out.type == "rating" else (0.0, 1.0),
+                   params=(RATING,) if out.type == "rating" else ())
     return CustomSpec(**{f.name: getattr(made, f.name) for f in fields(made)}, columns=c.metadata_columns)
