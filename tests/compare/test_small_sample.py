@@ -140,3 +140,20 @@ def test_checked_refuses_too_few_and_zero_width_and_clips() -> None:
     clipped = checked(0.4292, 1.0708, "PPI++", n=20, minimum=10, what="labels", bounds=(0.0, 1.0))
     assert (clipped.low, clipped.high) == (0.4292, 1.0)
     assert not checked(float("nan"), 1.0, "x", n=20, minimum=10, what="labels").given
+
+
+def test_many_samples_at_once_equal_the_rule_one_by_one() -> None:
+    """mean_intervals (a history's thousands of points) is mean_interval with each size's generator."""
+    from textgen_core.compare.small_sample import mean_intervals, size_rng
+
+    rng = np.random.default_rng(5)
+    samples = [rng.random(3), np.ones(4), rng.random(40), (rng.random(40) < 0.5).astype(float), rng.random(250),
+               rng.random(250), rng.exponential(size=7), rng.exponential(size=3), np.full(8, 2.0), rng.random(1),
+               rng.random(999), np.empty(0), rng.random(1500), rng.integers(1, 6, 12).astype(float)]
+    bounds = [(0.0, 1.0)] * 6 + [(0.0, None)] * 3 + [(0.0, 1.0)] * 4 + [(1.0, 5.0)]
+    for confidence in (0.95, 0.8):
+        found = mean_intervals(samples, bounds, confidence=confidence, seed=3)
+        for values, bound, got in zip(samples, bounds, found):
+            expected = mean_interval(values, bounds=bound, confidence=confidence, rng=size_rng(3, values.size))
+            assert (got.method, got.why) == (expected.method, expected.why)
+            assert (got.low, got.high) == pytest.approx((expected.low, expected.high), abs=1e-12, nan_ok=True)

@@ -18,7 +18,8 @@ from textgen_core.catalog import store_version
 from textgen_core.errors import ParameterError
 from textgen_core.evaluate import evaluate
 from textgen_core.model import Dataset, Datum
-from textgen_core.over_time.history import history
+from textgen_core.compare.small_sample import mean_interval, size_rng
+from textgen_core.over_time.history import history, value_range
 from textgen_core.over_time.leaderboard import leaderboard, rank_intervals
 from textgen_core.store import Store
 
@@ -117,17 +118,21 @@ def tiny(store: Store, name: str = "tiny") -> int:
                     ["exact_match", "token_f1", "lengths"], workers=1)
 
 
-def test_three_datums_or_equal_values_get_the_small_sample_rule_as_the_summary_does(tmp_path: Path) -> None:
+def test_three_datums_or_equal_values_get_the_small_sample_rule(tmp_path: Path) -> None:
     from textgen_core.summary import run_summary
 
     store = Store(tmp_path / "tiny.duckdb")
     run_id = tiny(store)
     frame = history(store, "tiny", scores=["exact_match", "f1", "answer_length"])
     summary = run_summary(store, run_id).set_index(["model", "score"])
-    for row in frame.itertuples():  # every point is the interval `summary RUN` prints, to the last digit
-        expected = summary.loc[(row.model, row.score)]
-        assert (row.ci_low, row.ci_high) == pytest.approx((expected["ci_low"], expected["ci_high"]), abs=0,
-                                                          nan_ok=True)
+    for row in frame.itertuples():  # every point is the rule's interval of the run's values
+        values = cells(store, run_id, row.model, row.score).dropna().to_numpy()
+        expected = mean_interval(values, bounds=value_range(row.score), confidence=0.95, rng=size_rng(0, len(values)))
+        assert (row.ci_low, row.ci_high) == pytest.approx((expected.low, expected.high), abs=1e-12, nan_ok=True)
+        if not row.interval.startswith("bootstrap"):  # no random draws: exactly what `summary RUN` prints
+            reference = summary.loc[(row.model, row.score)]
+            assert (row.ci_low, row.ci_high) == pytest.approx((reference["ci_low"], reference["ci_high"]), abs=0,
+                                                              nan_ok=True)
     points = frame.set_index(["model", "score"])
     three_right = stats.binomtest(3, 3).proportion_ci(0.95, "exact")  # all equal: the exact bound, not [1, 1]
     assert points.loc[("a", "exact_match"), ["ci_low", "ci_high"]].tolist() == pytest.approx(

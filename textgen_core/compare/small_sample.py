@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
 from scipy import stats
 
 from ..errors import ParameterError
 from .intervals import BOOTSTRAP_MAX, RESAMPLES, TOO_FEW, t_interval, wilson_interval
-from .stats import bootstrap_ci
+from .stats import bootstrap_ci, chunk_rows, expanded_tail
 
 #: Fewest values of a bounded score that get an interval.
 MIN_BOUNDED = 2
@@ -145,8 +146,61 @@ def delta_interval(diffs: np.ndarray, *, bounds: tuple[float | None, float | Non
     return _interval(diffs, None, confidence, rng, resamples, what="pairs")
 
 
+def size_rng(seed: int, n: int) -> np.random.Generator:
+    """The generator :func:`mean_intervals` draws the resamples of every sample of ``n`` values from."""
+    return np.random.default_rng([int(seed), int(n)])
+
+
+def mean_intervals(samples: Sequence[np.ndarray], bounds: Sequence[tuple[float | None, float | None] | None], *,
+                   confidence: float, seed: int = 0, resamples: int = RESAMPLES) -> list[Interval]:
+    """:func:`mean_interval` of many samples at once (the points of a history: thousands of samples of hundreds of
+    values). The same rule; the bootstrap of every sample of n values resamples the same rows, drawn from
+    ``size_rng(seed, n)``, so that one matrix product gives every sample's bootstrap means. Each result equals
+    ``mean_interval(values, rng=size_rng(seed, n))`` up to rounding (the sums run in another order)."""
+    _check(confidence)
+    arrays = [np.asarray(v, dtype=float) for v in samples]
+    ends: dict[int, tuple[float, float]] = {}
+    by_size: dict[int, list[int]] = {}
+    for i, values in enumerate(arrays):  # only samples the rule may bootstrap: 2 to BOOTSTRAP_MAX values with spread
+        if MIN_BOUNDED <= values.size < BOOTSTRAP_MAX and np.ptp(values) > 0:
+            by_size.setdefault(values.size, []).append(i)
+    for n, members in by_size.items():
+        counts = _resample_counts(size_rng(seed, n), n, resamples)
+        tail = expanded_tail(n, confidence)
+        for start in range(0, len(members), 2000):  # bounded memory: 2,000 samples x resamples means at a time
+            part = members[start:start + 2000]
+            means = np.stack([arrays[i] for i in part]) @ counts.T / n
+            low, high = np.quantile(means, [tail, 1.0 - tail], axis=1)
+            ends.update(zip(part, zip(low.tolist(), high.tolist())))
+    out = []
+    for i, values in enumerate(arrays):
+        if i in ends:
+            boot: Callable[[np.ndarray], tuple[float, float]] = lambda _values, found=ends[i]: found
+        else:  # not reached by the rule (no spread, or too few or too many values): drawn one by one if it were
+            boot = lambda sample: bootstrap_ci(sample, resamples=resamples, confidence=confidence,  # noqa: E731
+                                               rng=size_rng(seed, sample.size))
+        out.append(_interval(values, bounds[i], confidence, None, resamples, what="values", bootstrap=boot))
+    return out
+
+
+def _resample_counts(rng: np.random.Generator, n: int, resamples: int) -> np.ndarray:
+    """(resamples x n) how often each row is drawn in each resample: the draws of :func:`.stats.bootstrap_means`."""
+    counts = np.zeros((resamples, n))
+    done = 0
+    for rows in chunk_rows(resamples, n):
+        drawn = rng.integers(0, n, size=(rows, n), dtype=np.int32)
+        flat = (drawn + (np.arange(rows) * n)[:, None]).ravel()
+        counts[done:done + rows] = np.bincount(flat, minlength=rows * n).reshape(rows, n)
+        done += rows
+    return counts
+
+
 def _interval(values: np.ndarray, bounds: tuple[float | None, float | None] | None, confidence: float,
-              rng: np.random.Generator, resamples: int, *, what: str) -> Interval:
+              rng: np.random.Generator | None, resamples: int, *, what: str,
+              bootstrap: Callable[[np.ndarray], tuple[float, float]] | None = None) -> Interval:
+    if bootstrap is None:
+        def bootstrap(sample: np.ndarray) -> tuple[float, float]:
+            return bootstrap_ci(sample, resamples=resamples, confidence=confidence, rng=rng)
     n = values.size
     if not bounded(bounds):
         if n < MIN_UNBOUNDED:
@@ -155,7 +209,7 @@ def _interval(values: np.ndarray, bounds: tuple[float | None, float | None] | No
             return too_few(f"all {n} {what} are {values[0]:g}; a score without a bounded range gives no "
                            "interval from values that do not vary")
         if n < BOOTSTRAP_MAX:
-            return Interval(*bootstrap_ci(values, resamples=resamples, confidence=confidence, rng=rng), BOOTSTRAP)
+            return Interval(*bootstrap(values), BOOTSTRAP)
         return moments_interval(n, float(values.mean()), float(values.std(ddof=1)), float(values.sum()), False,
                                 bounds=bounds, confidence=confidence)
     floor, ceiling = float(bounds[0]), float(bounds[1])  # type: ignore[index, arg-type]
@@ -172,7 +226,7 @@ def _interval(values: np.ndarray, bounds: tuple[float | None, float | None] | No
         low, high = wilson_interval(int(round(scaled.sum())), n, confidence)
         low, high, method = floor + low * (ceiling - floor), floor + high * (ceiling - floor), WILSON
     elif n < BOOTSTRAP_MAX:
-        (low, high), method = bootstrap_ci(values, resamples=resamples, confidence=confidence, rng=rng), BOOTSTRAP
+        (low, high), method = bootstrap(values), BOOTSTRAP
     else:
         low, high = t_interval(mean, float(values.std(ddof=1)), n, confidence)
         method = T

@@ -34,7 +34,7 @@ def rng_for(seed: int, *keys: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(words))
 
 
-def _chunks(total: int, width: int) -> list[int]:
+def chunk_rows(total: int, width: int) -> list[int]:
     """Row counts of chunks of a (total x width) matrix that stay under the cell budget."""
     rows = max(1, _CHUNK_CELLS // max(width, 1))
     sizes = [rows] * (total // rows)
@@ -51,7 +51,7 @@ def bootstrap_means(diffs: np.ndarray, resamples: int, rng: np.random.Generator)
         raise ParameterError(f"resamples must be at least 1, got {resamples}")
     if n == 0:
         return np.full(resamples, np.nan)
-    parts = [diffs[rng.integers(0, n, size=(rows, n), dtype=np.int32)].mean(axis=1) for rows in _chunks(resamples, n)]
+    parts = [diffs[rng.integers(0, n, size=(rows, n), dtype=np.int32)].mean(axis=1) for rows in chunk_rows(resamples, n)]
     return np.concatenate(parts)
 
 
@@ -71,12 +71,17 @@ def bootstrap_ci(diffs: np.ndarray, *, resamples: int, confidence: float,
     n = diffs.size
     if n == 0:
         return float("nan"), float("nan")
-    means = bootstrap_means(diffs, resamples, rng)
+    tail = expanded_tail(n, confidence)
+    low, high = np.quantile(bootstrap_means(diffs, resamples, rng), [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def expanded_tail(n: int, confidence: float) -> float:
+    """The lower percentile (as a share) the expanded interval of a sample of n reads (see :func:`bootstrap_ci`)."""
     tail = (1.0 - confidence) / 2
     if n >= 2:
         tail = float(stats.norm.cdf(-math.sqrt(n / (n - 1)) * stats.t.ppf(1.0 - tail, n - 1)))
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return float(low), float(high)
+    return tail
 
 
 def permutation_test(diffs: np.ndarray, *, resamples: int, rng: np.random.Generator,
@@ -118,7 +123,7 @@ def permutation_test(diffs: np.ndarray, *, resamples: int, rng: np.random.Genera
         z = observed / math.sqrt(float(np.square(nonzero).sum()))
         return float(min(1.0, 2.0 * stats.norm.sf(z))), "paired permutation (normal approximation)"
     hits = 0
-    for rows in _chunks(draws, k):
+    for rows in chunk_rows(draws, k):
         signs = 1.0 - 2.0 * rng.integers(0, 2, size=(rows, k), dtype=np.int8)
         hits += int(np.count_nonzero(np.abs(signs @ nonzero) >= floor))
     return (1 + hits) / (1 + draws), f"paired permutation (Monte Carlo, {draws} draws)"

@@ -6,8 +6,8 @@ pairs with nothing, and the ``left_out`` column counts those. Unscored cells are
 column counts them.
 
 A point's interval follows the one small-sample rule (:mod:`textgen_core.compare.small_sample`,
-docs/statistics.md), with the seeds of the run's summary, so a point shows the interval ``summary RUN`` prints:
-never of zero width, wide enough at small n, and "too few" with the reason where the rule gives none (one value
+docs/statistics.md), as ``summary RUN`` does (a bootstrapped point draws its resamples from another seed, so its
+ends may differ from the summary's in the third decimal): never of zero width, wide enough at small n, and "too few" with the reason where the rule gives none (one value
 of a bounded score; fewer than five, or values without spread, of a score without a bounded range).
 """
 
@@ -20,8 +20,7 @@ import pandas as pd
 
 from ..compare.comparison import score_direction
 from ..compare.intervals import BOOTSTRAP_MAX
-from ..compare.small_sample import Interval, mean_interval, moments_interval
-from ..compare.stats import rng_for
+from ..compare.small_sample import Interval, mean_intervals, moments_interval
 from ..errors import ParameterError
 from ..store import Store
 from .changes import FALSE_ALARMS, TOO_FEW, holm, series_tests
@@ -34,20 +33,22 @@ COLUMNS = ["run_id", "run", "created_at", "version", "judge", "model", "score", 
 def point_intervals(frame: pd.DataFrame, keyed: dict[str, Any], bounds: dict[str, tuple[float | None, float | None]],
                     confidence: float) -> list[Interval]:
     """The interval of each row's mean (run_id, model, score, n, mean, std, total, binary) under the one
-    small-sample rule (:mod:`textgen_core.compare.small_sample`), with the seeds the run's summary uses: a point
-    of a history is the interval ``textgen-eval summary RUN`` prints. From :data:`BOOTSTRAP_MAX` values on the rule
-    needs only the moments; below, the values (``keyed``, from :meth:`OverTime.keyed_values`)."""
+    small-sample rule (:mod:`textgen_core.compare.small_sample`). From :data:`BOOTSTRAP_MAX` values on the rule
+    needs only the moments; below, the values (``keyed``, from :meth:`OverTime.keyed_values`), all points at once
+    (:func:`mean_intervals`: the points of one size share their bootstrap draws, seed 0)."""
     groups = _groups(keyed)
-    found = []
-    for row in frame[["run_id", "model", "score", "n", "mean", "std", "total", "binary"]].itertuples(index=False):
-        if row.n >= BOOTSTRAP_MAX:
-            found.append(moments_interval(int(row.n), float(row.mean), float(row.std), float(row.total),
-                                          bool(row.binary), bounds=bounds[row.score], confidence=confidence))
-        else:
-            values = groups.get((int(row.run_id), row.model, row.score), np.empty(0))
-            found.append(mean_interval(values, bounds=bounds[row.score], confidence=confidence,
-                                       rng=rng_for(0, row.model, row.score)))
-    return found
+    rows = list(frame[["run_id", "model", "score", "n", "mean", "std", "total", "binary"]].itertuples(index=False))
+    small = [i for i, row in enumerate(rows) if row.n < BOOTSTRAP_MAX]
+    found: list[Interval | None] = [None] * len(rows)
+    drawn = mean_intervals([groups.get((int(rows[i].run_id), rows[i].model, rows[i].score), np.empty(0))
+                            for i in small], [bounds[rows[i].score] for i in small], confidence=confidence)
+    for i, interval in zip(small, drawn):
+        found[i] = interval
+    for i, row in enumerate(rows):
+        if found[i] is None:
+            found[i] = moments_interval(int(row.n), float(row.mean), float(row.std), float(row.total),
+                                        bool(row.binary), bounds=bounds[row.score], confidence=confidence)
+    return found  # type: ignore[return-value]
 
 
 def interval_columns(intervals: Sequence[Interval]) -> tuple[np.ndarray, np.ndarray, list[str]]:
