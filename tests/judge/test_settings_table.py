@@ -111,7 +111,8 @@ def _form_page() -> None:
     st.code(js.dumps(settings.public() if settings else {"problem": problem}), language="json")
 
 
-def test_the_dashboard_form_has_one_input_per_shown_setting_and_keeps_the_stored_rest(clean_env) -> None:
+def test_the_dashboard_form_has_one_input_per_shown_setting_and_keeps_the_stored_rest(clean_env, tmp_path) -> None:
+    clean_env.setenv("TEXTGEN_EVAL_DB", str(tmp_path / "profiles.duckdb"))  # the form reads saved judge profiles
     at = AppTest.from_function(_form_page, default_timeout=60).run()
     assert not at.exception
     shown = {s.name: s for s in SETTINGS if s.place is not None}
