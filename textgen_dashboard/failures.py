@@ -53,17 +53,22 @@ def failure_modes_section(run_id: int, models: Sequence[str], baseline: str | No
     rates = modes.rates()
     rates = rates[rates["model"].isin(shown)]
     table = modes.modes[["mode", "name", "size"]].copy()
+    table["name"] = [modes.title(int(m)) for m in table["mode"]]  # the judge's name where one is stored
     for model in shown:
         part = rates[rates["model"] == model].set_index("mode")
         table[model] = [_interval(*part.loc[m, ["rate", "low", "high"]]) if m in part.index else "–"
                         for m in table["mode"]]
+    if "judge_name" in modes.modes and modes.modes["judge_name"].notna().any():
+        table["word name"] = modes.modes["name"].tolist()
     table["words"] = [", ".join(w) for w in modes.modes["words"]]
     st.dataframe(table, hide_index=True, key=_key(page, "table"), placeholder="–",
                  column_config={"size": st.column_config.NumberColumn("judgements")})
     st.caption("Each model's column: the share of its scored cells with a failing judgement in the mode, with a "
                "95% interval by the small-sample rule of docs/statistics.md (exact below 30 cells, Wilson from 30, "
                "'too few' below 2). Unscored cells are neither failures nor counted. "
-               "Mode -1 holds the judgements that fit no mode.")
+               "Mode -1 holds the judgements that fit no mode."
+               + (f" Names by the judge {plain(str(modes.params['judge_names']['model']))} (`--name-with-judge`); "
+                  "'word name' is the mode's distinctive words." if modes.params.get("judge_names") else ""))
     if baseline is not None and candidates:
         _comparison(modes, baseline, [c for c in candidates if c in modes.models])
     _examples(modes, run_id, page)
@@ -94,7 +99,7 @@ def _comparison(modes: FailureModes, baseline: str, candidates: list[str]) -> No
 
 def _examples(modes: FailureModes, run_id: int, page: str) -> None:
     numbers = modes.modes["mode"].tolist()
-    names = dict(zip(modes.modes["mode"], modes.modes["name"]))
+    names = {m: modes.title(int(m)) for m in numbers}
     mode = st.selectbox("Examples of mode", numbers, format_func=lambda m: f"{m}: {names[m]}",
                         key=_key(page, "mode"))
     examples = modes.examples(int(mode), EXAMPLES)

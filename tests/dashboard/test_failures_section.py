@@ -122,3 +122,26 @@ def test_in_a_browser_results_and_compare_draw_the_modes(tmp_path: Path) -> None
             page.screenshot(path=str(tmp_path / "compare_failures.png"), full_page=True)
     print(f"results page with failure modes shown in {shown:.1f} s; screenshots in {tmp_path}")
     assert (tmp_path / "results_failures.png").stat().st_size > 0
+
+
+def test_judge_names_are_shown_with_the_word_name_beside_them(planted) -> None:
+    from judge_server import JudgeServer
+    from textgen_core.failures.judge_names import name_modes
+    from textgen_core.judge.settings import JudgeSettings
+
+    def named(body: dict) -> dict:  # the mode's first distinctive word, in a sentence
+        return {"name": "fails on " + body["messages"][-1]["content"].split("\n")[2].split(",")[0]}
+
+    with JudgeServer(responder=named) as server:
+        settings = JudgeSettings(base_url=server.url, model="namer", api_key="sk-n", timeout=5.0, retries=1)
+        name_modes(store(), planted, stored_modes(store(), planted), settings)
+    data.refresh()
+    at = app_page("results")
+    no_exception(at)
+    shown = frame_with(at, "words")
+    modes = stored_modes(store(), planted)
+    assert shown["word name"].tolist() == modes.modes["name"].tolist()
+    named_rows = shown[shown["mode"] >= 0]
+    assert all(n.startswith("fails on ") for n in named_rows["name"])
+    assert shown.loc[shown["mode"] < 0, "name"].tolist() == ["(unsorted: fits no mode)"]
+    assert "Names by the judge namer" in all_text(at)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from .judge_args import add_judge_arguments
 from .main import add_db_argument, open_store
+
+#: Judge settings without a flag here: --seed is the grouping's seed, and naming never goes through batches.
+NAMING_SKIP = frozenset({"seed", "batch", "batch_discount", "batch_poll", "batch_wait"})
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--min-size", type=int, help="smallest mode (default: 5%% of the distinct texts, 5 to 500)")
     cmd.add_argument("--alpha", type=float, default=0.05, help="flag when the Holm-adjusted p is below (0.05)")
     cmd.add_argument("--regroup", action="store_true", help="group again even when stored modes answer the request")
+    cmd.add_argument("--name-with-judge", action="store_true",
+                     help="one judge call per mode for a short human name from its words and example reasons, "
+                          "stored beside the word name; estimated first, under --max-calls/--max-cost (with what "
+                          "the run spent), added to the run's usage, cached (naming again makes no call)")
+    cmd.add_argument("--dry-run", action="store_true", help="with --name-with-judge: print the naming estimate "
+                                                            "and ask nothing")
     add_db_argument(cmd)
+    add_judge_arguments(cmd, panel=False, skip=NAMING_SKIP)
     cmd.set_defaults(handler=_failures)
 
 
@@ -43,6 +54,7 @@ def _failures(args: argparse.Namespace) -> int:
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else []
     if args.models is not None and len(models) < 2:
         raise ParameterError(f"--models takes BASELINE,CANDIDATE[,...] (two or more), got {args.models!r}")
+    judge = _naming_judge(args)
     store = open_store(args)
     rule = FailureRule(bottom=args.bottom, labels=tuple(args.label), lowest=args.lowest)
     store.get_run(args.run_id)  # an unknown run is one clear error
@@ -53,6 +65,8 @@ def _failures(args: argparse.Namespace) -> int:
     except TooFewFailures as exc:
         print(exc)
         return 0
+    if judge is not None:
+        modes = _name(store, args.run_id, modes, judge, args.dry_run)
     if models:
         table = modes.compare(models[0], models[1:], alpha=args.alpha)
     print("\n".join(mode_lines(modes, by=by)))
@@ -60,3 +74,36 @@ def _failures(args: argparse.Namespace) -> int:
         print("\n".join(comparison_lines(table, models[0], args.alpha)))
     print(f"\n{'read the stored modes' if reused else 'grouped and stored'} (--regroup groups again)")
     return 0
+
+
+def _naming_judge(args: argparse.Namespace) -> object | None:
+    """The judge that names the modes (None without --name-with-judge); one clear error when none is set."""
+    from ..errors import ParameterError
+    from .judge_args import judge_settings_from_args
+
+    if not args.name_with_judge:
+        if args.dry_run:
+            raise ParameterError("--dry-run estimates the naming calls of --name-with-judge; give both")
+        return None
+    judge = judge_settings_from_args(args, NAMING_SKIP)
+    if judge is None:
+        raise ParameterError("--name-with-judge needs a judge: --judge-base-url and --judge-model (or the "
+                             "TEXTGEN_EVAL_JUDGE_* variables)")
+    return judge
+
+
+def _name(store: object, run_id: int, modes: object, judge: object, dry_run: bool) -> object:
+    """Print the naming estimate, then (unless a dry run) name the modes and say what it cost."""
+    from ..failures.judge_names import estimate, name_modes
+
+    est = estimate(modes, judge, store)  # type: ignore[arg-type]
+    cost = "" if est.cost is None else f", cost {est.cost:.6f}"
+    print(f"judge names: {est.modes} mode(s), {est.calls} call(s) to make, {est.cached} cached; estimated tokens "
+          f"{est.prompt_tokens} prompt + {est.completion_tokens} completion{cost}")
+    if dry_run:
+        return modes
+    named, naming = name_modes(store, run_id, modes, judge)  # type: ignore[arg-type]
+    kept = len(naming.notes)
+    print(f"judge names: {naming.calls} call(s) made, {naming.cached} cached"
+          + (f"; {kept} mode(s) keep their word name (why: below)" if kept else "") + "\n")
+    return named

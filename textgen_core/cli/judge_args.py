@@ -21,20 +21,24 @@ _FIELDS = {s.dest: s.name for s in SETTINGS if s.dest}
 _JURY_FIELDS = {s.dest: s.name for s in JURY_SETTINGS if s.dest}
 
 
-def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the judge flag group, one flag per row of the settings table; unset flags fall back to the
-    environment, then to defaults."""
+def add_judge_arguments(parser: argparse.ArgumentParser, *, panel: bool = True, skip: frozenset[str] = frozenset()
+                        ) -> None:
+    """Add the judge flag group, one flag per row of the settings table (but the settings named in ``skip``);
+    unset flags fall back to the environment, then to defaults. ``panel``: the panel group too."""
     group = parser.add_argument_group("judge", "an OpenAI-compatible endpoint (OpenAI, Azure OpenAI, vLLM, "
                                       "Ollama, llama.cpp server)")
     for s in SETTINGS:
-        _add(group, s)
+        if s.name not in skip:
+            _add(group, s)
     group.add_argument("--judge-api-key-env", metavar="VAR",
                        help=f"name of the environment variable holding the API key "
                             f"(default: ${ENV_API_KEY}, else ${ENV_OPENAI_API_KEY}); never pass a key itself")
-    panel = parser.add_argument_group("repeated judging and judge panels", "every judge request asked of every "
+    if not panel:
+        return
+    jury = parser.add_argument_group("repeated judging and judge panels", "every judge request asked of every "
                                       "member, N times; each answer is a vote, the cell their mean or majority")
     for s in JURY_SETTINGS:
-        _add(panel, s)
+        _add(jury, s)
 
 
 def _add(group: Any, s: Setting) -> None:
@@ -86,9 +90,10 @@ def judge_settings_for_resume(args: argparse.Namespace, stored: Mapping[str, Any
     return JudgeSettings(api_key=key.strip(), **values)
 
 
-def judge_settings_from_args(args: argparse.Namespace) -> JudgeSettings | None:
-    """Judge settings from parsed flags and the environment; None when no judge model is configured."""
-    overrides = {field: getattr(args, dest, None) for dest, field in _FIELDS.items()}
+def judge_settings_from_args(args: argparse.Namespace, skip: frozenset[str] = frozenset()) -> JudgeSettings | None:
+    """Judge settings from parsed flags and the environment (the settings in ``skip`` have no flag here: a flag
+    of the same name means something else); None when no judge model is configured."""
+    overrides = {field: getattr(args, dest, None) for dest, field in _FIELDS.items() if field not in skip}
     key = _api_key(args)
     if key is not None:
         overrides["api_key"] = key

@@ -47,6 +47,19 @@ class FailureModes:
     #: Members with their text to show as examples (the first few of each mode and model); None: ``members``.
     samples: pd.DataFrame | None = None
 
+    def title(self, mode: int) -> str:
+        """The name a mode is shown by: the judge's name when one is stored, else its distinctive words."""
+        row = self.modes[self.modes["mode"] == mode]
+        if row.empty:
+            return ""
+        judged = row["judge_name"].iloc[0] if "judge_name" in row else None
+        return str(judged) if isinstance(judged, str) and judged else str(row["name"].iloc[0])
+
+    def naming_note(self, mode: int) -> str | None:
+        """Why a mode kept its word name although the judge was asked to name it (None: named, or not asked)."""
+        notes = (self.params.get("judge_names") or {}).get("notes") or {}
+        return notes.get(str(int(mode)))
+
     @property
     def models(self) -> list[str]:
         return sorted(self.cells["model"].unique().tolist())
@@ -67,7 +80,8 @@ class FailureModes:
         totals = cells.groupby(keys).size()
         hits = members.groupby(["mode", *keys]).size()
         rows = []
-        for mode, name in zip(self.modes["mode"], self.modes["name"]):
+        for mode in self.modes["mode"]:
+            name = self.title(int(mode))
             for group in totals.index:
                 group = group if isinstance(group, tuple) else (group,)
                 k, n = int(hits.get((int(mode), *group), 0)), int(totals[group if len(group) > 1 else group[0]])
@@ -96,9 +110,10 @@ class FailureModes:
                 ["sum", "count"])
             table = pd.DataFrame({"both": per["count"] == 2, "only_c": (per["count"] == 1) & (per["sum"] == 1),
                                   "only_b": (per["count"] == 1) & (per["sum"] == 0)}).groupby(level="mode").sum()
-            for mode, name in zip(self.modes["mode"], self.modes["name"]):
+            for mode in self.modes["mode"]:
                 if mode < 0:  # the unsorted judgements are not a mode: not tested
                     continue
+                name = self.title(int(mode))
                 both, only_c, only_b = (int(v) for v in table.loc[mode]) if mode in table.index else (0, 0, 0)
                 r = paired_counts(both, only_c, only_b, len(paired), confidence)
                 change = ("new in candidate" if both + only_b == 0 and only_c > 0 else
@@ -230,6 +245,6 @@ def stored_modes(store: Store, run_id: int) -> FailureModes | None:
         cells = store.failures.scored_units(run_id, params["units"])
         members = store.failures.failure_members(run_id, text=False)
         samples = store.failures.failure_examples(run_id, EXAMPLES)
-    table = modes[["mode", "name", "words", "size"]].assign(mode=lambda f: f["mode"].astype(int))
+    table = modes[["mode", "name", "words", "size", "judge_name"]].assign(mode=lambda f: f["mode"].astype(int))
     table = pd.concat([table[table["mode"] >= 0], table[table["mode"] < 0]]).reset_index(drop=True)  # unsorted last
     return FailureModes(run_id, table, members, cells, params, samples)

@@ -31,7 +31,8 @@ def method_line(modes: FailureModes) -> str:
     unsorted = modes.modes.loc[modes.modes["mode"] < 0, "size"].sum()
     return (f"run {modes.run_id}: {p['failing']} failing judgement(s) in {', '.join(p['units'])}, "
             f"{int((modes.modes['mode'] >= 0).sum())} mode(s), {int(unsorted)} unsorted; {p['method']} "
-            f"(seed {p['seed']}, {p['model']} embeddings, HDBSCAN min size {p['min_size']}{sampled})")
+            f"(seed {p['seed']}, {p['model']} embeddings, HDBSCAN min size {p['min_size']}{sampled})"
+            + (f"; names by the judge {p['judge_names']['model']}" if p.get("judge_names") else ""))
 
 
 def mode_lines(modes: FailureModes, *, by: pd.DataFrame | None = None, examples: int = 3) -> list[str]:
@@ -40,7 +41,10 @@ def mode_lines(modes: FailureModes, *, by: pd.DataFrame | None = None, examples:
     lines = [method_line(modes)]
     for mode, name, size, words in zip(modes.modes["mode"], modes.modes["name"], modes.modes["size"],
                                        modes.modes["words"]):
-        lines.append(f"\nmode {mode}: {name}  ({size} judgements)")
+        title, note = modes.title(int(mode)), modes.naming_note(int(mode))
+        lines.append(f"\nmode {mode}: {title}  ({size} judgements{'' if title == name else f'; words: {name}'})")
+        if note:
+            lines.append(f"  no judge's name: {note}")
         if len(words):
             lines.append("  words: " + ", ".join(words))
         part = rates[rates["mode"] == mode]
