@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: docs/ files in the order their blocks run, after the README's.
 ORDER = ("cli.md", "data.md", "judge.md", "judge-keys.md", "criteria.md", "labels.md", "statistics.md", "scale.md",
          "python.md", "metrics.md", "performance.md", "development.md", "ARCHITECTURE.md", "dashboard.md", "report.md",
-         "failures.md", "runs-over-time.md")
+         "failures.md", "runs-over-time.md", "alignment.md")
 
 DOCS = (ROOT / "README.md", *(ROOT / "docs" / name for name in ORDER))
 

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from ..store import Store
 
 #: Modules under textgen_core.cli that define `register(subparsers)`.
-SUBCOMMAND_MODULES = ("sample", "run", "runs", "named_runs", "over_time", "summary", "compare", "labels", "metrics",
-                      "report", "failures", "dashboard")
+SUBCOMMAND_MODULES = ("sample", "run", "runs", "named_runs", "over_time", "summary", "compare", "labels", "align",
+                      "metrics", "report", "failures", "dashboard")
 #: command -> (the module that registers it, its one-line help for ``textgen-eval --help``). A command missing here
 #: still runs (its module is imported with all the others), only more slowly.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -49,6 +49,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("compare", "compare models on a run: paired deltas, bootstrap intervals, p-values"),
     "agreement": ("compare", "agreement of each score with a human label or score column"),
     "labels": ("labels", "human labels of a run: import, export, plan how many are needed"),
+    "align": ("align", "make a judge score agree with people's labels: candidate edits of its criterion judged on "
+                       "held-out labelled cells, the best that passes a paired test saved as a new version; and the "
+                       "Alternative Annotator Test"),
     "metrics": ("metrics", "list metrics with their inputs, parameters and direction, and the judge metrics saved "
                            "in the database"),
     "report": ("report", "write one self-contained HTML file (or JSON) of a run: what was run, means with intervals, "

@@ -6,7 +6,8 @@ file, a cursor per thread, one writer at a time): ``datasets``, ``runs``,
 dashboard and comparisons), ``judge`` and ``cache`` (verdicts, exchanges, the
 reply cache), ``votes`` (of judge panels and repeated judging), ``batches``,
 ``streams`` (datasets stored chunk by chunk, runs scored in blocks),
-``annotations`` (human labels), ``definitions`` (saved custom judge metrics), ``report`` (the
+``annotations`` (human labels), ``definitions`` (saved custom judge metrics), ``alignment`` (splits and
+results of aligning a judge with people's labels), ``report`` (the
 rows a report shows datum by datum), ``memory`` (upload mappings by file hash, named judge profiles),
 ``failures`` (failure modes grouped from the judge's explanations), ``versions`` (datasets as versions of a
 named dataset), ``run_names`` (runs' names, tags and notes) and ``over_time`` (reads across the runs of a
@@ -29,6 +30,7 @@ from typing import Any, Iterator
 
 import duckdb
 
+from .align_sql import ALIGN_DDL, Alignments
 from .batch_sql import BATCH_DDL, JudgeBatches
 from .cells_sql import Cells
 from .connection import WaitHook, shared_file
@@ -95,6 +97,7 @@ class Store:
         self.streams = StreamTables(self.db)
         self.annotations = Labels(self.db)
         self.definitions = Criteria(self.db)
+        self.alignment = Alignments(self.db)
         self.memory = Memory(self.db)
         self.votes = Votes(self.db, self.cache)
         self.report = ReportReads(self.db)
@@ -235,6 +238,10 @@ class Store:
     save_criterion = _Via("definitions")
     criteria = _Via("definitions")
     load_criterion = _Via("definitions")
+    save_split = _Via("alignment")
+    split = _Via("alignment")
+    record_alignment = _Via("alignment")
+    alignments = _Via("alignment")
     # -- remembered upload mappings and judge profiles ------------------------
     remember_mapping = _Via("memory")
     remembered_mapping = _Via("memory")
@@ -253,7 +260,8 @@ def _create_schema(con: duckdb.DuckDBPyConnection) -> None:
     if config and str(config[0]).lower() == "read_only":
         return
     con.execute("BEGIN TRANSACTION")
-    for statement in DDL + BATCH_DDL + LABELS_DDL + CRITERIA_DDL + BLOCK_DDL + MEMORY_DDL + FAILURES_DDL:
+    for statement in (DDL + BATCH_DDL + LABELS_DDL + CRITERIA_DDL + ALIGN_DDL + BLOCK_DDL + MEMORY_DDL
+                      + FAILURES_DDL):
         con.execute(statement)
     found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     version = int(found[0]) if found and str(found[0]).isdigit() else 1

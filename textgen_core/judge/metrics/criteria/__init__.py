@@ -14,11 +14,11 @@ from typing import Any, Mapping, Sequence
 from ....errors import ParameterError
 from ....metrics.local import LOCAL_SPECS
 from ....metrics.spec import MetricSpec
-from .definition import Criterion, Output, criterion, read_toml
+from .definition import Criterion, Example, Output, criterion, read_toml
 from .known import defined, definition, definitions, remember
 from .metric import request, spec, system_prompt, version
 
-__all__ = ["Criterion", "Output", "criterion", "read_toml", "define", "define_file", "define_files", "defined",
+__all__ = ["Criterion", "Example", "Output", "criterion", "read_toml", "define", "define_file", "define_files", "defined",
            "definition", "definitions", "restore", "restore_run", "request", "system_prompt", "version"]
 
 

@@ -28,7 +28,10 @@ from ....small_file import read_small_file
 FIELDS = ("query", "prediction", "references", "contexts")
 OutputType = Literal["rating", "labels", "yes_no"]
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
-_KEYS = {"name", "title", "criteria", "steps", "inputs", "output", "direction"}
+_KEYS = {"name", "title", "criteria", "steps", "inputs", "output", "direction", "examples"}
+_EXAMPLE_KEYS = {"inputs", "verdict", "note"}
+#: Worked examples a definition may carry at most (each is shown in every request's prompt).
+MAX_EXAMPLES = 12
 _OUTPUT_KEYS = {"rating": {"type", "min", "max", "levels"}, "labels": {"type", "labels", "pass"},
                 "yes_no": {"type", "pass"}}
 
@@ -71,6 +74,19 @@ class Output:
 
 
 @dataclass(frozen=True)
+class Example:
+    """A worked example shown to the judge: some of the definition's inputs, the verdict people gave, and why."""
+
+    inputs: tuple[tuple[str, str], ...]
+    verdict: Any
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"inputs": dict(self.inputs), "verdict": self.verdict}
+        return out | ({"note": self.note} if self.note else {})
+
+
+@dataclass(frozen=True)
 class Criterion:
     """One custom judge metric, as the analyst defined it."""
 
@@ -81,6 +97,8 @@ class Criterion:
     steps: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ("prediction",)
     direction: Literal["higher", "lower"] = "higher"
+    #: Worked examples (people's verdicts on other data), shown fenced in the prompt; none by default.
+    examples: tuple[Example, ...] = ()
     #: Where it came from ('rubric.toml', 'saved version 3', 'Python'), for messages only.
     source: str = field(default="", compare=False)
 
@@ -98,8 +116,10 @@ class Criterion:
             output |= {"labels": list(out["labels"]), "pass": list(out["passing"])}
         else:
             output |= {"pass": list(out["passing"])}
-        return {"name": self.name, "title": self.title, "criteria": self.criteria, "steps": list(self.steps),
+        made = {"name": self.name, "title": self.title, "criteria": self.criteria, "steps": list(self.steps),
                 "inputs": list(self.inputs), "output": output, "direction": self.direction}
+        # only when present: a definition without examples keeps the text (and prompt version) it always had
+        return made | ({"examples": [e.as_dict() for e in self.examples]} if self.examples else {})
 
     def text(self) -> str:
         """Canonical JSON of the definition: equal texts mean equal definitions."""
@@ -207,6 +227,53 @@ def _levels(raw: Any, low: int, high: int, where: str) -> tuple[str, ...]:
     return levels
 
 
+def _examples(raw: Any, inputs: tuple[str, ...], output: Output, where: str) -> tuple[Example, ...]:
+    """Worked examples: a list of tables, each with ``inputs`` (some of the definition's inputs, as text),
+    ``verdict`` (a rating, label or yes/no of the output) and an optional ``note``."""
+    if raw is None:
+        return ()
+    if isinstance(raw, (str, Mapping)) or not isinstance(raw, (list, tuple)):
+        raise _fail(where, "examples", "must be a list of tables (inputs, verdict, note)")
+    if len(raw) > MAX_EXAMPLES:
+        raise _fail(where, "examples", f"holds {len(raw)} examples; at most {MAX_EXAMPLES} fit in a prompt")
+    made = []
+    for i, item in enumerate(raw, start=1):
+        key = f"examples[{i}]"
+        if not isinstance(item, Mapping):
+            raise _fail(where, key, "must be a table with inputs, verdict and an optional note")
+        unknown = sorted(set(item) - _EXAMPLE_KEYS)
+        if unknown:
+            raise _fail(where, f"{key}.{unknown[0]}", "is not a key of an example (allowed: inputs, note, verdict)")
+        shown = item.get("inputs")
+        if not isinstance(shown, Mapping) or not shown:
+            raise _fail(where, f"{key}.inputs", "must be a table of the definition's inputs and their text")
+        for name, text in shown.items():
+            if name not in inputs:
+                raise _fail(where, f"{key}.inputs.{name}", f"is not an input of the definition ({', '.join(inputs)})")
+            if not isinstance(text, str):
+                raise _fail(where, f"{key}.inputs.{name}", "must be text")
+        verdict = _example_verdict(item.get("verdict"), output, where, key)
+        note = item.get("note", "")
+        if not isinstance(note, str):
+            raise _fail(where, f"{key}.note", "must be text")
+        made.append(Example(tuple((str(n), t) for n, t in shown.items()), verdict, " ".join(note.split())))
+    return tuple(made)
+
+
+def _example_verdict(value: Any, output: Output, where: str, key: str) -> Any:
+    if output.type == "rating":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value \
+                or value not in output.choices:
+            raise _fail(where, f"{key}.verdict", f"must be a whole rating from {output.min} to {output.max}, "
+                                                 f"got {json.dumps(value, default=str)[:40]}")
+        return int(value)
+    text = unicodedata.normalize("NFC", value) if isinstance(value, str) else value
+    if text not in output.choices:
+        raise _fail(where, f"{key}.verdict", f"must be one of {list(output.choices)}, "
+                                             f"got {json.dumps(value, default=str)[:40]}")
+    return text
+
+
 def criterion(raw: "Mapping[str, Any] | Criterion", where: str = "") -> Criterion:
     """A checked definition from a dict (a TOML file's tables, a stored definition) or a Criterion."""
     if isinstance(raw, Criterion):
@@ -226,9 +293,11 @@ def criterion(raw: "Mapping[str, Any] | Criterion", where: str = "") -> Criterio
     direction = raw.get("direction", "higher")
     if direction not in ("higher", "lower"):
         raise _fail(where, "direction", f"must be higher or lower, got {json.dumps(direction, default=str)}")
+    output = _output(raw.get("output"), where)
     return Criterion(name=name, title=_text(raw, "title", where, required=False, default=name),
-                     criteria=_text(raw, "criteria", where), output=_output(raw.get("output"), where),
-                     steps=_texts(raw, "steps", where), inputs=inputs, direction=direction, source=where)
+                     criteria=_text(raw, "criteria", where), output=output,
+                     steps=_texts(raw, "steps", where), inputs=inputs, direction=direction,
+                     examples=_examples(raw.get("examples"), inputs, output, where), source=where)
 
 
 def read_toml(path: str | Path) -> list[Criterion]:

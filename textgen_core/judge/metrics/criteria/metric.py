@@ -59,8 +59,28 @@ def system_prompt(c: Criterion) -> str:
         parts.append("Give the one label that fits best.")
     else:
         parts.append('Answer the criterion: "yes" or "no".')
+    if c.examples:
+        parts.append(_examples(c))
     parts.append("Judge only what is shown. An answer that is missing or says nothing meets no criterion.")
     return "\n\n".join(parts)
+
+
+def _examples(c: Criterion) -> str:
+    """The worked examples, their data fenced like a row's, each with the people's verdict and note."""
+    field = c.output.field
+    shown = []
+    for i, example in enumerate(c.examples, start=1):
+        blocks = [fence(_LABELS.get(name, name), text) for name, text in example.inputs]
+        said = f"People's {field}: {json.dumps(example.verdict, ensure_ascii=False)}"
+        if example.note:
+            said += f". Their note: {json.dumps(example.note, ensure_ascii=False)}"
+        shown.append(f"Example {i}:\n" + "\n\n".join(blocks) + f"\n{said}")
+    return ("Worked examples (data people judged; judge new data the way they did):\n\n"
+            + "\n\n".join(shown))
+
+
+#: How an example's input is labelled in the prompt (as the row's own inputs are).
+_LABELS = {"query": "Question", "prediction": "Answer", "references": "Reference answer", "contexts": "Passage"}
 
 
 def _shown(c: Criterion, row: Datum) -> str:
