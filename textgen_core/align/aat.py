@@ -73,7 +73,7 @@ class AltTest:
 
     def verdict(self) -> str:
         if self.why:
-            return f"Alternative Annotator Test not made: {self.why}"
+            return f"not made: {self.why}"
         rate = f"winning rate {self.winning_rate:.2f} ({sum(r.rejected for r in self.results)} of {len(self.results)})"
         if self.passed:
             return f"the judge may replace an annotator at epsilon = {self.epsilon:g}: {rate} >= {PASS_RATE}"

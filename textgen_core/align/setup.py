@@ -129,6 +129,11 @@ def _prepare(store: Store, run_id: int, score: str, labels_from: int | None, hol
     rows = {(r.datum_id, r.model): r for r in dataset.rows if r.model in set(run["models"])}
     current = {(d, m): float(v) for d, m, v in judge_values(store, run_id, score).itertuples(index=False)}
     notes: list[str] = []
+    off_scale = [k for k, v in current.items() if v not in categories]
+    if off_scale:  # probability-weighted ratings (rating=weighted) are means between the levels
+        current = {k: min(categories, key=lambda c: (abs(c - v), c)) for k, v in current.items()}
+        notes.append(f"{len(off_scale)} of the run's values of {score} lie between the scale's levels (probability-"
+                     "weighted ratings): kappa compares each with people at its nearest level")
     cells: dict[Key, TrainingCell] = {}
     for (datum, model), part in labels.groupby(["datum_id", "model"], sort=True):
         row = rows.get((datum, model))

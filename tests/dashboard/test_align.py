@@ -1,0 +1,106 @@
+"""The Label page's "Improve this judge" section: candidates judged on held-out labels, saved only on a click;
+through AppTest, and once in headless Chromium (screenshots kept in tmp)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from app_helpers import all_text, app_page, no_exception, store
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "align"))
+from refund_judge import CRITERION, RefundJudge, label_rows, people, rows  # noqa: E402
+
+from judge_server import JudgeServer  # noqa: E402
+from textgen_core.evaluate import evaluate  # noqa: E402
+from textgen_core.judge import JudgeSettings  # noqa: E402
+from textgen_core.judge.metrics.criteria import criterion, define  # noqa: E402
+from textgen_core.model import Dataset  # noqa: E402
+from textgen_dashboard import data, state  # noqa: E402
+from textgen_dashboard.align import ALIGN_ACCEPT, ALIGN_RUN  # noqa: E402
+
+#: Milliseconds a browser step may wait: a loaded 2-core machine takes most of a minute to draw a page.
+WAIT = 150_000
+
+
+def _labelled(db, url: str, n: int = 60) -> int:
+    define(criterion(CRITERION))
+    made = rows(n)
+    dataset = db.save_dataset(Dataset("support", made), "support")
+    run = evaluate(db, dataset, ["helpfulness"], judge=JudgeSettings(
+        base_url=url, model="refund-judge", api_key="sk-test-align-page", timeout=5.0), workers=1)
+    db.write_labels(run, label_rows(made, people))
+    return run
+
+
+@pytest.fixture
+def served():
+    with JudgeServer(responder=RefundJudge()) as server:
+        yield server
+
+
+def test_candidates_are_judged_and_nothing_is_saved_until_the_click(app_db, served, monkeypatch) -> None:
+    monkeypatch.setenv("TEXTGEN_EVAL_JUDGE_API_KEY", "sk-test-align-page")
+    run = _labelled(store(), served.url)
+    data.refresh()
+    at = app_page("label")
+    at.session_state[state.LABEL_RUN] = run
+    at.session_state[state.LABEL_TAB] = "agreement"
+    at.run()
+    no_exception(at)
+    text = all_text(at)
+    assert "Improve this judge" in text and "42 to learn from, 18 held out" in text, text
+    at.button(key=ALIGN_RUN).click().run()
+    no_exception(at)
+    shown = all_text(at)
+    assert "Judge calls made:" in shown and "Alternative Annotator Test" in shown, shown
+    assert [b.key for b in at.button if b.key.startswith(ALIGN_ACCEPT)], shown
+    assert store().load_criterion("helpfulness") is None  # judged, not saved
+    at.button(key=f"{ALIGN_ACCEPT}.0").click().run()
+    no_exception(at)
+    version, saved = store().load_criterion("helpfulness")
+    assert "Saved helpfulness version" in all_text(at) and version == 2 and saved["examples"]
+    assert int(store().alignments(run)["accepted_version"].dropna().iloc[0]) == 2
+
+
+@pytest.mark.timeout(600)  # a loaded 2-core machine takes most of a minute per page
+def test_in_a_browser_the_section_judges_and_accepts_on_a_click(tmp_path: Path, served) -> None:
+    from browser_session import browser_context, require_browser
+    from dashboard_process import streamlit_app
+    from playwright.sync_api import expect
+
+    from textgen_core.store import Store
+
+    require_browser()
+    db_path = tmp_path / "browser.duckdb"
+    db = Store(db_path)
+    run = _labelled(db, served.url)
+    db.close()
+    env = dict(os.environ, TEXTGEN_EVAL_DB=str(db_path), TEXTGEN_EVAL_JUDGE_API_KEY="sk-test-align-page")
+    with streamlit_app(tmp_path, env) as url:
+        with browser_context() as context:
+            context.set_default_timeout(WAIT)
+            page = context.new_page()
+            started = time.perf_counter()
+            page.goto(f"{url}/label?run={run}&score=helpfulness&tab=agreement")
+            heading = page.get_by_role("heading", name="Improve this judge")
+            expect(heading).to_be_visible(timeout=WAIT)
+            page.get_by_role("button", name="Propose and judge candidates").click()
+            accept = page.get_by_role("button", name=re.compile("Accept few-shot"))
+            expect(accept).to_be_visible(timeout=WAIT)
+            accept.scroll_into_view_if_needed()
+            page.wait_for_timeout(1500)
+            page.screenshot(path=str(tmp_path / "align_candidates.png"), full_page=True)
+            accept.click()
+            saved = page.get_by_text(re.compile(r"Saved helpfulness version 2"))
+            expect(saved).to_be_visible(timeout=WAIT)
+            saved.scroll_into_view_if_needed()
+            page.wait_for_timeout(1000)
+            page.screenshot(path=str(tmp_path / "align_accepted.png"), full_page=True)
+            took = time.perf_counter() - started
+    print(f"judged and accepted in {took:.1f} s; screenshots in {tmp_path}")
+    assert Store(db_path).load_criterion("helpfulness")[0] == 2
