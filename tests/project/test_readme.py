@@ -3,11 +3,14 @@
 Documents are read in the order of tests/docs_files.py (README first). Every fenced block, indented ones
 inside list items included, is taken in document order:
 
-* ``bash`` and ``console`` blocks: every ``textgen-eval`` command runs as a real process (continuation lines
-  joined, comments dropped); the judge URL of the examples (http://127.0.0.1:8000/v1) is pointed at the loopback
-  judge server the test starts, and the dashboard command gets a free port, is checked on 127.0.0.1 and stopped
-  with Ctrl-C (SIGINT) as the README says. The `make` commands of the quick start are checked by
-  tests/project/test_packaging.py.
+* ``bash`` and ``console`` blocks: every ``textgen-eval`` command runs (continuation lines joined, comments
+  dropped) through the CLI's entry point, ``textgen_core.cli.main.main(argv)`` — the function the installed
+  ``textgen-eval`` script calls — in this test's process: one interpreter start instead of 75 (the same walk as
+  real processes took 210 s). The first command also runs as a real process of the installed script, and
+  tests/cli/ start the script for every command family. The judge URL of the examples
+  (http://127.0.0.1:8000/v1) is pointed at the loopback judge server the test starts, and the dashboard command
+  gets a free port, is checked on 127.0.0.1 and stopped with Ctrl-C (SIGINT) as the README says. The `make`
+  commands of the quick start are checked by tests/project/test_packaging.py.
 * a block whose info string names a file (```` ```toml rubric.toml ````, ```` ```csv ratings.csv ````) is
   written to that file, so the commands after it find it;
 * ``python`` blocks run in the same directory, in one namespace per block, and must print something;
@@ -89,21 +92,32 @@ def test_the_readme_is_a_front_door():
     assert len(README.read_text(encoding="utf-8").splitlines()) <= 250
 
 
-def _run_command(argv: list[str], cwd: Path, judge_url: str, where: str) -> str:
+def _run_command(argv: list[str], cwd: Path, judge_url: str, where: str, *, process: bool = False) -> str:
+    """Run one documented command; in this process through the CLI's entry point unless `process`."""
     if argv[0] == "make":
         return "make"  # tests/project/test_packaging.py
     assert argv[0] == "textgen-eval", f"{where}: a command the test does not know how to run: {argv}"
-    argv = _cli() + [judge_url if arg == EXAMPLE_JUDGE else arg for arg in argv[1:]]
-    if "dashboard" in argv:
-        serve_check_and_stop(argv, cwd, _env())
+    args = [judge_url if arg == EXAMPLE_JUDGE else arg for arg in argv[1:]]
+    if "dashboard" in args:
+        serve_check_and_stop(_cli() + args, cwd, _env())
         return "dashboard"
     started = time.monotonic()
-    done = subprocess.run(argv, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=300)
-    print(f"{where}: {shlex.join(argv[len(_cli()):])[:100]} -> {done.returncode} in {time.monotonic() - started:.1f} s",
-          flush=True)
-    assert done.returncode == 0, f"{where}: {shlex.join(argv[1:])} -> {done.returncode}\n{done.stdout}\n{done.stderr}"
-    assert "Traceback" not in done.stderr, done.stderr
-    return argv[len(_cli())]
+    if process:
+        done = subprocess.run(_cli() + args, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=300)
+        code, out, err = done.returncode, done.stdout, done.stderr
+    else:
+        from textgen_core.cli.main import main
+
+        with contextlib.redirect_stdout(io.StringIO()) as stdout, contextlib.redirect_stderr(io.StringIO()) as stderr:
+            try:
+                code = main(args)
+            except SystemExit as stop:
+                code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        out, err = stdout.getvalue(), stderr.getvalue()
+    print(f"{where}: {shlex.join(args)[:100]} -> {code} in {time.monotonic() - started:.1f} s", flush=True)
+    assert code == 0, f"{where}: {shlex.join(args)} -> {code}\n{out}\n{err}"
+    assert "Traceback" not in err, err
+    return args[0]
 
 
 @pytest.mark.timeout(900)
@@ -112,18 +126,26 @@ def test_readme_and_docs_commands_and_examples_run_in_order_in_an_empty_director
     names = [" ".join(argv[:2]) for argv in shell_commands()]
     assert names[:2] == ["make dashboard", "make test"] and "textgen-eval sample" in names
     monkeypatch.chdir(tmp_path)
+    for name in [k for k in os.environ if k.startswith("TEXTGEN_EVAL_")] + ["OPENAI_API_KEY"]:
+        monkeypatch.delenv(name, raising=False)
+    environ = dict(os.environ)  # the commands may set offline switches; they do not outlive the test
     ran, pythons = [], 0
-    for where, lang, file_name, body in all_blocks():
-        if file_name:
-            (tmp_path / file_name).write_text(body.replace(EXAMPLE_JUDGE, judge_server.url), encoding="utf-8")
-        elif lang in RUNNABLE:
-            ran += [_run_command(argv, tmp_path, judge_server.url, where) for argv in commands_of(body)]
-        elif lang == "python":
-            code = body.replace(EXAMPLE_JUDGE, judge_server.url)
-            with contextlib.redirect_stdout(io.StringIO()) as out:
-                exec(compile(code, where, "exec"), {"__name__": "__readme__"})
-            assert out.getvalue().strip(), f"{where}: an example prints its result\n{code}"
-            pythons += 1
+    try:
+        for where, lang, file_name, body in all_blocks():
+            if file_name:
+                (tmp_path / file_name).write_text(body.replace(EXAMPLE_JUDGE, judge_server.url), encoding="utf-8")
+            elif lang in RUNNABLE:
+                for argv in commands_of(body):
+                    ran.append(_run_command(argv, tmp_path, judge_server.url, where, process=set(ran) <= {"make"}))
+            elif lang == "python":
+                code = body.replace(EXAMPLE_JUDGE, judge_server.url)
+                with contextlib.redirect_stdout(io.StringIO()) as out:
+                    exec(compile(code, where, "exec"), {"__name__": "__readme__"})
+                assert out.getvalue().strip(), f"{where}: an example prints its result\n{code}"
+                pythons += 1
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
     assert {"sample", "run", "runs", "datasets", "resume", "export", "compare", "agreement", "metrics", "labels",
             "dashboard"} <= set(ran)
     assert judge_server.count() > 0  # the judge examples ran against the loopback server
