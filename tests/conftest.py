@@ -41,6 +41,7 @@ SLOW_FIRST = (
     "runs/test_corpus_paths.py", "project/test_packaging.py", "runs/test_busy_database.py", "cli/test_signals.py",
     "dashboard/test_app_label.py", "engines/test_ray_classification.py", "runs/test_ray_hostile.py",
     "streaming/test_streaming_resume.py", "runs/test_jury_runs.py", "judge/test_custom_metrics.py",
+    "align/test_planted_blind_spot.py", "dashboard/test_align.py",
 )
 #: Test files that start a Ray cluster run on one worker, one after another (one cluster at a time: memory, CPUs):
 #: those that use the ``ray_cluster`` fixture, and these, which start their own.

@@ -58,7 +58,8 @@ class RefundJudge:
             return {"criteria": words + extra, "steps": ["Read the question.", "Check the reply solves it."]}
         with self._lock:
             self.calls["rate"] += 1
-        answer = blocks(user).get("Answer", "")
+        found = blocks(user)
+        answer = found.get("Answer") or found.get("Text", "")  # a custom criterion's block, or coherence's
         return {"reason": "scripted", "score": rating_of(system, answer)}
 
 
