@@ -25,6 +25,7 @@ from textgen_core.errors import TextgenError
 
 from . import data, state
 from .address import Field, kept
+from .compare_runs import FIELDS as ACROSS_FIELDS, across_mode, across_section
 from .compare_charts import BACKGROUNDS, MAX_POINTS, forest_figure, largest_first, outcomes, scatter_figure
 from .calibrated import compare_section
 from .compare_agreement import agreement_section
@@ -63,7 +64,7 @@ class Choice:
 #: The page's state in its address: ``?run=3&baseline=a&candidates=b&scores=bleu&regressions=1``.
 ADDRESS = (Field("run", state.COMPARE_RUN, "int"), Field("baseline", state.COMPARE_BASELINE),
            Field("candidates", state.COMPARE_CANDIDATES, "list"), Field("scores", state.COMPARE_SCORES, "list"),
-           Field("regressions", state.COMPARE_REGRESSIONS, "bool"), Field("slice", state.COMPARE_SLICE))
+           Field("regressions", state.COMPARE_REGRESSIONS, "bool"), Field("slice", state.COMPARE_SLICE), *ACROSS_FIELDS)
 
 
 def render() -> None:
@@ -76,6 +77,9 @@ def render() -> None:
 def _render() -> None:
     runs = runs_or_hint()
     if runs is None:
+        return
+    if across_mode():
+        across_section()
         return
     run_id = pick_run(runs, state.COMPARE_RUN, default_run(runs))
     open_requested(run_id, state.COMPARE_OPEN)

@@ -360,6 +360,20 @@ def comparison(run_id: int, baseline: str, candidates: Any, *, scores: Any = Non
                        int(seed), float(tie_tolerance), bool(holm), jobs().version)
 
 
+@st.cache_data(ttl=COMPARE_TTL, max_entries=32, show_spinner="Comparing...")
+def _across(path: str, base_run: int, base_model: str, cand_run: int, cand_model: str, allow: bool,
+            version: int) -> pd.DataFrame:
+    from textgen_core.compare.across_runs import Side, compare_across
+
+    return compare_across(_store(path), Side(base_run, base_model), Side(cand_run, cand_model), allow_different=allow)
+
+
+def comparison_across(base_run: int, base_model: str, cand_run: int, cand_model: str, allow: bool) -> pd.DataFrame:
+    """compare_across of two run:model sides with the CLI's defaults (2,000 resamples, seed 0, Holm)."""
+    return _across(db_path(), int(base_run), str(base_model), int(cand_run), str(cand_model), bool(allow),
+                   jobs().version)
+
+
 @st.cache_data(ttl=COMPARE_TTL, max_entries=32, show_spinner=False)
 def _pairwise(path: str, run_id: int, version: int) -> pd.DataFrame:
     from textgen_core.compare.pairwise import pairwise_summary

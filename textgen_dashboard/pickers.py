@@ -86,8 +86,19 @@ def pick_run(runs: pd.DataFrame, key: str, default: Any = None, resets: Sequence
     if asked is not None and asked not in {str(i) for i in ids}:
         _unknown_run(asked, ids, labels)
     keep_choice(key, ids, None if default is None else int(default))
+    relabel(key, labels)
     return int(st.selectbox("Run", ids, key=key, format_func=labels.get, on_change=_forget, args=(resets,),
                             persist_state="session"))
+
+
+def relabel(key: str, labels: Mapping[Any, str]) -> None:
+    """Before a keyed selectbox: when the text of its chosen option changed since the last run (a run renamed or
+    tagged), set the choice again, so that the browser shows the new text (it keeps the text it was sent)."""
+    chosen = st.session_state.get(key)
+    seen = st.session_state.get(key + ".shown")
+    if chosen is not None and seen is not None and seen != labels.get(chosen):
+        st.session_state[key] = chosen
+    st.session_state[key + ".shown"] = labels.get(chosen)
 
 
 def _unknown_run(asked: str, ids: list[int], labels: dict[int, str]) -> NoReturn:

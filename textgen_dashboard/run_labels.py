@@ -17,8 +17,13 @@ NAME, TAGS, NEW_TAGS, NOTE, SAVED = "runs.label_name", "runs.label_tags", "runs.
     "runs.label_saved"
 
 
-def key(base: str, run_id: int) -> str:
-    return f"{base}.{int(run_id)}"
+REVISION = "runs.label_revision"
+
+
+def key(base: str, run_id: int, revision: int = 0) -> str:
+    """A widget's key for one run and one revision of the form (the number of saves so far in this session): after
+    a save the form starts afresh from what is stored (a keyed widget would keep what was typed)."""
+    return f"{base}.{int(run_id)}.{int(revision)}"
 
 
 def labels_of(run_id: int) -> dict[str, Any]:
@@ -36,15 +41,16 @@ def label_form(run_id: int) -> None:
     if saved:
         st.success(plain(saved))
     now = labels_of(run_id)
-    with st.form(key(NAME, run_id) + ".form", border=True):
+    revision = st.session_state.get(REVISION, 0)
+    with st.form(key(NAME, run_id, revision) + ".form", border=True):
         st.markdown("**Name, tags and note**")
-        name = st.text_input("Name", value=now["name"], key=key(NAME, run_id),
+        name = st.text_input("Name", value=now["name"], key=key(NAME, run_id, revision),
                              help="Unique in this database; not a bare number and no ':' (RUN:MODEL splits on it). "
                                   "Empty: the run has no name. The run's id keeps working everywhere.")
-        kept = st.multiselect("Tags (untick to remove)", now["tags"], default=now["tags"], key=key(TAGS, run_id))
-        added = st.text_input("Add tags (separated by spaces or commas)", key=key(NEW_TAGS, run_id),
+        kept = st.multiselect("Tags (untick to remove)", now["tags"], default=now["tags"], key=key(TAGS, run_id, revision))
+        added = st.text_input("Add tags (separated by spaces or commas)", key=key(NEW_TAGS, run_id, revision),
                               help="One word each: letters, digits and - _ . : /")
-        note = st.text_area("Note", value=now["note"], key=key(NOTE, run_id), height=80)
+        note = st.text_area("Note", value=now["note"], key=key(NOTE, run_id, revision), height=80)
         if not st.form_submit_button("Save name, tags and note"):
             return
     change = _change(now, name, kept, added, note)
@@ -57,7 +63,7 @@ def label_form(run_id: int) -> None:
         st.error(plain(str(exc)))
         return
     data.refresh()
-    st.session_state.pop(key(NEW_TAGS, run_id), None)
+    st.session_state[REVISION] = revision + 1
     st.session_state[SAVED] = f"Run {run_id}: {_said(change)}."
     st.rerun()
 

@@ -167,11 +167,11 @@ def test_name_tags_and_note_through_the_store_method_the_cli_uses(sample_run):
     assert picker.format_func(run_id).startswith(f"#{run_id} · week-48 candidate · [prod, nightly] · sample-qa")
     assert run_label({"run_id": 2, "name": None, "tags": [], "dataset": "d", "status": "finished",
                       "metrics": ["bleu"]}) == "#2 · d · finished · bleu"
-    # untick a tag, clear the name and the note: the same method removes them
-    at.multiselect(key=key(TAGS, run_id)).set_value(["nightly"])
-    at.text_input(key=key(NAME, run_id)).set_value("")
-    at.text_area(key=key(NOTE, run_id)).set_value("")
-    at.button(key="FormSubmitter:" + key(NAME, run_id) + ".form-Save name, tags and note").click().run()
+    # untick a tag, clear the name and the note: the same method removes them (the form's second revision)
+    at.multiselect(key=key(TAGS, run_id, 1)).set_value(["nightly"])
+    at.text_input(key=key(NAME, run_id, 1)).set_value("")
+    at.text_area(key=key(NOTE, run_id, 1)).set_value("")
+    at.button(key="FormSubmitter:" + key(NAME, run_id, 1) + ".form-Save name, tags and note").click().run()
     labels = store().run_names.run_labels().set_index("run_id").loc[run_id]
     assert pd.isna(labels["name"]) and list(labels["tags"]) == ["nightly"] and pd.isna(labels["note"])
 

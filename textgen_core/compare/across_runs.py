@@ -29,6 +29,17 @@ from .verdicts import APART, HOLM, worst_value
 COUNTS = ("scored", "unscored", "empty", "missing")
 
 
+class DifferentSettings(ParameterError):
+    """The two runs scored some scores under different settings; ``differences`` names them per score."""
+
+    def __init__(self, differences: Mapping[str, str]) -> None:
+        self.differences = dict(differences)
+        listed = "; ".join(f"{name}: {text}" for name, text in self.differences.items())
+        super().__init__(f"the two runs scored differently, so their numbers are not comparable: {listed}. "
+                         "Pass --allow-different-judges to compare anyway (the difference is printed beside "
+                         "every affected row)")
+
+
 @dataclass(frozen=True)
 class Side:
     """A model of a run: what ``RUN:MODEL`` names (RUN: an id or a run's name)."""
@@ -65,10 +76,7 @@ def compare_across(store: Store, baseline: Side, candidate: Side, *, scores: Seq
     differences = _differences(store, sides, names)
     refused = {name: text for name, text in differences.items() if text}
     if refused and not allow_different:
-        listed = "; ".join(f"{name}: {text}" for name, text in refused.items())
-        raise ParameterError(f"the two runs scored differently, so their numbers are not comparable: {listed}. "
-                             "Pass --allow-different-judges to compare anyway (the difference is printed beside "
-                             "every affected row)")
+        raise DifferentSettings(refused)
     left_out, pairs_of = _pairing(store, sides, baseline, candidate, names)
     direction = {name: score_direction(name, directions) for name in names}
     in_family = [name for name in names if direction[name] != "none"]
