@@ -24,7 +24,7 @@ _RUN_COLUMNS = ("run_id", "dataset_id", "dataset", "created_at", "finished_at", 
 
 #: Every table with rows of a run (beside ``runs``): a deleted run leaves none behind (the judge cache is shared).
 RUN_TABLES = ("scores", "run_aggregates", "verdicts", "exchanges", "judge_batches", "block_runs", "run_blocks",
-              "labels", "votes", "failure_members", "failure_modes", "run_names")
+              "labels", "votes", "failure_members", "failure_modes", "run_names", "align_splits", "alignments")
 
 
 def require_run(cur: duckdb.DuckDBPyConnection, run_id: int) -> None:
