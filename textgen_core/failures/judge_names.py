@@ -163,6 +163,9 @@ def _store_names(store: Store, run_id: int, modes: FailureModes, naming: Naming,
     table = store.failures.failure_modes(run_id)
     rows = [(int(r.mode), r.name, list(r.words) if r.words is not None else [], int(r.size),
              naming.names.get(int(r.mode))) for r in table.itertuples()]
+    before = [r.judge_name if isinstance(r.judge_name, str) else None for r in table.itertuples()]
+    if before == [row[4] for row in rows] and modes.params.get("judge_names") == params["judge_names"]:
+        return  # named as they are stored (every reply from the cache): nothing to write again
     members = store.failures.failure_members(run_id)
     store.failures.write_failure_modes(run_id, str(modes.params.get("method") or METHOD), params, rows,
                                        list(members[["mode", "datum_id", "model", "unit", "step", "item_index",
