@@ -6,7 +6,6 @@ a metric that cannot run on the chosen dataset is shown disabled with the reason
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import streamlit as st
@@ -20,6 +19,7 @@ from textgen_core.runs.plan import plan_problems
 
 from . import data, panel, state
 from .criteria import saved_metrics
+from .estimate import show_estimate
 from .jobs import start_evaluation
 from .safe_text import plain
 from .judge_scale import judge_form
@@ -48,7 +48,7 @@ def render() -> None:
         jury, jury_problem = panel.jury_form(judge)
         judge_problem = judge_problem or jury_problem
         if judge is not None and not jury_problem:
-            _estimate(dataset_id, models, {m: params[m] for m in judged if m in params}, judge, jury)
+            show_estimate(dataset_id, models, {m: params[m] for m in judged if m in params}, judge, jury)
     problems = [judge_problem] if judged and judge_problem else []
     if chosen and not errors:
         problems += plan_problems(chosen, params, fields, judge if judged else None)
@@ -126,35 +126,6 @@ def _params(spec: MetricSpec, columns: list[str]) -> tuple[dict[str, Any], list[
         for problem in problems:
             st.error(plain(problem))
     return values, problems
-
-
-def _estimate(dataset_id: int, models: list[str], judged: dict[str, dict[str, Any]], judge: JudgeSettings,
-              jury: Jury | None = None) -> None:
-    """Judge calls, tokens and cost before anything is sent (every panel member and sample counted)."""
-    if not judged or not models:
-        return
-    try:
-        found = data.judge_estimate(dataset_id, tuple(models), json.dumps(judged, sort_keys=True, default=list),
-                                    json.dumps(judge.public(), sort_keys=True),
-                                    json.dumps(jury.public() if jury else {}, sort_keys=True))
-    except Exception as exc:  # an estimate must never block the page
-        st.warning(f"No estimate: {plain(exc)}")
-        return
-    calls, cached, tokens, cost = st.columns(4)
-    dependent = found.get("dependent") or 0
-    calls.metric("Judge calls", f"{found['calls'] - dependent:,}–{found['calls']:,}" if dependent else f"{found['calls']:,}",
-                 help=f"{dependent:,} are verdicts on extracted statements or opinions, skipped when an "
-                 "extraction finds none" if dependent else "exact: every prompt is known before the run")
-    cached.metric("From cache", f"{found['cached']:,}")
-    tokens.metric("Tokens (est.)", f"{found['prompt_tokens'] + found['completion_tokens']:,}",
-                  help=f"{found['prompt_tokens']:,} prompt + {found['completion_tokens']:,} completion")
-    if found["cost"] is None:
-        cost.metric("Cost (est.)", "set prices")
-    else:  # direct calls and the Batch API side by side
-        direct, batch = (judge.price(found["prompt_tokens"], found["completion_tokens"], batch=b) for b in (False, True))
-        cost.metric("Cost (est.)", f"{direct:.4f} / {batch:.4f}",
-                    help=f"direct calls / Batch API (at {judge.batch_discount:g} of the price"
-                         f"{', chosen' if judge.batch else ''})")
 
 
 def _run_section(dataset_id: int, models: list[str], chosen: list[str], params: dict[str, dict[str, Any]],

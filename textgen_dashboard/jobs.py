@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from textgen_core.errors import ParameterError
 from textgen_core.evaluate import evaluate, resume
 from textgen_core.progress import Progress
 
@@ -21,6 +22,8 @@ from textgen_core.progress import Progress
 JobBody = Callable[[Any, "Job"], int]
 
 RUNNING, FINISHED, FAILED, CANCELLED, INTERRUPTED = "running", "finished", "failed", "cancelled", "interrupted"
+#: A job whose body refused to start (an error it raises only before changing anything): the run is as it was.
+REFUSED = "refused"
 
 
 @dataclass
@@ -40,6 +43,8 @@ class Job:
     #: The run's judge settings (prices, spending cap) and its judge cost before this job, for live spend.
     judge: Any = None
     spent_before: float = 0.0
+    #: Errors the body raises only before it changes anything: the job ends "refused", not "failed".
+    refusals: tuple[type[BaseException], ...] = ()
 
     def report(self, progress: Progress) -> None:
         self.progress = progress
@@ -67,11 +72,13 @@ class JobRegistry:
         #: Bumped whenever a job starts or ends; cached readers key on it to see fresh run rows.
         self.version = 0
 
-    def start(self, label: str, store: Any, body: JobBody, *, run_id: int | None = None, judge: Any = None) -> Job:
-        """Run ``body`` on a daemon thread; ``run_id`` is known up front when resuming."""
+    def start(self, label: str, store: Any, body: JobBody, *, run_id: int | None = None, judge: Any = None,
+              refusals: tuple[type[BaseException], ...] = ()) -> Job:
+        """Run ``body`` on a daemon thread; ``run_id`` is known up front when resuming or extending.
+        ``refusals``: errors the body raises only before it changes anything (the job ends "refused")."""
         spent = float(store.get_run(run_id)["cost"] or 0.0) if run_id is not None and judge is not None else 0.0
         with self._lock:
-            job = Job(next(self._ids), label, run_id=run_id, judge=judge, spent_before=spent)
+            job = Job(next(self._ids), label, run_id=run_id, judge=judge, spent_before=spent, refusals=refusals)
             self._jobs[job.job_id] = job
             self.version += 1
         job.thread = threading.Thread(target=self._work, args=(job, store, body),
@@ -88,7 +95,7 @@ class JobRegistry:
                 job.status, job.error = INTERRUPTED, run["error"]
         except Exception as exc:  # the job reports it; the run row records it too
             job.error = str(exc) or type(exc).__name__
-            job.status = FAILED
+            job.status = REFUSED if isinstance(exc, job.refusals) else FAILED
         finally:
             job.ended = time.monotonic()
             with self._lock:
@@ -135,6 +142,19 @@ def start_evaluation(registry: JobRegistry, store: Any, dataset_id: int, metrics
                         cancel=job.cancel, on_start=job.run_started, jury=jury)
 
     return registry.start(label, store, body, judge=judge)
+
+
+def start_extend(registry: JobRegistry, store: Any, run_id: int, metrics: list[str],
+                 params: dict[str, dict[str, Any]] | None = None, *, judge: Any | None = None) -> Job:
+    """Start :func:`textgen_core.runs.extend.extend` (add metrics to a finished run) in the background."""
+    from textgen_core.runs.extend import extend
+
+    def body(db: Any, job: Job) -> int:
+        return extend(db, run_id, metrics, params, judge=judge, progress=job.report, cancel=job.cancel)
+
+    # extend refuses with a ParameterError, and only before it changes the run
+    return registry.start(f"add {', '.join(metrics)} to run {run_id}", store, body, run_id=run_id, judge=judge,
+                          refusals=(ParameterError,))
 
 
 def start_resume(registry: JobRegistry, store: Any, run_id: int, *, judge: Any | None = None) -> Job:

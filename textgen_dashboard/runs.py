@@ -12,6 +12,7 @@ from textgen_core.formatting import duration_text, plain_table
 from textgen_core.registry import all_metrics
 
 from . import data, state
+from .add_metrics import add_metrics
 from .address import Field, kept
 from .pickers import pick_run
 from .jobs import start_resume
@@ -51,6 +52,7 @@ def _render() -> None:
     _details(run_id)
     label_form(run_id)
     _resume(run_id, status)
+    add_metrics(run_id, status)
     _export(run_id)
     _delete(run_id, status)
 

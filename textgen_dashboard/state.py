@@ -86,6 +86,14 @@ RUNS_EXPORT_FORMAT = "runs.export_format"
 RUNS_CONFIRM_DELETE = "runs.confirm_delete"
 #: The message left after a run was deleted, shown once at the top of the page.
 RUNS_DELETED = "runs.deleted_message"
+#: "Add metrics" on the Runs page: the metrics picked, and its button.
+RUNS_ADD_METRICS = "runs.add.metrics"
+RUNS_ADD_GO = "runs.add.go"
+
+
+def runs_add_param(metric: str, param: str) -> str:
+    """Widget key of one parameter of a metric being added to a run."""
+    return f"runs.add.param.{metric}.{param}"
 
 # compare ------------------------------------------------------------------
 COMPARE_RUN = "compare.run"

@@ -99,6 +99,8 @@ def job_panel(job_key: str) -> None:
     elif job.status == "cancelled":
         st.warning(f"{run} was cancelled; finished cells are kept. Resume it from the Runs page.")
         link("runs", "Runs", icon=":material/history:", run_id=job.run_id)
+    elif job.status == "refused":  # nothing was changed: the run is as it was
+        st.error(f"Not started: {plain(job.error or 'refused')}")
     else:
         st.error(f"{run} failed: {plain(job.error or 'unknown error')}")
 

@@ -192,7 +192,7 @@ def test_llm_metric_through_the_loopback_judge(app_db, judge_server):
     at.run()
     no_exception(at)
     estimate = {m.label: m.value for m in at.metric}
-    low, _, high = estimate["Judge calls"].partition("–")  # "2–4": claims extracted, then verdicts on them
+    low, _, high = estimate["Judge calls (estimate)"].partition("–")  # "2–4": claims extracted, then verdicts on them
     assert 0 < int(low) <= int(high or low) and estimate["From cache"] == "0"
     assert judge_server.count() == 0  # the estimate sends nothing
     _run_button(at).click().run()

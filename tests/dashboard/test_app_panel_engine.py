@@ -47,9 +47,9 @@ def panel_from_evaluate(app_db, judge_server) -> int:
     at.run()
     no_exception(at)
     estimate = {m.label: m.value for m in at.metric}
-    assert estimate["Judge calls"] == "16" and judge_server.count() == 0  # 8 rows x 2 members, nothing sent
+    assert estimate["Judge calls (estimate)"] == "16" and judge_server.count() == 0  # 8 rows x 2 members, nothing sent
     at.number_input(key=state.EVAL_SAMPLES).set_value(2).run()
-    assert {m.label: m.value for m in at.metric}["Judge calls"] == "32"  # x 2 samples
+    assert {m.label: m.value for m in at.metric}["Judge calls (estimate)"] == "32"  # x 2 samples
     assert "temperature 0" in all_text(at)  # every sample would be the same reply
     at.number_input(key=state.EVAL_SAMPLES).set_value(1).run()
     at.button(key="evaluate.run").click().run()

@@ -95,7 +95,7 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         page.get_by_test_id("stCheckbox").filter(has_text="qa_grade").locator("label").click()
         _fill(page, "Base URL", judge.url)
         _fill(page, "Judge model", "judge-test")
-        expect(page.get_by_text("Judge calls", exact=True)).to_be_visible(timeout=SLOW_MS)
+        expect(page.get_by_text("Judge calls (estimate)", exact=True)).to_be_visible(timeout=SLOW_MS)
         _shot(page, tmp_path, "2-evaluate")
         page.get_by_role("button", name="Run", exact=True).click()
         outcome = page.get_by_text(re.compile(r"Run \d+ (finished in|failed|was cancelled)"))
