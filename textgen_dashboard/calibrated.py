@@ -17,6 +17,7 @@ from . import data
 from .label_agreement import interval_text, means_table
 from .safe_text import plain
 from .state import COMPARE_CALIBRATE, RESULTS_CALIBRATE
+from .widgets import show_table
 
 CAPTION = ("judge: the judge's own numbers with their t interval; calibrated: the prediction-powered estimate "
            "(PPI++, λ power-tuned) with its 95% interval, corrected by the people's labels. Labels picked by "
@@ -37,7 +38,7 @@ def results_section(run_id: int, models: Sequence[str]) -> None:
         return
     means = calibrated_means(data.store(), run_id, scores)
     means = means[means["model"].isin(models)]
-    st.dataframe(means_table(means), hide_index=True)
+    show_table(means_table(means), hide_index=True)
     _notes(means)
     st.caption(CAPTION)
 
@@ -50,7 +51,7 @@ def compare_section(run_id: int, baseline: str, candidates: Sequence[str], score
     if not st.toggle("Bias-corrected differences (from human labels)", value=True, key=COMPARE_CALIBRATE):
         return
     deltas = calibrated_deltas(data.store(), run_id, baseline, candidates, labelled)
-    st.dataframe(pd.DataFrame({
+    show_table(pd.DataFrame({
         "candidate": deltas["candidate"], "score": deltas["score"],
         "judge delta": [interval_text(m, lo, hi) for m, lo, hi in zip(
             deltas["judge_delta"], deltas["judge_ci_low"], deltas["judge_ci_high"])],

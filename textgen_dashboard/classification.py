@@ -13,6 +13,7 @@ from . import data
 from .pickers import keep_choice
 from .state import (RESULTS_CLASS_GOLD, RESULTS_CLASS_HEATMAP, RESULTS_CLASS_MODEL, RESULTS_CLASS_PREDICTED,
                     RESULTS_CLASS_ROWS, RESULTS_OPEN)
+from .widgets import show_table
 
 #: The column of gold rows that no label passed the threshold for.
 NONE = "(none)"
@@ -30,10 +31,10 @@ def classification_section(run_id: int, models: list[str]) -> None:
     report = reports[model]
     st.caption(f"{report['rows']} labelled rows scored, {report['unscored']} unscored (not counted as wrong); "
                f"score threshold {report['threshold']:g}, hardmax {'on' if report['hardmax'] else 'off'}.")
-    st.dataframe(per_label(report), hide_index=True, placeholder="–",
+    show_table(per_label(report), hide_index=True, placeholder="–",
                  column_config={c: st.column_config.NumberColumn(format="%.4f")
                                 for c in ("precision", "recall", "f1", "roc_auc")})
-    st.dataframe(pd.DataFrame([report["averages"]]), hide_index=True)
+    show_table(pd.DataFrame([report["averages"]]), hide_index=True)
     confusion_view(run_id, model, report)
     left, right = st.columns(2)
     with left:
@@ -77,7 +78,7 @@ def confusion_view(run_id: int, model: str, report: Mapping[str, Any]) -> None:
     ids = data.classification(run_id, (model, gold, None if predicted == NONE else predicted))
     st.caption(f"{len(ids)} datums with gold {gold!r} and prediction {predicted!r}. Select one to open it in "
                "Explore.")
-    st.dataframe(pd.DataFrame({"datum_id": ids[:1000]}), hide_index=True, key=RESULTS_CLASS_ROWS,
+    show_table(pd.DataFrame({"datum_id": ids[:1000]}), hide_index=True, key=RESULTS_CLASS_ROWS,
                  on_select=lambda: _pick(ids), selection_mode="single-row")
 
 

@@ -36,6 +36,7 @@ from .safe_text import plain
 from .slices import compare_section as slice_comparison, pick_slice
 from .words import interval_text, verdict_words
 from .report_button import report_button
+from .widgets import show_table
 
 TOP_DEFAULT = 10
 #: Table order: regressions first, then what may hide one, then improvements.
@@ -257,7 +258,7 @@ def table_section(frame: pd.DataFrame) -> None:
         st.success("No score is significantly worse for any candidate.")
     else:
         table = comparison_table(shown.reset_index(drop=True).pipe(_keep_attrs, attrs), plan or None)
-        st.dataframe(styled(table), hide_index=True, height=min(640, 38 + 35 * len(table)), placeholder="–")
+        show_table(styled(table), hide_index=True, height=min(640, 38 + 35 * len(table)), placeholder="–")
     alpha = attrs.get("alpha", 0.05)
     p_used = "the Holm-adjusted p (p (Holm))" if attrs.get("holm") else "the unadjusted p"
     tests = ", ".join(dict.fromkeys(t for t in frame["test"] if t))
@@ -352,7 +353,7 @@ def pairs_section(run_id: int, run: Mapping[str, Any], choice: Choice) -> None:
     st.caption(f"Largest differences: baseline {plain(choice.baseline)}, candidate {plain(candidate)}. "
                "Select a row to open the datum in Explore: both predictions side by side, every verdict.")
     number = st.column_config.NumberColumn
-    st.dataframe(table, hide_index=True, key=state.COMPARE_TOP, selection_mode="single-row",
+    show_table(table, hide_index=True, key=state.COMPARE_TOP, selection_mode="single-row",
                  on_select=partial(_pick, list(table["datum_id"])), column_config={
                      "baseline": number("baseline", format="%.4f"), "candidate": number("candidate", format="%.4f"),
                      "diff": number("delta", format="%+.4f"), "outcome": st.column_config.TextColumn("candidate is"),

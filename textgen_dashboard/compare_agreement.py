@@ -15,7 +15,7 @@ from textgen_core.errors import TextgenError
 from . import data, state
 from .pickers import keep_choice
 from .safe_text import plain
-from .widgets import link
+from .widgets import link, show_table
 
 #: Human labels taken as the positive one when a text column is picked (else the first value).
 POSITIVE_WORDS = ("correct", "yes", "true", "pass", "positive", "good", "relevant", "faithful")
@@ -120,7 +120,7 @@ def show_agreement(frame: pd.DataFrame, settings: Mapping[str, Any]) -> None:
         cuts = ", ".join(f"{score} {cut:g}" for score, cut in frame.attrs.get("thresholds", {}).items())
         note = (f"Cohen's kappa: a score counts as positive at or above its threshold ({cuts}), a human value "
                 f"when it {human}.")
-    st.dataframe(frame[columns], hide_index=True, column_config=config, placeholder="–")
+    show_table(frame[columns], hide_index=True, column_config=config, placeholder="–")
     skipped = frame.attrs.get("skipped")
     st.caption(note + " n: datums with both a score and a human value; empty where either does not vary."
                + (f" {skipped} human values could not be read and were left out." if skipped else ""))

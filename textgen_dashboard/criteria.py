@@ -23,6 +23,7 @@ from textgen_core.model import Datum
 from . import data, state
 from .safe_text import plain
 from .judge_scale import judge_form
+from .widgets import show_table
 
 #: What the editor holds before anything is written or loaded.
 EXAMPLE = '''name = "support_tone"
@@ -74,7 +75,7 @@ def _saved_picker() -> None:
     if saved.empty:
         return
     with st.expander(f"Saved judge metrics ({len(saved)})"):
-        st.dataframe(saved[["name", "version", "title", "created_at"]], hide_index=True, width="stretch")
+        show_table(saved[["name", "version", "title", "created_at"]], hide_index=True, width="stretch")
         names = list(saved["name"])
         name = st.selectbox("Open a saved definition", names, key=state.CRITERIA_OPEN)
         if st.button("Open in the editor", key=state.CRITERIA_OPEN_GO):
@@ -90,7 +91,7 @@ def _prompt(defined: Criterion) -> None:
                        ("It shipped today.",), ("Orders ship within a day.",),
                        {column: f"Sample {column}." for column in defined.metadata_columns})
         req = request(defined, sample)
-        st.markdown(f"Step `{plain(req.step)}`, version `{plain(req.version)}`")
+        st.markdown(f"Step {plain(req.step)}, version {plain(req.version)}")  # plain() escapes are literal inside `code`
         st.text("System:\n" + req.messages[0]["content"])
         st.text("User (a sample row):\n" + req.messages[1]["content"])
 
@@ -119,7 +120,7 @@ def _trial(defined: Criterion) -> None:
         text, table = shown
         if text != defined.text():
             st.caption("These replies are for an earlier version of the definition.")
-        st.dataframe(table, hide_index=True, width="stretch")
+        show_table(table, hide_index=True, width="stretch")
         st.caption("Nothing of this trial is stored: no run, no scores, no cached replies.")
 
 

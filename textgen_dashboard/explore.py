@@ -25,6 +25,7 @@ from .state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_DIFF_FIRST, EXPLORE_DIFF_S
                     explore_range)
 from .safe_text import plain
 from .words import name_words, number_text, step_words
+from .widgets import show_table
 
 #: The page's state in its address: ``?run=3&datum=q12&search=refund&models=a&score=bleu&unscored=1``.
 ADDRESS = (Field("run", EXPLORE_RUN, "int"), Field("datum", EXPLORE_DATUM), Field("search", EXPLORE_TEXT),
@@ -77,7 +78,7 @@ def search(run_id: int, run: Mapping[str, Any], summary: pd.DataFrame) -> pd.Dat
     total = int(matches["n_matches"].iloc[0]) if not matches.empty else 0
     st.caption(f"{total:,} matching {'row' if total == 1 else 'rows'}; showing {len(matches)}. Select a row to open its datum.")
     columns = ["datum_id", "model", *(["reason" if unscored else "value"] if score else []), "query", "prediction"]
-    st.dataframe(matches[columns], hide_index=True, key=EXPLORE_MATCHES, height=240, selection_mode="single-row",
+    show_table(matches[columns], hide_index=True, key=EXPLORE_MATCHES, height=240, selection_mode="single-row",
                  on_select=partial(_pick_match, list(matches["datum_id"])),
                  column_config={"value": st.column_config.NumberColumn(format="%.4f")}, placeholder="–")
     return matches
@@ -172,11 +173,11 @@ def _metric(metric: str, view: Mapping[str, pd.DataFrame], models: list[str]) ->
     st.subheader(f"Metric: {plain(metric)}")
     table = scores[["model", "score", "value", "reason"]].rename(columns={"reason": "unscored reason"})
     table = table.assign(value=table["value"].map(number_text))
-    st.dataframe(plain_table(table), hide_index=True, placeholder="–")  # unscored: '' and its reason, never 'None'
+    show_table(plain_table(table), hide_index=True, placeholder="–")  # unscored: '' and its reason, never 'None'
     details = details_table(scores)
     if not details.empty:
         with st.expander(f"Details of {plain(metric)}"):
-            st.dataframe(details, hide_index=True, placeholder="–")
+            show_table(details, hide_index=True, placeholder="–")
     panel.votes_section(view, metric)
     judged = [m for m in models if (verdicts["model"] == m).any()
               or (not exchanges.empty and (exchanges["model"] == m).any())]
@@ -188,7 +189,7 @@ def _metric(metric: str, view: Mapping[str, pd.DataFrame], models: list[str]) ->
             if mine.empty:
                 st.caption("No verdicts.")
             else:
-                st.dataframe(verdict_table(mine), hide_index=True, placeholder="–")
+                show_table(verdict_table(mine), hide_index=True, placeholder="–")
             logged = []
             if not exchanges.empty:
                 logged = exchanges[exchanges["model"] == model].to_dict("records")
@@ -265,7 +266,7 @@ def every_run(view: Mapping[str, Any], run_id: int) -> None:
     table = found.assign(run=found["run_id"].map(lambda r: f"run {r}" + (" (this one)" if r == run_id else "")),
                          value=found["value"].map(number_text))
     wide = table.pivot_table(index=["run", "model"], columns="score", values="value", aggfunc="first", sort=False)
-    st.dataframe(wide.reset_index(), hide_index=True, placeholder="–")
+    show_table(wide.reset_index(), keep=wide.columns, hide_index=True, placeholder="–")  # score names are data
     st.caption("Empty: not scored in that run, or unscored (its reason is in that run's Explore).")
 
 

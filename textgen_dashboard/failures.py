@@ -20,6 +20,7 @@ from textgen_core.failures.report import method_line
 from . import data
 from .pickers import open_requested
 from .safe_text import plain
+from .widgets import show_table
 
 EXAMPLES = 5
 
@@ -61,7 +62,7 @@ def failure_modes_section(run_id: int, models: Sequence[str], baseline: str | No
     if "judge_name" in modes.modes and modes.modes["judge_name"].notna().any():
         table["word name"] = modes.modes["name"].tolist()
     table["words"] = [", ".join(w) for w in modes.modes["words"]]
-    st.dataframe(table, hide_index=True, key=_key(page, "table"), placeholder="–",
+    show_table(table, hide_index=True, key=_key(page, "table"), placeholder="–",
                  column_config={"size": st.column_config.NumberColumn("judgements")})
     st.caption("Each model's column: the share of its scored cells with a failing judgement in the mode, with a "
                "95% interval by the small-sample rule of docs/statistics.md (exact below 30 cells, Wilson from 30, "
@@ -85,7 +86,7 @@ def _comparison(modes: FailureModes, baseline: str, candidates: list[str]) -> No
     frame = frame.assign(interval=[f"[{lo:+.1%}, {hi:+.1%}]" if lo is not None and not pd.isna(lo) else (note or "–")
                                    for lo, hi, note in zip(frame["low"], frame["high"], frame["note"])])
     number = st.column_config.NumberColumn
-    st.dataframe(frame[["candidate", "mode", "name", "baseline_rate", "candidate_rate", "difference", "interval",
+    show_table(frame[["candidate", "mode", "name", "baseline_rate", "candidate_rate", "difference", "interval",
                         "p", "p_holm", "flagged", "change", "n"]], hide_index=True, placeholder="–", column_config={
         "baseline_rate": number(f"{baseline}", format="percent"), "candidate_rate": number("candidate",
                                                                                          format="percent"),
@@ -103,7 +104,7 @@ def _examples(modes: FailureModes, run_id: int, page: str) -> None:
     mode = st.selectbox("Examples of mode", numbers, format_func=lambda m: f"{m}: {names[m]}",
                         key=_key(page, "mode"))
     examples = modes.examples(int(mode), EXAMPLES)
-    st.dataframe(examples[["datum_id", "model", "unit", "text"]], hide_index=True, key=_key(page, "examples"),
+    show_table(examples[["datum_id", "model", "unit", "text"]], hide_index=True, key=_key(page, "examples"),
                  on_select=partial(_pick, page, list(examples["datum_id"])), selection_mode="single-row",
                  column_config={"unit": "score", "text": st.column_config.TextColumn("judge's reason / prediction",
                                                                                      width="large")})

@@ -22,6 +22,7 @@ from textgen_core.over_time.leaderboard import leaderboard
 from . import data
 from .charts import label, model_colors
 from .safe_text import plain
+from .widgets import show_table
 
 DATASET, SCORE, MODELS, SEEN = "history.dataset", "history.score", "history.models", "history.seen_params"
 
@@ -63,7 +64,7 @@ def render() -> None:
     flagged = every[(every["flag"] != "") & every["model"].isin(chosen)]
     st.subheader(f"Changes flagged: {len(flagged)}")
     if len(flagged):
-        st.dataframe(flag_table(flagged), hide_index=True, placeholder="–")
+        show_table(flag_table(flagged), hide_index=True, placeholder="–")
     for note in every.attrs["notes"]:
         st.caption(note)
     st.subheader("Leaderboard")
@@ -121,7 +122,7 @@ def _leaderboard(family: str, score: str) -> None:
     except TextgenError as exc:
         st.info(str(exc))
         return
-    st.dataframe(pd.DataFrame({
+    show_table(pd.DataFrame({
         "rank": board["rank"], "model": board["model"], "standing": board["standing"],
         "mean": board["mean"].round(4), "interval": [_interval(r) for r in board.itertuples()],
         "n": board["n"], "run": board["run"], "version": board["version"]}), hide_index=True, placeholder="–")

@@ -22,6 +22,7 @@ from .compare_agreement import metadata_columns
 from .pickers import keep_choice
 from .safe_text import plain
 from .state import LABEL_DISAGREEMENTS, LABEL_HUMAN_COLUMN, LABEL_OPEN, LABEL_WIDTH
+from .widgets import show_table
 
 NONE = "(none)"
 STATISTICS = {"kappa": "Cohen's κ", "weighted_kappa": "weighted κ (quadratic)", "spearman": "Spearman ρ",
@@ -54,7 +55,7 @@ def agreement_section(run_id: int, score: str) -> None:
         else:
             shown[name] = shown[name].map(lambda v: "–" if pd.isna(v) else f"{v:.3f}")
     shown = shown[["model", "n", *[c for c in STATISTICS if c in shown]]].rename(columns=STATISTICS)
-    st.dataframe(shown, hide_index=True)
+    show_table(shown, hide_index=True)
     st.caption("Each statistic with a 95% bootstrap interval over cells. The people's value of a cell is their "
                "mean" + (", rounded to the scale." if report.kind != "continuous" else "."))
     if not report.confusion.empty:
@@ -82,7 +83,7 @@ def disagreements(frame: pd.DataFrame) -> None:
         st.caption("No disagreement among the labelled cells.")
         return
     st.caption(f"{len(frame)} cells, largest gap first. Select a row to open it in Explore.")
-    st.dataframe(frame, hide_index=True, key=LABEL_DISAGREEMENTS, on_select=partial(_pick, list(frame["datum_id"])),
+    show_table(frame, hide_index=True, key=LABEL_DISAGREEMENTS, on_select=partial(_pick, list(frame["datum_id"])),
                  selection_mode="single-row")
 
 
@@ -98,7 +99,7 @@ def calibrated_section(means: pd.DataFrame) -> None:
     if means.empty:
         st.caption("No judge-scored cell to correct.")
         return
-    st.dataframe(means_table(means), hide_index=True)
+    show_table(means_table(means), hide_index=True)
     for note in sorted(set(filter(None, means["note"]))):
         st.warning(plain(note))
     st.caption("judge: the mean of the judge's values with its t interval. calibrated: the prediction-powered "
@@ -125,7 +126,7 @@ def planner(run_id: int, score: str, column: str | None) -> None:
                             step=0.01, format="%g", key=LABEL_WIDTH)
     plan = labels_plan(data.store(), run_id, score, float(width), human_column=column)
     plan = plan.assign(labels_needed=[_count(v) for v in plan["labels_needed"]])
-    st.dataframe(plan, hide_index=True)
+    show_table(plan, hide_index=True)
     st.caption("labels_needed: random labels for a 95% interval of ± the target, from the spread of people minus "
                "λ × judge over the labels so far (3 at least), at the λ that needs the fewest (lam_planned).")
 

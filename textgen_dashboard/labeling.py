@@ -20,7 +20,7 @@ from textgen_core.summary import scale_text
 
 from . import data
 from .address import Field, kept
-from .widgets import link
+from .widgets import link, show_table
 from .words import number_text
 from .label_agreement import agreement_section
 from .pickers import keep_choice, open_requested, pick_run, runs_or_hint
@@ -221,4 +221,4 @@ def show_details(run_id: int, row: Any, score: str) -> None:
         if reasons.empty:
             st.caption("No reasons stored for this cell.")
         else:
-            st.dataframe(reasons[["step", "item", "verdict", "reason"]], hide_index=True, placeholder="–")
+            show_table(reasons[["step", "item", "verdict", "reason"]], hide_index=True, placeholder="–")

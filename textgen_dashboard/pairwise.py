@@ -10,6 +10,7 @@ import streamlit as st
 
 from . import data
 from .safe_text import plain
+from .widgets import show_table
 
 
 def pairwise_section(run_id: int) -> None:
@@ -21,7 +22,7 @@ def pairwise_section(run_id: int) -> None:
     number = st.column_config.NumberColumn
     table = summary.assign(interval=["too few" if pd.isna(lo) or pd.isna(hi) else f"[{lo:.3f}, {hi:.3f}]"
                                      for lo, hi in zip(summary["ci_low"], summary["ci_high"])])
-    st.dataframe(table[["candidate", "wins", "ties", "losses", "order_inconsistent", "unscored", "win_rate",
+    show_table(table[["candidate", "wins", "ties", "losses", "order_inconsistent", "unscored", "win_rate",
                         "interval", "flip_rate", "longer_preferred", "length_verdicts"]], hide_index=True,
                  column_config={
                      "order_inconsistent": number("flips"), "win_rate": number("win rate", format="%.3f"),

@@ -24,6 +24,7 @@ from textgen_core.store.votes_sql import vote_tag
 from . import data
 from .judge_scale import setting_input
 from .state import RESULTS_OPEN, RESULTS_PANEL_SPLIT, jury_key
+from .widgets import show_table
 
 #: Split cells the Results table lists at most (the widest first).
 SPLIT_ROWS = 200
@@ -110,18 +111,18 @@ def results_section(run_id: int, models: Sequence[str], summary: pd.DataFrame) -
     number = st.column_config.NumberColumn
     unstable = unstable[unstable["model"].isin(list(models))]
     if not unstable.empty:
-        st.dataframe(unstable.assign(share=unstable["unstable"] / unstable["scored"]), hide_index=True,
+        show_table(unstable.assign(share=unstable["unstable"] / unstable["scored"]), hide_index=True,
                      column_config={"share": number("unstable share", format="percent")})
         st.caption("unstable: scored cells whose votes disagree (a spread above 0, or labels not unanimous), of "
                    "the scored cells; the cell's details keep its spread (Explore shows every vote).")
     if not reports:
         return
-    st.dataframe(agreement_table(reports), hide_index=True, placeholder="–", column_config={
+    show_table(agreement_table(reports), hide_index=True, placeholder="–", column_config={
         "alpha": number("alpha", format="%.3f"), "ci_low": number("95% CI low", format="%.3f"),
         "ci_high": number("95% CI high", format="%.3f"), "note": st.column_config.TextColumn("note", width="large")})
     st.caption(AGREEMENT_CAPTION)
     means = members_table(reports, summary, models)
-    st.dataframe(means, hide_index=True, placeholder="–",
+    show_table(means, hide_index=True, placeholder="–",
                  column_config={c: number(c, format="%.4f") for c in means.columns if c not in ("score", "model")})
     st.caption("panel: the run's score (the mean or majority of the votes); each member: the mean of its own "
                "values over the cells it scored.")
@@ -131,7 +132,7 @@ def results_section(run_id: int, models: Sequence[str], summary: pd.DataFrame) -
         return
     total = sum(int(r.split["model"].isin(list(models)).sum()) for r in reports)
     st.caption(f"{total} split cells; showing {len(split)}, the widest first. Select a row to read it in Explore.")
-    st.dataframe(plain_table(split), hide_index=True, key=RESULTS_PANEL_SPLIT, selection_mode="single-row",
+    show_table(plain_table(split), hide_index=True, key=RESULTS_PANEL_SPLIT, selection_mode="single-row",
                  on_select=partial(_pick, list(split["datum_id"])), placeholder="–",
                  column_config={"spread": number("spread", format="%.4g")})
 
@@ -174,4 +175,4 @@ def votes_section(view: Mapping[str, pd.DataFrame], metric: str) -> None:
     st.caption(f"Votes: {members} member{'s' if members > 1 else ''} x {samples} sample{'s' if samples > 1 else ''}; "
                "the score above is their mean (or majority). A vote's verdicts and judge exchanges below carry "
                "'| judge NAME, sample N' in their step.")
-    st.dataframe(plain_table(table), hide_index=True, placeholder="–")
+    show_table(plain_table(table), hide_index=True, placeholder="–")

@@ -26,6 +26,7 @@ from .pickers import (MANY_MODELS, keep_choice, keep_choices, many_models, open_
                       score_range)
 from .state import (RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_ROWS, RESULTS_RUN, RESULTS_SCORE,
                     RESULTS_SLICE, RESULTS_UNSCORED, results_range)
+from .widgets import show_table
 
 CHARTS = ("Histogram", "Box", "Violin")
 #: The summary's columns, counts and the reason they are unscored before the spread: visible at 1400 px.
@@ -113,7 +114,7 @@ def summary_section(summary: pd.DataFrame, aggregates: pd.DataFrame, models: lis
     st.subheader("Summary")
     number = st.column_config.NumberColumn
     table = summary[SUMMARY_COLUMNS]
-    st.dataframe(table, hide_index=True, height=min(600, 38 + 35 * len(table)), column_config={
+    show_table(table, hide_index=True, height=min(600, 38 + 35 * len(table)), column_config={
         "scale": st.column_config.TextColumn("scale", width="small"),
         "why": st.column_config.TextColumn("why unscored", width="large"),
         "mean": number("mean", format="%.4f"), "median": number("median", format="%.4f"),
@@ -134,9 +135,9 @@ def summary_section(summary: pd.DataFrame, aggregates: pd.DataFrame, models: lis
         # the score as a column of its own: an index column is drawn narrow and clipped "precision_macro",
         # "precision_micro" and "precision_weighted" into three identical "precisio" rows (issue 28)
         table = corpus.pivot(index="score", columns="model", values="value").reset_index()
-        st.dataframe(table, hide_index=True, placeholder="–",
-                     column_config={"score": st.column_config.TextColumn("corpus score", width="medium"),
-                                    **{m: number(format="%.4f") for m in models}})
+        show_table(table, keep=models, hide_index=True, placeholder="–",
+                   column_config={"score": st.column_config.TextColumn("Corpus score", width="medium"),
+                                  **{m: number(format="%.4f") for m in models}})
 
 
 def charts_section(run_id: int, score: str, models: list[str], low: float | None, high: float | None,
@@ -175,7 +176,7 @@ def rows_section(run_id: int, score: str, models: list[str], low: float | None, 
     what = "unscored" if unscored else "worst first" if direction != "none" else "lowest first"
     st.caption(f"{total:,} {'row' if total == 1 else 'rows'}, {what}; showing {len(rows)}. Select a row to open it in Explore.")
     columns = ["datum_id", "model", "reason" if unscored else "value", "query", "prediction"]
-    st.dataframe(rows[columns], hide_index=True, key=RESULTS_ROWS, on_select=partial(_pick, list(rows["datum_id"])),
+    show_table(rows[columns], hide_index=True, key=RESULTS_ROWS, on_select=partial(_pick, list(rows["datum_id"])),
                  selection_mode="single-row", column_config={"value": st.column_config.NumberColumn(format="%.4f")},
                  placeholder="–")
 

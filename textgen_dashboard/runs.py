@@ -19,7 +19,7 @@ from .jobs import start_resume
 from .safe_text import plain
 from .judge_scale import judge_form
 from .run_labels import label_form
-from .widgets import job_panel, link
+from .widgets import job_panel, link, show_table
 
 #: Stored statuses a run can be resumed from (plus "running" when no thread works on it).
 RESUMABLE = {"interrupted", "cancelled", "failed"}
@@ -46,7 +46,7 @@ def _render() -> None:
         st.info("No runs yet.")
         link("evaluate", "Evaluate", icon=":material/play_arrow:")
         return
-    st.dataframe(runs, hide_index=True, placeholder="–")
+    show_table(runs, hide_index=True, placeholder="–")
     run_id = pick_run(data.runs(), state.RUNS_SELECTED)
     status = str(runs.loc[runs["run_id"] == run_id, "status"].iloc[0])
     _details(run_id)

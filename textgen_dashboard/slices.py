@@ -20,6 +20,7 @@ from . import data
 from .compare_agreement import metadata_columns
 from .safe_text import plain
 from .words import number_text, verdict_words
+from .widgets import show_table
 
 NO_SLICE = "(no slices)"
 
@@ -57,7 +58,7 @@ def results_section(run_id: int, column: str, models: Sequence[str], score: str)
         return
     table = pd.DataFrame({"slice": rows["slice"], "model": rows["model"], "n": rows["n_scored"],
                           "mean [95% CI]": [_interval_text(r) for r in rows.itertuples()]})
-    st.dataframe(table, hide_index=True, placeholder="–")
+    show_table(table, hide_index=True, placeholder="–")
     st.caption(f"{len(frame.attrs.get('slices', []))} slices, largest first. An interval needs enough scored "
                "values with some spread; below that the cell says 'too few' and why.")
 
@@ -80,7 +81,7 @@ def compare_section(run_id: int, column: str, choice: Any) -> None:
     })
     if choice.holm:
         table.insert(6, "p (Holm)", frame["p_adjusted"])
-    st.dataframe(table, hide_index=True, placeholder="–", column_config={
+    show_table(table, hide_index=True, placeholder="–", column_config={
         "p": st.column_config.NumberColumn(format="%.4f"), "p (Holm)": st.column_config.NumberColumn(format="%.4f")})
     family = frame.attrs.get("family", 1)
     st.caption(f"{len(frame.attrs.get('slices', []))} slices; "

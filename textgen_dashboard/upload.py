@@ -25,7 +25,7 @@ from textgen_core.store import Store
 from . import data, state, upload_stream
 from .safe_text import plain
 from .upload_versions import saved_message, versions_section
-from .widgets import link
+from .widgets import link, show_table
 
 NOT_MAPPED = "(not mapped)"
 _SINGLE_FIELDS = ("id", "model", "query", "prediction")
@@ -292,7 +292,7 @@ def render_manage() -> None:
     if frame.empty:
         st.info("No datasets yet.")
         return
-    st.dataframe(plain_table(frame[["dataset_id", "name", "n_rows", "models", "n_runs", "source", "created_at"]]),
+    show_table(plain_table(frame[["dataset_id", "name", "n_rows", "models", "n_runs", "source", "created_at"]]),
                  hide_index=True, placeholder="–")  # no 'None' cells, timestamps to the second
     names = dict(zip(frame["dataset_id"].astype(int), frame["name"]))
     if st.session_state.get(state.UPLOAD_MANAGE) not in names:

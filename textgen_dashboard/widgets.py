@@ -17,6 +17,7 @@ from textgen_core.metrics.spec import MetricSpec, Param
 from .judge_scale import spend_against_cap
 from . import data, page_path
 from .safe_text import plain
+from .words import header_words, name_words
 
 
 def link(page: str, label: str, icon: str | None = None, run_id: int | None = None,
@@ -30,9 +31,22 @@ def link(page: str, label: str, icon: str | None = None, run_id: int | None = No
         st.caption(f"Open {plain(label)} from the navigation.")
 
 
+def show_table(frame: Any, *, keep: Any = (), column_config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+    """``st.dataframe`` with column headers in words (words.header_words): the one place a page's table gets
+    its labels. ``keep``: columns whose names are data (a pivot's models or scores); a header the caller
+    configures keeps the caller's label. Selections and tests still read the frame's own column names."""
+    columns = frame.data.columns if hasattr(frame, "data") and hasattr(frame, "hide") else frame.columns  # a Styler
+    config: dict[str, Any] = dict(header_words(columns, keep))
+    for name, given in (column_config or {}).items():
+        if isinstance(given, dict) and not given.get("label") and name in config:
+            given = {**given, "label": config[name]}
+        config[name] = given
+    return st.dataframe(frame, column_config=config, **kwargs)
+
+
 def param_widget(param: Param, key: str, columns: list[str]) -> Any:
     """One input for one parameter, with its declared default, limits and help."""
-    label, default, help_text = param.name, param.default, param.help
+    label, default, help_text = name_words(param.name), param.default, param.help
     low = param.minimum
     high = param.maximum
     if param.kind == "bool":

@@ -35,11 +35,51 @@ def step_words(step: Any) -> str:
     return " · ".join(parts)
 
 
+#: Identifiers whose words are not their parts read one by one.
+_PHRASES = {"datum_id": "Datum", "run_id": "Run", "dataset_id": "Dataset", "n": "n", "p": "p", "p_holm": "p (Holm)",
+            "p_value": "p", "p_adjusted": "p (adjusted)", "ci_low": "95% CI low", "ci_high": "95% CI high",
+            "judge_ci_low": "Judge 95% CI low", "judge_ci_high": "Judge 95% CI high", "ci_note": "Why no interval",
+            "ci_method": "Interval method", "lam": "λ", "lam_planned": "λ planned", "n_scored": "Scored",
+            "n_unscored": "Unscored", "n_empty": "Empty", "n_missing": "Missing", "n_labels": "Labels",
+            "n_judged": "Judged", "n_paired": "Pairs", "n_matches": "Matches", "n_rows": "Rows", "n_runs": "Runs",
+            "labels_needed": "Labels needed", "roc_auc": "ROC AUC", "duration_s": "Duration (s)",
+            "judge_calls": "Judge calls", "created_at": "Created", "order_inconsistent": "Order-inconsistent",
+            "rouge_types": "ROUGE types", "use_stemmer": "Use stemmer", "max_tokens": "Most tokens",
+            "pearson_p": "Pearson p", "spearman_p": "Spearman p", "weighted_kappa": "Weighted κ", "kappa": "κ",
+            "max_tokens": "Max tokens", "n_column": "n column", "c_column": "c column", "k": "k",
+            "n_iter": "Iterations", "n_components": "Components", "fn_rule": "False-negative rule",
+            "max_len": "Max length", "min_len": "Min length", "min_df": "Min document frequency", "idf": "IDF",
+            "lang": "Language", "pr_thresholds": "PR thresholds", "num_layers": "Layers", "ngram_max": "Largest n-gram",
+            "sublinear_tf": "Sublinear TF", "roc": "ROC"}
+
+
 def name_words(name: Any) -> str:
-    """'rouge_types' -> 'Rouge types', 'n_labels' -> 'Number of labels': an identifier as a label."""
-    tokens = [_WORDS.get(t, t) for t in str(name).split("_") if t]
+    """'rouge_types' -> 'ROUGE types', 'n_labels' -> 'Labels', 'lam_planned' -> 'λ planned': an identifier as a
+    label. Names that already hold words (a space, a capital, a sign) are left as they are."""
+    text = str(name)
+    if text in _PHRASES:
+        return _PHRASES[text]
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", text):  # already words ('95% CI low', 'judge only'), or not a name
+        return text
+    tokens = [_WORDS.get(t, t) for t in text.split("_") if t]
+    if tokens[0] == "number of" and len(tokens) > 1:  # 'n_rows' -> 'Rows', not 'Number of rows' ('n' is a count)
+        tokens = tokens[1:]
     text = " ".join(tokens)
     return text[:1].upper() + text[1:]
+
+
+def header_words(columns: Any, keep: Any = ()) -> dict[str, str]:
+    """{column: its label} of a table's columns for the pages' tables; ``keep``: columns whose names are data
+    (models, scores, labels of a pivot) and stay as they are."""
+    kept = {str(k) for k in keep}
+    labels = {str(c): _header(name_words(c)) for c in columns if str(c) not in kept}
+    return {column: label for column, label in labels.items() if label != column}
+
+
+def _header(label: str) -> str:
+    """A table header starts lower case, as the pages' hand-written headers do ('mean', 'why unscored');
+    an acronym ('ROUGE types', 'CI') keeps its capitals."""
+    return label if label[:2].isupper() else label[:1].lower() + label[1:]
 
 
 def number_text(value: Any, digits: int = 4) -> str:

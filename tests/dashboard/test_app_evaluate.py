@@ -8,6 +8,7 @@ from app_helpers import all_text, no_exception, page, store, wait_for_jobs
 from textgen_core.datasets import load_dataset
 from textgen_core.registry import all_metrics
 from textgen_dashboard import state
+from textgen_dashboard.words import name_words
 
 NO_CONTEXTS = b"id,model,question,prediction,reference\nq1,a,Q?,yes,yes\nq2,a,R?,no,yes\n"
 
@@ -54,7 +55,8 @@ def test_parameter_inputs_come_from_the_declarations(sample_run):
         for param in spec.params:
             widget = at.get_by_key(state.eval_param(spec.name, param.name))
             assert widget is not None, (spec.name, param.name)
-            assert widget.label == param.name
+            assert widget.label == name_words(param.name)  # words, not the identifier
+            assert "_" not in widget.label, widget.label
 
 
 def test_run_lexical_metrics_with_changed_parameters(sample_run):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from textgen_dashboard.words import name_words, number_text, step_words
+from textgen_dashboard.words import header_words, name_words, number_text, step_words
 
 
 @pytest.mark.parametrize(("step", "words"), [
@@ -18,10 +18,23 @@ def test_step_names_read_as_words(step, words):
     assert step_words(step) == words
 
 
-@pytest.mark.parametrize(("name", "words"), [("rouge_types", "Rouge types"), ("n_labels", "Number of labels"),
-                                             ("lam_planned", "Lambda planned"), ("ci_low", "Interval low")])
+@pytest.mark.parametrize(("name", "words"), [
+    ("rouge_types", "ROUGE types"), ("n_labels", "Labels"), ("lam_planned", "λ planned"), ("ci_low", "95% CI low"),
+    ("labels_needed", "Labels needed"), ("datum_id", "Datum"), ("baseline_mean", "Baseline mean"),
+    ("n_rows", "Rows"), ("n", "n"), ("judge_model", "Judge model"), ("max_chars", "Max chars"),
+    ("95% CI low", "95% CI low"), ("judge only", "judge only"), ("custom.support_tone", "custom.support_tone"),
+    ("model-a", "model-a"), ("", ""),
+])
 def test_identifiers_read_as_labels(name, words):
     assert name_words(name) == words
+
+
+def test_table_headers_keep_the_columns_that_hold_data():
+    """A pivot's columns are models or scores: their names are data, never rewritten."""
+    labels = header_words(["score", "qa_grade", "model_a", "n_scored", "95% CI low", "datum_id", "roc_auc"],
+                          keep=["qa_grade", "model_a"])
+    assert labels.pop("datum_id") == "datum" and labels.pop("roc_auc") == "ROC AUC"
+    assert labels == {"n_scored": "scored"}  # headers start lower case, as the hand-written ones do
 
 
 @pytest.mark.parametrize(("value", "text"), [
