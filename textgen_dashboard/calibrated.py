@@ -13,9 +13,8 @@ import streamlit as st
 
 from textgen_core.compare.human_report import calibrated_deltas, calibrated_means
 
-from . import data
+from . import data, score_warnings
 from .label_agreement import interval_text, means_table
-from .safe_text import plain
 from .state import COMPARE_CALIBRATE, RESULTS_CALIBRATE
 from .widgets import show_table
 
@@ -39,7 +38,7 @@ def results_section(run_id: int, models: Sequence[str]) -> None:
     means = calibrated_means(data.store(), run_id, scores)
     means = means[means["model"].isin(models)]
     show_table(means_table(means), hide_index=True)
-    _notes(means)
+    _notes(run_id, means)
     st.caption(CAPTION)
 
 
@@ -59,11 +58,14 @@ def compare_section(run_id: int, baseline: str, candidates: Sequence[str], score
             deltas["calibrated_delta"], deltas["ci_low"], deltas["ci_high"])],
         "labelled pairs": deltas["n_labels"], "judged pairs": deltas["n_judged"],
     }), hide_index=True)
-    _notes(deltas)
+    _notes(run_id, deltas)
     st.caption("delta = candidate - baseline. " + CAPTION + " A calibrated difference needs datums labelled for "
                "both models.")
 
 
-def _notes(frame: pd.DataFrame) -> None:
-    for note in sorted(set(filter(None, frame["note"]))):
-        st.warning(plain(note))
+def _notes(run_id: int, frame: pd.DataFrame) -> None:
+    """Each score's notes (too few labels, labels left out), once, with a link to label more of that score."""
+    said = dict.fromkeys((str(s), str(n)) for s, n in zip(frame["score"], frame["note"]) if n)
+    score_warnings.show(run_id, [score_warnings.ScoreWarning(
+        score, score_warnings.FEW_LABELS if "at least" in note else score_warnings.OTHER, f"{score}: {note}")
+        for score, note in said])

@@ -23,7 +23,7 @@ from textgen_core.compare.verdicts import APART, BETTER, INCONCLUSIVE, NO_DIFFER
 from textgen_core.judge.metrics.pairwise_preference import NAME as PAIRWISE
 from textgen_core.errors import TextgenError
 
-from . import data, state
+from . import data, score_warnings, state
 from .address import Field, kept
 from .compare_runs import FIELDS as ACROSS_FIELDS, across_mode, across_section
 from .compare_charts import BACKGROUNDS, MAX_POINTS, forest_figure, largest_first, outcomes, scatter_figure
@@ -279,8 +279,7 @@ def table_section(frame: pd.DataFrame) -> None:
                    f"{plain(', '.join(attrs['apart']))}.")
     if attrs.get("note"):
         st.info(plain(attrs["note"].replace("p_adjusted", "p (Holm)")), icon=":material/info:")
-    for warning in attrs.get("warnings", []):
-        st.warning(plain(warning))
+    score_warnings.show(int(attrs["run_id"]), [score_warnings.parse(w) for w in attrs.get("warnings", [])])
     if attrs.get("undeclared"):
         st.warning(f"No metric declares the direction of {plain(', '.join(attrs['undeclared']))}: "
                    "counted as higher is better.")

@@ -17,7 +17,7 @@ import streamlit as st
 from textgen_core.compare.word_diff import similarity, word_diff_text
 from textgen_core.formatting import plain_table
 
-from . import data, panel
+from . import data, panel, score_warnings
 from .address import Field, kept
 from .pickers import keep_choice, keep_choices, pick_run, runs_or_hint, score_range
 from .state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_DIFF_FIRST, EXPLORE_DIFF_SECOND, EXPLORE_MATCHES,
@@ -31,6 +31,10 @@ from .widgets import show_table
 ADDRESS = (Field("run", EXPLORE_RUN, "int"), Field("datum", EXPLORE_DATUM), Field("search", EXPLORE_TEXT),
            Field("models", EXPLORE_MODELS, "list"), Field("score", EXPLORE_SCORE),
            Field("unscored", EXPLORE_UNSCORED, "bool"))
+
+
+#: The warnings drawn beside a score here (one-word reasons are what this page shows: no link to itself).
+LABEL_WARNINGS = (score_warnings.CONSTANT, score_warnings.FEW_LABELS)
 
 
 def render(default_run: Any = None) -> None:
@@ -73,6 +77,8 @@ def search(run_id: int, run: Mapping[str, Any], summary: pd.DataFrame) -> pd.Dat
         unscored = st.checkbox("Only unscored", key=EXPLORE_UNSCORED, persist_state="session")
         if not unscored:
             low, high = score_range(summary[summary["score"] == score], explore_range(score))
+    if score is not None:  # what must be said wherever the score is shown
+        score_warnings.show(run_id, score_warnings.run_warnings(run_id), [score], LABEL_WARNINGS)
     matches = data.find_rows(run_id, score=score, models=chosen or models, low=low, high=high,
                              unscored=unscored, text=text)
     total = int(matches["n_matches"].iloc[0]) if not matches.empty else 0
@@ -126,8 +132,9 @@ def render_datum(run_id: int, datum_id: str, run: Mapping[str, Any]) -> None:
     if len(rows) >= 2:
         _word_diff({r.model: r.prediction or "" for r in rows})
     metrics = list(dict.fromkeys([*run["metrics"], *view["scores"]["metric"]]))
+    warnings = score_warnings.run_warnings(run_id)
     for metric in metrics:
-        _metric(metric, view, [r.model for r in rows])
+        _metric(metric, view, [r.model for r in rows], run_id, warnings)
     every_run(view, run_id)
 
 
@@ -163,8 +170,10 @@ def _texts(title: str, by_model: Mapping[str, Sequence[str]]) -> None:
                 st.text(text)
 
 
-def _metric(metric: str, view: Mapping[str, pd.DataFrame], models: list[str]) -> None:
-    """A metric's scores with unscored reasons, then per model its verdicts and judge exchanges."""
+def _metric(metric: str, view: Mapping[str, pd.DataFrame], models: list[str], run_id: int,
+            warnings: list[score_warnings.ScoreWarning]) -> None:
+    """A metric's scores with unscored reasons and the warnings about them, then per model its verdicts and
+    judge exchanges."""
     scores = view["scores"][view["scores"]["metric"] == metric]
     verdicts = view["verdicts"][view["verdicts"]["metric"] == metric]
     exchanges = view["exchanges"]
@@ -174,6 +183,7 @@ def _metric(metric: str, view: Mapping[str, pd.DataFrame], models: list[str]) ->
     table = scores[["model", "score", "value", "reason"]].rename(columns={"reason": "unscored reason"})
     table = table.assign(value=table["value"].map(number_text))
     show_table(plain_table(table), hide_index=True, placeholder="–")  # unscored: '' and its reason, never 'None'
+    score_warnings.show(run_id, warnings, set(scores["score"]) | {metric}, LABEL_WARNINGS)
     details = details_table(scores)
     if not details.empty:
         with st.expander(f"Details of {plain(metric)}"):

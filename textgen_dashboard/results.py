@@ -15,13 +15,12 @@ import streamlit as st
 from textgen_core.registry import direction_of
 from textgen_core.summary import scale_text
 
-from . import calibrated, charts, data, panel, slices
+from . import calibrated, charts, data, panel, score_warnings, slices
 from .address import Field, kept
 from .classification import classification_section
 from .failures import failure_modes_section
 from .pairwise import pairwise_section
 from .report_button import report_button
-from .safe_text import plain
 from .pickers import (MANY_MODELS, keep_choice, keep_choices, many_models, open_requested, pick_run, runs_or_hint,
                       score_range)
 from .state import (RESULTS_CHART, RESULTS_MODELS, RESULTS_OPEN, RESULTS_ROWS, RESULTS_RUN, RESULTS_SCORE,
@@ -78,8 +77,8 @@ def _render() -> None:
     why, warnings = data.review(run_id)
     summary_section(shown.assign(why=[why.get(s, "") for s in shown["score"]]), data.aggregates(run_id), models)
     report_button(run_id)
-    for warning in warnings:
-        st.warning(plain(warning))
+    score_warnings.show(run_id, [score_warnings.parse(w) for w in warnings] +
+                        score_warnings.few_labels(score_warnings.label_counts(run_id)))
     panel.results_section(run_id, models, summary)
     calibrated.results_section(run_id, models)
     pairwise_section(run_id)
