@@ -23,7 +23,7 @@ from textgen_core.compare.verdicts import APART, BETTER, INCONCLUSIVE, NO_DIFFER
 from textgen_core.judge.metrics.pairwise_preference import NAME as PAIRWISE
 from textgen_core.errors import TextgenError
 
-from . import data, score_warnings, state
+from . import compare_data, data, score_warnings, state
 from .address import Field, kept
 from .compare_runs import FIELDS as ACROSS_FIELDS, across_mode, across_section
 from .compare_charts import BACKGROUNDS, MAX_POINTS, forest_figure, largest_first, outcomes, scatter_figure
@@ -100,7 +100,7 @@ def _render() -> None:
     if choice is None or not confirmed(run_id, work(scored, choice), choice.resamples):
         return
     try:
-        frame = data.comparison(run_id, choice.baseline, choice.candidates, scores=choice.scores,
+        frame = compare_data.comparison(run_id, choice.baseline, choice.candidates, scores=choice.scores,
                                 resamples=choice.resamples, seed=choice.seed, tie_tolerance=choice.tie_tolerance,
                                 holm=choice.holm)
     except TextgenError as exc:
@@ -334,7 +334,7 @@ def pairs_section(run_id: int, run: Mapping[str, Any], choice: Choice) -> None:
     top_n = top_col.number_input("Largest differences", min_value=1, max_value=200, value=TOP_DEFAULT,
                                  key=state.COMPARE_TOP_N)
     try:
-        pairs = data.paired(run_id, choice.baseline, candidate, score)
+        pairs = compare_data.paired(run_id, choice.baseline, candidate, score)
     except TextgenError as exc:
         st.warning(plain(str(exc)))
         return
@@ -346,7 +346,7 @@ def pairs_section(run_id: int, run: Mapping[str, Any], choice: Choice) -> None:
                + (f"; {shown} points drawn (the largest differences and an even sample)." if shown < len(pairs)
                   else "."))
     top = largest(pairs, int(top_n), direction, choice.tie_tolerance)
-    texts = data.datum_texts(run["dataset_id"], top["datum_id"], [choice.baseline, candidate])
+    texts = compare_data.datum_texts(run["dataset_id"], top["datum_id"], [choice.baseline, candidate])
     table = top.merge(texts, on="datum_id", how="left")
     table = table[["datum_id", "baseline", "candidate", "diff", "outcome", "query", "prediction_1", "prediction_2"]]
     st.caption(f"Largest differences: baseline {plain(choice.baseline)}, candidate {plain(candidate)}. "

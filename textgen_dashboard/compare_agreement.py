@@ -12,7 +12,7 @@ import streamlit as st
 
 from textgen_core.errors import TextgenError
 
-from . import data, state
+from . import compare_data, data, state
 from .pickers import keep_choice
 from .safe_text import plain
 from .widgets import link, show_table
@@ -61,13 +61,13 @@ def agreement_section(run_id: int, run: Mapping[str, Any], baseline: str, candid
     keep_choice(state.COMPARE_HUMAN_COLUMN, columns, default)
     column = st.selectbox("Human column", columns, key=state.COMPARE_HUMAN_COLUMN,
                           help="A metadata column of the dataset holding a person's label or score per row")
-    info = data.human_values(run["dataset_id"], column)
+    info = compare_data.human_values(run["dataset_id"], column)
     if not info["count"]:
         st.info(f"Column {plain(column)} is empty.")
         return
     settings = agreement_settings(column, info)
     try:
-        frame = data.agreement(run_id, column, scores=list(scores), **settings)
+        frame = compare_data.agreement(run_id, column, scores=list(scores), **settings)
     except TextgenError as exc:
         st.warning(plain(str(exc)))
         return

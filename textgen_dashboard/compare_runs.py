@@ -14,7 +14,7 @@ import streamlit as st
 from textgen_core.compare.across_runs import DifferentSettings, Side
 from textgen_core.errors import TextgenError
 
-from . import data
+from . import compare_data, data
 from .address import Field
 from .pickers import keep_choice, relabel, run_label
 from .safe_text import plain
@@ -69,7 +69,7 @@ def across_section() -> None:
         st.info("The baseline and the candidate are the same model of the same run: pick two different ones.")
         return
     try:
-        frame = data.comparison_across(baseline.run_id, baseline.model, candidate.run_id, candidate.model, allow)
+        frame = compare_data.comparison_across(baseline.run_id, baseline.model, candidate.run_id, candidate.model, allow)
     except DifferentSettings as exc:
         lines = "\n".join(f"- {plain(score)}: {plain(text)}" for score, text in exc.differences.items())
         st.error(f"The two runs scored differently, so their numbers are not comparable:\n\n{lines}\n\n"

@@ -25,7 +25,7 @@ from textgen_core.evaluate import available_fields
 from textgen_core.export import write_table
 from textgen_core.judge.metrics.criteria import restore_run
 from textgen_core.compare.labels import export_labels
-from textgen_core.summary import judge_warnings, jury_view, long_scores, run_summary, scores_with_texts, unscored_lines
+from textgen_core.summary import judge_warnings, long_scores, run_summary, scores_with_texts, unscored_lines
 from textgen_core.store import Store
 
 from .jobs import JobRegistry
@@ -51,22 +51,23 @@ def db_path() -> str:
 
 
 @st.cache_resource(show_spinner=False)
-def _store(path: str) -> Store:
+def store_at(path: str) -> Store:
+    """The Store of one database path, opened once per server process (its readers key their caches on the path)."""
     return Store(path)
 
 
-def _one_open(reader: Callable[..., Any]) -> Callable[..., Any]:
+def one_open(reader: Callable[..., Any]) -> Callable[..., Any]:
     """A reader making several store calls opens the database file once for all of them (not per call)."""
     @functools.wraps(reader)
     def read(path: str, *args: Any, **kwargs: Any) -> Any:
-        with _store(path).session():
+        with store_at(path).session():
             return reader(path, *args, **kwargs)
     return read
 
 
 def store() -> Store:
     """The store of the current database; it opens the file per operation, so CLI commands can share it."""
-    return _store(db_path())
+    return store_at(db_path())
 
 
 @st.cache_resource(show_spinner=False)
@@ -82,13 +83,13 @@ def refresh(*, resources: bool = False) -> None:
     """
     st.cache_data.clear()
     if resources:
-        _store.clear()
+        store_at.clear()
 
 
 # -- readers ---------------------------------------------------------------
 @st.cache_data(ttl=TTL, show_spinner=False)
 def _datasets(path: str, version: int) -> pd.DataFrame:
-    frame = _store(path).list_datasets()
+    frame = store_at(path).list_datasets()
     frame["models"] = frame["models"].map(lambda v: list(v) if v is not None else [])
     frame["metadata_columns"] = frame["metadata_columns"].map(lambda v: list(v) if v is not None else [])
     return frame
@@ -103,7 +104,7 @@ def datasets() -> pd.DataFrame:
 def _versions(path: str, dataset_id: int, version: int) -> pd.DataFrame:
     from textgen_core.catalog import version_table
 
-    store = _store(path)
+    store = store_at(path)
     frame = version_table(store, store.versions.family_of_dataset(dataset_id)[0])
     frame["models"] = frame["models"].map(lambda v: list(v) if v is not None else [])
     return frame
@@ -116,7 +117,7 @@ def dataset_versions(dataset_id: int) -> pd.DataFrame:
 
 @st.cache_data(ttl=TTL, show_spinner=False)
 def _runs(path: str, version: int) -> pd.DataFrame:
-    store = _store(path)
+    store = store_at(path)
     frame = store.list_runs().merge(store.run_names.run_labels(), on="run_id", how="left")
     for column in ("metrics", "models", "tags"):
         frame[column] = frame[column].map(lambda v: list(v) if v is not None and not _missing(v) else [])
@@ -139,7 +140,7 @@ def counts() -> tuple[int, int]:
 
 @st.cache_data(ttl=TTL, show_spinner="Reading the dataset...")
 def _fields(path: str, dataset_id: int) -> list[str]:
-    return sorted(available_fields(_store(path), dataset_id))
+    return sorted(available_fields(store_at(path), dataset_id))
 
 
 def dataset_fields(dataset_id: int) -> set[str]:
@@ -149,7 +150,7 @@ def dataset_fields(dataset_id: int) -> set[str]:
 
 @st.cache_data(ttl=TTL, show_spinner=False)
 def _run(path: str, run_id: int, version: int) -> dict[str, Any]:
-    return _store(path).get_run(run_id)
+    return store_at(path).get_run(run_id)
 
 
 def run(run_id: int) -> dict[str, Any]:
@@ -200,14 +201,14 @@ def export_bytes(run_id: int, table: str, fmt: str) -> bytes:
 
 
 @st.cache_data(ttl=TTL, max_entries=32, show_spinner="Estimating judge calls...")
-@_one_open
+@one_open
 def _estimate(path: str, dataset_id: int, models: tuple[str, ...], metrics: str, judge: str,
               jury: str) -> dict[str, Any]:
     from textgen_core.runs.panel import Jury, restore
     from textgen_core.judge.settings import JudgeSettings
     from textgen_core.runs.jury import estimate_jury
 
-    db = _store(path)
+    db = store_at(path)
     wanted = set(models)  # once: a set per row is quadratic in models
     rows = [r for r in db.load_dataset(dataset_id).rows if r.model in wanted]
     lead = JudgeSettings(**json.loads(judge))
@@ -232,20 +233,20 @@ ROW_LIMIT = 500
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
-@_one_open
+@one_open
 def _summary(path: str, run_id: int, models: tuple[str, ...] | None, version: int) -> pd.DataFrame:
-    return run_summary(_store(path), run_id, models)
+    return run_summary(store_at(path), run_id, models)
 
 
 def summary(run_id: int, models: Any = None) -> pd.DataFrame:
     """Per (model, metric, score) of ``models`` (None: all): counts, mean, median, std, min, max, interval."""
-    return _summary(db_path(), run_id, _tuple(models), jobs().version)
+    return _summary(db_path(), run_id, as_tuple(models), jobs().version)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
-@_one_open
+@one_open
 def _review(path: str, run_id: int, version: int) -> tuple[dict[str, str], list[str]]:
-    return unscored_lines(_store(path), run_id), judge_warnings(_store(path), run_id)
+    return unscored_lines(store_at(path), run_id), judge_warnings(store_at(path), run_id)
 
 
 def review(run_id: int) -> tuple[dict[str, str], list[str]]:
@@ -255,7 +256,7 @@ def review(run_id: int) -> tuple[dict[str, str], list[str]]:
 
 @st.cache_data(ttl=TTL, show_spinner=False)
 def _aggregates(path: str, run_id: int, version: int) -> pd.DataFrame:
-    return _store(path).aggregates(run_id)
+    return store_at(path).aggregates(run_id)
 
 
 def aggregates(run_id: int) -> pd.DataFrame:
@@ -264,11 +265,11 @@ def aggregates(run_id: int) -> pd.DataFrame:
 
 
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=32)
-@_one_open
+@one_open
 def _classification(path: str, run_id: int, cell: tuple[str, str, str | None] | None, version: int) -> Any:
     from textgen_core.compare import classification as reports
 
-    db = _store(path)
+    db = store_at(path)
     return reports.classification_reports(db, run_id) if cell is None else reports.confusion_datums(db, run_id, *cell)
 
 
@@ -280,7 +281,7 @@ def classification(run_id: int, cell: tuple[str, str, str | None] | None = None)
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=64)
 def _distribution(path: str, kind: str, run_id: int, score: str, models: tuple[str, ...] | None,
                   low: float | None, high: float | None, size: int, version: int) -> pd.DataFrame:
-    db = _store(path)
+    db = store_at(path)
     reader = {"histogram": db.score_histogram, "length": db.score_by_length}.get(kind)
     if reader is not None:
         return reader(run_id, score, models=models, low=low, high=high, bins=size)
@@ -294,13 +295,13 @@ def _distribution(path: str, kind: str, run_id: int, score: str, models: tuple[s
 def distribution(kind: str, run_id: int, score: str, *, models: Any = None, low: float | None = None,
                  high: float | None = None, size: int = 30) -> pd.DataFrame:
     """'histogram' (size bins), 'box' (quartiles), 'sample' (size values per model) or 'length' (size bins)."""
-    return _distribution(db_path(), kind, run_id, score, _tuple(models), low, high, size, jobs().version)
+    return _distribution(db_path(), kind, run_id, score, as_tuple(models), low, high, size, jobs().version)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=64)
 def _rows(path: str, run_id: int, score: str | None, models: tuple[str, ...] | None, low: float | None,
           high: float | None, unscored: bool, text: str, order: str, limit: int, version: int) -> pd.DataFrame:
-    return _store(path).find_rows(run_id, score=score, models=models, low=low, high=high, unscored=unscored,
+    return store_at(path).find_rows(run_id, score=score, models=models, low=low, high=high, unscored=unscored,
                                   text=text, order=order, limit=limit)
 
 
@@ -308,14 +309,14 @@ def find_rows(run_id: int, *, score: str | None = None, models: Any = None, low:
               high: float | None = None, unscored: bool = False, text: str = "", order: str = "row",
               limit: int = ROW_LIMIT) -> pd.DataFrame:
     """datum_id, model, value, reason, query, prediction (snippets), n_matches: filtered in SQL."""
-    return _rows(db_path(), run_id, score, _tuple(models), low, high, unscored, text.strip(), order, limit,
+    return _rows(db_path(), run_id, score, as_tuple(models), low, high, unscored, text.strip(), order, limit,
                  jobs().version)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=128)
-@_one_open
+@one_open
 def _datum(path: str, run_id: int, datum_id: str, version: int) -> dict[str, Any]:
-    db = _store(path)
+    db = store_at(path)
     run_record = db.get_run(run_id)
     return {
         "rows": [r for r in db.datum(run_record["dataset_id"], datum_id) if r.model in run_record["models"]],
@@ -332,154 +333,16 @@ def datum(run_id: int, datum_id: str) -> dict[str, Any]:
     return _datum(db_path(), run_id, datum_id, jobs().version)
 
 
-# -- compare --
-# Readers of the Compare page. compare_models resamples every (candidate, score),
-# a second or two per score at 100k datums, so its tables are cached per setting
-# for longer than the other readers; a finished job or Refresh still clears them.
-from textgen_core.compare import compare_models, judge_human_agreement, paired_differences  # noqa: E402
-
-#: Seconds a comparison or an agreement table is reused.
-COMPARE_TTL = 600
-#: Distinct values of a human column listed at most (for the positive-label picker).
-HUMAN_VALUES_MAX = 50
-
-
-@st.cache_data(ttl=COMPARE_TTL, max_entries=32, show_spinner="Comparing models (bootstrap and permutation test)...")
-@_one_open
-def _comparison(path: str, run_id: int, baseline: str, candidates: tuple[str, ...], scores: tuple[str, ...] | None,
-                resamples: int, seed: int, tie_tolerance: float, holm: bool, version: int) -> pd.DataFrame:
-    return compare_models(_store(path), run_id, baseline, list(candidates),
-                          scores=None if scores is None else list(scores), resamples=resamples, seed=seed,
-                          tie_tolerance=tie_tolerance, holm=holm)
-
-
-def comparison(run_id: int, baseline: str, candidates: Any, *, scores: Any = None, resamples: int = 2000,
-               seed: int = 0, tie_tolerance: float = 1e-9, holm: bool = True) -> pd.DataFrame:
-    """compare_models of a run: a row per (candidate, score); settings, note, ci_method, undeclared in attrs."""
-    return _comparison(db_path(), int(run_id), baseline, tuple(candidates), _tuple(scores), int(resamples),
-                       int(seed), float(tie_tolerance), bool(holm), jobs().version)
-
-
-@st.cache_data(ttl=COMPARE_TTL, max_entries=32, show_spinner="Comparing...")
-def _across(path: str, base_run: int, base_model: str, cand_run: int, cand_model: str, allow: bool,
-            version: int) -> pd.DataFrame:
-    from textgen_core.compare.across_runs import Side, compare_across
-
-    return compare_across(_store(path), Side(base_run, base_model), Side(cand_run, cand_model), allow_different=allow)
-
-
-def comparison_across(base_run: int, base_model: str, cand_run: int, cand_model: str, allow: bool) -> pd.DataFrame:
-    """compare_across of two run:model sides with the CLI's defaults (2,000 resamples, seed 0, Holm)."""
-    return _across(db_path(), int(base_run), str(base_model), int(cand_run), str(cand_model), bool(allow),
-                   jobs().version)
-
-
-@st.cache_data(ttl=COMPARE_TTL, max_entries=32, show_spinner=False)
-def _pairwise(path: str, run_id: int, version: int) -> pd.DataFrame:
-    from textgen_core.compare.pairwise import pairwise_summary
-
-    return pairwise_summary(_store(path), run_id)
-
-
-def pairwise(run_id: int) -> pd.DataFrame:
-    """pairwise_summary of a run: per candidate wins/ties/losses, win rate and interval, flip rate, length bias."""
-    return _pairwise(db_path(), int(run_id), jobs().version)
-
-
-@st.cache_data(ttl=COMPARE_TTL, max_entries=64, show_spinner=False)
-@_one_open
-def _paired(path: str, run_id: int, baseline: str, candidate: str, score: str, version: int) -> pd.DataFrame:
-    return paired_differences(_store(path), run_id, baseline, candidate, score)
-
-
-def paired(run_id: int, baseline: str, candidate: str, score: str) -> pd.DataFrame:
-    """datum_id, baseline, candidate, diff of one score over the datums scored for both (paired_differences)."""
-    return _paired(db_path(), int(run_id), baseline, candidate, score, jobs().version)
+def as_tuple(values: Any) -> tuple[str, ...] | None:
+    """A reader's list argument as a hashable cache key (None stays None)."""
+    return None if values is None else tuple(values)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False)
 def _scored_counts(path: str, run_id: int, version: int) -> pd.DataFrame:
-    return _store(path).scored_counts(run_id)
+    return store_at(path).scored_counts(run_id)
 
 
 def scored_counts(run_id: int) -> pd.DataFrame:
     """model, metric, score, n_scored of every (model, score) with scored values, in the run summary's order."""
     return _scored_counts(db_path(), int(run_id), jobs().version)
-
-
-@st.cache_data(ttl=COMPARE_TTL, max_entries=32, show_spinner="Measuring agreement with the human column...")
-@_one_open
-def _agreement(path: str, run_id: int, column: str, kind: str, threshold: float | None, positive_label: str | None,
-               human_threshold: float | None, scores: tuple[str, ...] | None, version: int) -> pd.DataFrame:
-    return judge_human_agreement(_store(path), run_id, column, kind=kind, threshold=threshold,
-                                 positive_label=positive_label, human_threshold=human_threshold,
-                                 scores=None if scores is None else list(scores))
-
-
-def agreement(run_id: int, column: str, *, kind: str = "score", threshold: float | None = None,
-              positive_label: str | None = None, human_threshold: float | None = None,
-              scores: Any = None) -> pd.DataFrame:
-    """judge_human_agreement of a run: per (model, score) n and kappa, or Spearman and Pearson with p-values."""
-    return _agreement(db_path(), int(run_id), column, kind, None if threshold is None else float(threshold),
-                      positive_label,
-                      None if human_threshold is None else float(human_threshold), _tuple(scores), jobs().version)
-
-
-@st.cache_data(ttl=COMPARE_TTL, max_entries=32, show_spinner=False)
-@_one_open
-def _human_values(path: str, dataset_id: int, column: str, version: int) -> dict[str, Any]:
-    values = [r.metadata.get(column) for r in _store(path).load_dataset(dataset_id).rows]
-    given = [v for v in values if v is not None and str(v).strip() != ""]
-    numbers = pd.to_numeric(pd.Series([str(v) for v in given], dtype=object), errors="coerce")
-    distinct = sorted({str(v).strip() for v in given})
-    return {"count": len(given), "numeric": bool(given) and bool(numbers.notna().all()),
-            "min": float(numbers.min()) if numbers.notna().any() else None,
-            "max": float(numbers.max()) if numbers.notna().any() else None,
-            "distinct": len(distinct), "values": distinct[:HUMAN_VALUES_MAX]}
-
-
-def human_values(dataset_id: int, column: str) -> dict[str, Any]:
-    """What a metadata column holds: count, numeric, min, max, distinct and the first distinct values."""
-    return _human_values(db_path(), int(dataset_id), column, jobs().version)
-
-
-@st.cache_data(ttl=COMPARE_TTL, max_entries=64, show_spinner=False)
-@_one_open
-def _datum_texts(path: str, dataset_id: int, datum_ids: tuple[str, ...], models: tuple[str, ...], width: int,
-                 version: int) -> pd.DataFrame:
-    db = _store(path)
-    rows = []
-    for datum_id in datum_ids:
-        found = {r.model: r for r in db.datum(dataset_id, datum_id)}
-        first = next(iter(found.values()), None)
-        row = {"datum_id": datum_id, "query": _cut(first.query if first else "", width)}
-        row.update({f"prediction_{i}": _cut(found[m].prediction if m in found else "", width)
-                    for i, m in enumerate(models, start=1)})
-        rows.append(row)
-    return pd.DataFrame(rows, columns=["datum_id", "query", *(f"prediction_{i}" for i in range(1, len(models) + 1))])
-
-
-def datum_texts(dataset_id: int, datum_ids: Any, models: Any, width: int = 120) -> pd.DataFrame:
-    """datum_id, query, prediction_1... (one per model, in order), cut to ``width`` characters, for a few datums."""
-    return _datum_texts(db_path(), int(dataset_id), tuple(datum_ids), tuple(models), int(width), jobs().version)
-
-
-def _tuple(values: Any) -> tuple[str, ...] | None:
-    return None if values is None else tuple(values)
-
-
-def _cut(text: str | None, width: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-@st.cache_data(ttl=COMPARE_TTL, max_entries=16, show_spinner="Measuring the judge panel's agreement...")
-@_one_open
-def _panel(path: str, run_id: int, version: int) -> tuple[list[Any], pd.DataFrame]:
-    return jury_view(_store(path), run_id)
-
-
-def panel(run_id: int) -> tuple[list[Any], pd.DataFrame]:
-    """A panel's agreement per score (compare.jury.PanelAgreement) and the unstable cells per model and score of
-    a panel or repeated run (summary.jury_view); ([], empty) for a plain run."""
-    return _panel(db_path(), int(run_id), jobs().version)

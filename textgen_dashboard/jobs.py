@@ -43,6 +43,8 @@ class Job:
     #: The run's judge settings (prices, spending cap) and its judge cost before this job, for live spend.
     judge: Any = None
     spent_before: float = 0.0
+    #: The run's judge calls before this job (a resume or an extend adds to them), to say what this job made.
+    calls_before: int = 0
     #: Errors the body raises only before it changes anything: the job ends "refused", not "failed".
     refusals: tuple[type[BaseException], ...] = ()
 
@@ -76,9 +78,11 @@ class JobRegistry:
               refusals: tuple[type[BaseException], ...] = ()) -> Job:
         """Run ``body`` on a daemon thread; ``run_id`` is known up front when resuming or extending.
         ``refusals``: errors the body raises only before it changes anything (the job ends "refused")."""
-        spent = float(store.get_run(run_id)["cost"] or 0.0) if run_id is not None and judge is not None else 0.0
+        before = store.get_run(run_id) if run_id is not None and judge is not None else {}
+        spent, calls = float(before.get("cost") or 0.0), int(before.get("judge_calls") or 0)
         with self._lock:
-            job = Job(next(self._ids), label, run_id=run_id, judge=judge, spent_before=spent, refusals=refusals)
+            job = Job(next(self._ids), label, run_id=run_id, judge=judge, spent_before=spent, calls_before=calls,
+                      refusals=refusals)
             self._jobs[job.job_id] = job
             self.version += 1
         job.thread = threading.Thread(target=self._work, args=(job, store, body),

@@ -8,14 +8,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from . import data
+from . import compare_data, data
 from .safe_text import plain
 from .widgets import show_table
 
 
 def pairwise_section(run_id: int) -> None:
     """Wins, ties, losses, win rate, flip rate and length bias of the pairwise judge, when the run has it."""
-    summary = data.pairwise(run_id)
+    summary = compare_data.pairwise(run_id)
     if summary.empty:
         return
     st.subheader(f"Pairwise preference against {plain(str(summary['baseline'].iloc[0]))}")

@@ -21,7 +21,7 @@ from textgen_core.runs.panel import Jury
 from textgen_core.judge.settings import JURY_SETTINGS, JudgeSettings
 from textgen_core.store.votes_sql import vote_tag
 
-from . import data
+from . import compare_data, data
 from .judge_scale import setting_input
 from .state import RESULTS_OPEN, RESULTS_PANEL_SPLIT, jury_key
 from .widgets import show_table
@@ -104,7 +104,7 @@ def _value(value: Any) -> str:
 def results_section(run_id: int, models: Sequence[str], summary: pd.DataFrame) -> None:
     """Results: unstable cells per model; for a panel its agreement, each member's mean beside the panel's, and
     the split cells."""
-    reports, unstable = data.panel(run_id)
+    reports, unstable = compare_data.panel(run_id)
     if not reports and unstable.empty:
         return
     st.subheader("Judge panel" if reports else "Repeated judging")

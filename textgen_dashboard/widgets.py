@@ -104,7 +104,7 @@ def job_panel(job_key: str) -> None:
         return
     run = f"Run {job.run_id}" if job.run_id is not None else "The run"
     if job.status == "finished":
-        st.success(f"{run} finished in {run_duration(job)}.")
+        st.success(f"{run} finished in {run_duration(job)}.{calls_made(job)}")
         link("results", f"See the results of run {job.run_id}", icon=":material/bar_chart:", run_id=job.run_id)
     elif job.status == "interrupted":  # a spending cap stopped it
         st.warning(f"{run} stopped: {plain(job.error or 'interrupted')}. Finished cells are kept; resume it from "
@@ -117,6 +117,20 @@ def job_panel(job_key: str) -> None:
         st.error(f"Not started: {plain(job.error or 'refused')}")
     else:
         st.error(f"{run} failed: {plain(job.error or 'unknown error')}")
+
+
+def calls_made(job: Any) -> str:
+    """' 309 judge calls made (every request sent, retries included; 51 answers from the cache, free).': what
+    happened, from the run's record (this job's part of it) and the job's last progress; '' without a judge."""
+    if job.run_id is None or job.judge is None:
+        return ""
+    try:
+        made = int(data.run(job.run_id)["judge_calls"] or 0) - int(job.calls_before)
+    except TextgenError:  # the run was deleted meanwhile
+        return ""
+    cached = job.progress.cached if job.progress is not None else 0
+    return (f" {made:,} judge call{'' if made == 1 else 's'} made (every request sent, retries included)"
+            + (f"; {cached:,} answer{'' if cached == 1 else 's'} came from the cache, free." if cached else "."))
 
 
 def run_duration(job: Any) -> str:
@@ -152,10 +166,14 @@ def progress_counts(progress: Any, elapsed: float, run_id: int | None) -> None:
     if progress is None:
         st.progress(0.0, text=f"Starting{f' run {run_id}' if run_id else ''}...")
         return
-    st.progress(progress.fraction, text=f"{progress.phase}: {progress.done:,} of {progress.total:,} "
+    st.progress(progress.fraction, text=f"{progress.phase}: {progress.done:,} of {progress.total:,} {progress.unit} "
                                         f"({elapsed:.0f} s)")
     done, unscored, flight, tokens = st.columns(4)
-    done.metric("Done", f"{progress.done:,}")
+    done.metric(f"Done ({progress.unit})", f"{progress.done:,}",
+                help=f"The progress counts the {progress.total:,} {progress.unit} this run plans to score "
+                     "(datum × model × metric); a judge cell may take several judge calls, or none when its "
+                     "answer is in the cache, so this is not the number of calls: that is said when the run ends"
+                if progress.unit == "cells" else f"Rows scored of the {progress.total:,} this run plans")
     unscored.metric("Unscored", f"{progress.failed:,}")
     flight.metric("In flight", f"{progress.in_flight:,}")
     tokens.metric("Tokens", f"{progress.prompt_tokens + progress.completion_tokens:,}",
