@@ -300,17 +300,19 @@ def distribution(kind: str, run_id: int, score: str, *, models: Any = None, low:
 
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=64)
 def _rows(path: str, run_id: int, score: str | None, models: tuple[str, ...] | None, low: float | None,
-          high: float | None, unscored: bool, text: str, order: str, limit: int, version: int) -> pd.DataFrame:
+          high: float | None, unscored: bool, text: str, order: str, limit: int, metadata: tuple[str, str] | None,
+          version: int) -> pd.DataFrame:
     return store_at(path).find_rows(run_id, score=score, models=models, low=low, high=high, unscored=unscored,
-                                  text=text, order=order, limit=limit)
+                                    text=text, order=order, limit=limit, metadata=metadata)
 
 
 def find_rows(run_id: int, *, score: str | None = None, models: Any = None, low: float | None = None,
               high: float | None = None, unscored: bool = False, text: str = "", order: str = "row",
-              limit: int = ROW_LIMIT) -> pd.DataFrame:
-    """datum_id, model, value, reason, query, prediction (snippets), n_matches: filtered in SQL."""
+              limit: int = ROW_LIMIT, metadata: tuple[str, str] | None = None) -> pd.DataFrame:
+    """datum_id, model, value, reason, query, prediction (snippets), n_matches: filtered in SQL; ``metadata``
+    (column, value) keeps the rows whose metadata column holds the value."""
     return _rows(db_path(), run_id, score, as_tuple(models), low, high, unscored, text.strip(), order, limit,
-                 jobs().version)
+                 None if metadata is None else (str(metadata[0]), str(metadata[1])), jobs().version)
 
 
 @st.cache_data(ttl=TTL, show_spinner=False, max_entries=128)

@@ -17,12 +17,12 @@ import streamlit as st
 from textgen_core.compare.word_diff import similarity, word_diff_text
 from textgen_core.formatting import plain_table
 
-from . import data, panel, score_warnings
+from . import compare_data, data, panel, score_warnings
 from .address import Field, kept
 from .pickers import keep_choice, keep_choices, pick_run, runs_or_hint, score_range
 from .state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_DIFF_FIRST, EXPLORE_DIFF_SECOND, EXPLORE_MATCHES,
-                    EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_TEXT, EXPLORE_UNSCORED,
-                    explore_range)
+                    EXPLORE_META, EXPLORE_META_VALUE, EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_TEXT,
+                    EXPLORE_UNSCORED, explore_range)
 from .safe_text import plain
 from .words import name_words, number_text, step_words
 from .widgets import show_table
@@ -30,7 +30,9 @@ from .widgets import show_table
 #: The page's state in its address: ``?run=3&datum=q12&search=refund&models=a&score=bleu&unscored=1``.
 ADDRESS = (Field("run", EXPLORE_RUN, "int"), Field("datum", EXPLORE_DATUM), Field("search", EXPLORE_TEXT),
            Field("models", EXPLORE_MODELS, "list"), Field("score", EXPLORE_SCORE),
-           Field("unscored", EXPLORE_UNSCORED, "bool"))
+           Field("unscored", EXPLORE_UNSCORED, "bool"), Field("meta", EXPLORE_META), Field("is", EXPLORE_META_VALUE))
+#: The metadata picker's first option: no metadata filter.
+ANY_COLUMN = "(no metadata filter)"
 
 
 #: The warnings drawn beside a score here (one-word reasons are what this page shows: no link to itself).
@@ -79,8 +81,9 @@ def search(run_id: int, run: Mapping[str, Any], summary: pd.DataFrame) -> pd.Dat
             low, high = score_range(summary[summary["score"] == score], explore_range(score))
     if score is not None:  # what must be said wherever the score is shown
         score_warnings.show(run_id, score_warnings.run_warnings(run_id), [score], LABEL_WARNINGS)
+    metadata = metadata_filter(run)
     matches = data.find_rows(run_id, score=score, models=chosen or models, low=low, high=high,
-                             unscored=unscored, text=text)
+                             unscored=unscored, text=text, metadata=metadata)
     total = int(matches["n_matches"].iloc[0]) if not matches.empty else 0
     st.caption(f"{total:,} matching {'row' if total == 1 else 'rows'}; showing {len(matches)}. Select a row to open its datum.")
     columns = ["datum_id", "model", *(["reason" if unscored else "value"] if score else []), "query", "prediction"]
@@ -88,6 +91,29 @@ def search(run_id: int, run: Mapping[str, Any], summary: pd.DataFrame) -> pd.Dat
                  on_select=partial(_pick_match, list(matches["datum_id"])),
                  column_config={"value": st.column_config.NumberColumn(format="%.4f")}, placeholder="–")
     return matches
+
+
+def metadata_filter(run: Mapping[str, Any]) -> tuple[str, str] | None:
+    """A metadata column of the run's dataset and a value its rows must hold; None: no filter (or no metadata)."""
+    found = data.datasets()
+    found = found[found["dataset_id"] == int(run["dataset_id"])]
+    columns = list(found["metadata_columns"].iloc[0]) if not found.empty else []
+    if not columns:
+        return None
+    left, right = st.columns(2)
+    keep_choice(EXPLORE_META, [ANY_COLUMN, *columns])
+    column = left.selectbox("Metadata column", [ANY_COLUMN, *columns], key=EXPLORE_META, persist_state="session",
+                            help="Keep the rows whose metadata column holds one value (e.g. category = billing)")
+    if column == ANY_COLUMN:
+        return None
+    held = compare_data.human_values(int(run["dataset_id"]), column)
+    if held["distinct"] <= len(held["values"]):  # every value listed: pick one
+        keep_choice(EXPLORE_META_VALUE, held["values"])
+        value = right.selectbox(f"{plain(column)} is", held["values"], key=EXPLORE_META_VALUE, persist_state="session")
+    else:  # too many to list: type it
+        value = right.text_input(f"{plain(column)} is", key=EXPLORE_META_VALUE, persist_state="session",
+                                 placeholder=f"one of {held['distinct']:,} values, as written")
+    return None if value is None or str(value) == "" else (column, str(value))
 
 
 def _pick_match(datum_ids: list[str]) -> None:

@@ -7,8 +7,8 @@ from app_helpers import all_text, app_page, frame_with, no_exception, page, stor
 
 from textgen_core.judge.storage import CellWrite
 from textgen_dashboard import data
-from textgen_dashboard.state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_MODELS, EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_TEXT,
-                        EXPLORE_UNSCORED, explore_range)
+from textgen_dashboard.state import (ANY_SCORE, EXPLORE_DATUM, EXPLORE_META, EXPLORE_META_VALUE, EXPLORE_MODELS,
+                                     EXPLORE_RUN, EXPLORE_SCORE, EXPLORE_TEXT, EXPLORE_UNSCORED, explore_range)
 
 PROMPT = "Judge this: <script>alert('x')</script> **not bold**"
 REPLY = '{"verdicts": [{"statement": "Au", "verdict": "yes"}]}'
@@ -108,6 +108,38 @@ def test_model_and_score_filters(sample_run):
     values = store().scores(run_id, models=["model-b"], scores=["rouge1"])["value"]
     assert len(matches) == int((values <= (low + high) / 2).sum()) > 0
     assert matches["value"].max() <= (low + high) / 2
+
+
+def test_metadata_filter_keeps_one_value_and_lives_in_the_address(sample_run):
+    dataset_id, _ = sample_run
+    labels = {r.datum_id + "/" + r.model: r.metadata.get("human_label") for r in store().load_dataset(dataset_id).rows}
+    wanted = {key for key, label in labels.items() if label == "incorrect"}
+    at = explore_page()
+    at.selectbox(key=EXPLORE_META).set_value("human_label").run()
+    at.selectbox(key=EXPLORE_META_VALUE).set_value("incorrect").run()
+    no_exception(at)
+    matches = frame_with(at, "datum_id")
+    assert {f"{d}/{m}" for d, m in zip(matches["datum_id"], matches["model"])} == wanted and 0 < len(wanted) < 92
+    assert param(at, "meta") == "human_label" and param(at, "is") == "incorrect"
+    assert f"{len(wanted)} matching rows" in all_text(at)
+    at.selectbox(key=EXPLORE_META).set_value("(no metadata filter)").run()
+    assert len(frame_with(at, "datum_id")) == 92
+
+
+def test_metadata_filter_on_any_column_name(app_db):
+    """A column named like a JSON path ('a.b', '$x', 'say "hi"') is one key, never a path; no match is empty."""
+    from textgen_core.datasets import load_dataset
+    from textgen_core.evaluate import evaluate
+
+    payload = 'id,model,question,answer,a.b,$x,"say ""hi"""\nq1,m,Q?,A,1,x,yes\nq2,m,R?,B,2,y,no\n'.encode()
+    db = store()
+    run_id = evaluate(db, db.save_dataset(load_dataset(payload, file_name="odd.csv", name="odd")), ["lengths"],
+                      workers=1)
+    for column, value, expected in [("a.b", "2", ["q2"]), ("$x", "x", ["q1"]), ('say "hi"', "no", ["q2"]),
+                                    ("a.b", "3", [])]:
+        found = db.find_rows(run_id, metadata=(column, value))
+        assert list(found["datum_id"]) == expected, (column, value)
+        assert (found["n_matches"] == len(expected)).all()
 
 
 def test_unscored_filter_and_reasons(judged_run):

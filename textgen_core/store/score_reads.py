@@ -132,12 +132,14 @@ class ScoreCharts(Part):
     @reads
     def find_rows(self, run_id: int, *, score: str | None = None, models: Sequence[str] | None = None,
                   low: float | None = None, high: float | None = None, unscored: bool = False, text: str = "",
-                  order: str = "row", limit: int = 200, snippet: int = 160) -> pd.DataFrame:
-        """Rows of a run's dataset matching text, model and score filters, with a match count.
+                  order: str = "row", limit: int = 200, snippet: int = 160,
+                  metadata: tuple[str, str] | None = None) -> pd.DataFrame:
+        """Rows of a run's dataset matching text, model, score and metadata filters, with a match count.
 
         ``order`` is 'row' (dataset order), 'asc' or 'desc' (by the score's value). With a score,
         ``unscored`` keeps its stored cells without a value (they carry the reason); otherwise
-        only scored cells, between ``low`` and ``high`` when given.
+        only scored cells, between ``low`` and ``high`` when given. ``metadata`` (column, value) keeps the
+        rows whose metadata column holds that value as text.
         """
         pattern = like_pattern(text)
         # The match count is its own aggregate: a count(*) OVER () would keep every match until the LIMIT
@@ -149,9 +151,12 @@ class ScoreCharts(Part):
             "AND ($text = '' OR d.datum_id ILIKE $pattern ESCAPE '\\' OR d.query ILIKE $pattern ESCAPE '\\' "
             "OR d.prediction ILIKE $pattern ESCAPE '\\' OR array_to_string(d.refs, ' ') ILIKE $pattern ESCAPE '\\') "
             "AND ($score IS NULL OR (CASE WHEN $unscored THEN s.score IS NOT NULL AND s.value IS NULL ELSE s.value IS NOT NULL "
-            "AND ($low IS NULL OR s.value >= $low) AND ($high IS NULL OR s.value <= $high) END)) ")
+            "AND ($low IS NULL OR s.value >= $low) AND ($high IS NULL OR s.value <= $high) END)) "
+            "AND ($meta_path IS NULL OR json_extract_string(d.metadata, $meta_path) = $meta_value) ")
         params = {"run": run_id, "score": score, "all_models": models is None, "models": list(models or []),
-                  "low": low, "high": high, "unscored": bool(unscored), "text": text, "pattern": pattern}
+                  "low": low, "high": high, "unscored": bool(unscored), "text": text, "pattern": pattern,
+                  "meta_path": None if metadata is None else _json_key(metadata[0]),
+                  "meta_value": None if metadata is None else str(metadata[1])}
         run = "WITH r AS (SELECT dataset_id, models FROM runs WHERE run_id = $run) "
         rows = self.cur.execute(
             run + "SELECT d.datum_id, d.model, s.value, s.reason, left(d.query, $snip) AS query, "
@@ -161,3 +166,8 @@ class ScoreCharts(Part):
         count = self.cur.execute(run + "SELECT count(*) " + matching, params).fetchone()[0]
         rows["n_matches"] = pd.Series([int(count)] * len(rows), dtype="int64")
         return rows
+
+
+def _json_key(column: str) -> str:
+    """A metadata column as a JSON path of one quoted key: any name ('a.b', '$x', 'we"ird') is that key."""
+    return '$."' + column.replace("\\", "\\\\").replace('"', '\\"') + '"'
