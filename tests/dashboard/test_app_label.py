@@ -144,3 +144,28 @@ def test_a_disagreement_opens_in_explore(graded) -> None:
     no_exception(at)
     assert at.session_state[EXPLORE_DATUM] == "d3"
     assert any("Datum d3" in h.value for h in at.header)
+
+
+def test_rating_buttons_show_the_rubric_levels(app_db, judge_server):
+    """A custom rating metric whose definition names its levels: each button says its value and its words."""
+    import tomllib
+
+    from textgen_core.datasets import load_dataset
+    from textgen_core.evaluate import evaluate
+    from textgen_core.judge.metrics.criteria import define
+    from textgen_core.judge.settings import JudgeSettings
+    from textgen_dashboard.criteria import EXAMPLE
+
+    spec = define(tomllib.loads(EXAMPLE), "the test")
+    payload = b"id,model,question,answer\nq1,a,Where is my order?,It shipped.\nq1,b,Where is my order?,Not our problem.\n"
+    db = store()
+    run_id = evaluate(db, db.save_dataset(load_dataset(payload, file_name="tone.csv", name="tone")), [spec.name],
+                      judge=JudgeSettings(base_url=judge_server.url, model="judge-test"), workers=1)
+    data.refresh()
+    at = app_page("label")
+    at.selectbox(key=LABEL_RUN).set_value(run_id).run()
+    at.selectbox(key=LABEL_SCORE).set_value(spec.name).run()
+    at.text_input(key=LABEL_ANNOTATOR).input("ana").run()
+    no_exception(at)
+    labels = [at.button(key=label_button(v)).label for v in (1.0, 2.0, 3.0, 4.0, 5.0)]
+    assert labels == ["1 · cold or blaming", "2 · curt", "3 · neutral", "4 · friendly", "5 · warm, plain and blame-free"]

@@ -1,6 +1,7 @@
 """A new analyst's journey in a real browser, on a fresh database: upload a support file whose id column is
 `ticket_id`, evaluate it with the loopback judge, read the results of the run just made, reopen a shared link,
-compare the models, read what the judge was asked, label ten pairs, and see the judge against people.
+compare the models, read what the judge was asked, label ten pairs, see the judge against people, and add a
+metric to the run.
 
 Each step asserts what the issue found wrong before (issue 28): the run link, the id guess, the address, the
 verdict words, the prompt in Explore, paired labelling and its link to the agreement tab. No request may leave
@@ -171,6 +172,23 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         page.get_by_role("link", name="Judge against people").click()
         expect(page.get_by_text(re.compile(r"qa_grade: judge against 1 annotator"))).to_be_visible(timeout=SLOW_MS)
         _shot(page, tmp_path, "8-agreement")
+
+        # 9. Add a metric to the run from the Runs page: in the background, then a link to the run's results
+        page.goto(f"{server}/runs?run={run_id}")
+        expect(page.get_by_role("heading", name="Runs")).to_be_visible(timeout=SLOW_MS)
+        page.get_by_text("Add metrics to this run").click()
+        page.get_by_test_id("stMultiSelect").filter(has_text="Metrics to add").click()
+        page.keyboard.type("token_f1")
+        page.keyboard.press("Enter")
+        page.keyboard.press("Escape")
+        page.get_by_role("button", name="Add metrics").click()
+        outcome = page.get_by_text(re.compile(rf"Run {run_id} (finished in|failed)|Not started"))
+        expect(outcome).to_be_visible(timeout=SLOW_MS)
+        assert "finished in" in outcome.inner_text(), outcome.inner_text()
+        _shot(page, tmp_path, "9-add-metrics")
+        page.get_by_role("link", name=f"See the results of run {run_id}").click()
+        summary = page.get_by_test_id("stDataFrame").first
+        expect(summary.get_by_role("gridcell", name="f1", exact=True, include_hidden=True).first).to_be_attached()
 
     outside = [u for u in requests if urlparse(u).scheme in {"http", "https", "ws", "wss"}
                and urlparse(u).hostname != "127.0.0.1"]
