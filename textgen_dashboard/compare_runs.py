@@ -69,7 +69,8 @@ def across_section() -> None:
         st.info("The baseline and the candidate are the same model of the same run: pick two different ones.")
         return
     try:
-        frame = compare_data.comparison_across(baseline.run_id, baseline.model, candidate.run_id, candidate.model, allow)
+        frame = compare_data.comparison_across(baseline.run_id, baseline.model, candidate.run_id, candidate.model,
+                                               allow)
     except DifferentSettings as exc:
         lines = "\n".join(f"- {plain(score)}: {plain(text)}" for score, text in exc.differences.items())
         st.error(f"The two runs scored differently, so their numbers are not comparable:\n\n{lines}\n\n"
