@@ -120,12 +120,8 @@ def _runs(path: str, version: int) -> pd.DataFrame:
     store = store_at(path)
     frame = store.list_runs().merge(store.run_names.run_labels(), on="run_id", how="left")
     for column in ("metrics", "models", "tags"):
-        frame[column] = frame[column].map(lambda v: list(v) if v is not None and not _missing(v) else [])
+        frame[column] = frame[column].map(lambda v: [] if v is None or isinstance(v, float) else list(v))  # NaN: none
     return frame
-
-
-def _missing(value: Any) -> bool:
-    return isinstance(value, float) and value != value  # a NaN left by the merge
 
 
 def runs() -> pd.DataFrame:

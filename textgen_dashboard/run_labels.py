@@ -47,7 +47,8 @@ def label_form(run_id: int) -> None:
         name = st.text_input("Name", value=now["name"], key=key(NAME, run_id, revision),
                              help="Unique in this database; not a bare number and no ':' (RUN:MODEL splits on it). "
                                   "Empty: the run has no name. The run's id keeps working everywhere.")
-        kept = st.multiselect("Tags (untick to remove)", now["tags"], default=now["tags"], key=key(TAGS, run_id, revision))
+        kept = st.multiselect("Tags (untick to remove)", now["tags"], default=now["tags"],
+                              key=key(TAGS, run_id, revision))
         added = st.text_input("Add tags (separated by spaces or commas)", key=key(NEW_TAGS, run_id, revision),
                               help="One word each: letters, digits and - _ . : /")
         note = st.text_area("Note", value=now["note"], key=key(NOTE, run_id, revision), height=80)

@@ -67,8 +67,8 @@ def test_names_cross_run_compare_and_versions_in_the_browser(server: tuple[str, 
         page.get_by_role("textbox", name="Add tags (separated by spaces or commas)").fill("prod")
         page.get_by_role("button", name="Save name, tags and note").click()
         expect(page.get_by_text("Run 2: named 'week-48 candidate'; tagged prod.")).to_be_visible()
-        expect(page.get_by_role("combobox", name="Run")).to_have_value("#2 · week-48 candidate · [prod] · answers · "
-                                                                        "finished · rouge")
+        expect(page.get_by_role("combobox", name="Run")).to_have_value(
+            "#2 · week-48 candidate · [prod] · answers · finished · rouge")
         expect(page.get_by_role("textbox", name="Add tags (separated by spaces or commas)")).to_have_value("")
         assert "run=2" in page.url  # the address still carries the id
         page.screenshot(path=str(folder / "runs.png"), full_page=True)

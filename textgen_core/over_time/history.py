@@ -7,8 +7,9 @@ column counts them.
 
 A point's interval follows the one small-sample rule (:mod:`textgen_core.compare.small_sample`,
 docs/statistics.md), as ``summary RUN`` does (a bootstrapped point draws its resamples from another seed, so its
-ends may differ from the summary's in the third decimal): never of zero width, wide enough at small n, and "too few" with the reason where the rule gives none (one value
-of a bounded score; fewer than five, or values without spread, of a score without a bounded range).
+ends may differ from the summary's in the third decimal): never of zero width, wide enough at small n, and
+"too few" with the reason where the rule gives none (one value of a bounded score; fewer than five, or values
+without spread, of a score without a bounded range).
 """
 
 from __future__ import annotations
