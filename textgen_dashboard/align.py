@@ -93,6 +93,10 @@ def _show(result) -> None:  # noqa: ANN001 - an Alignment
     if result.current is None:
         return
     st.dataframe(_table(result), hide_index=True)
+    missing = dict.fromkeys(a.interval.why for a in [result.current, *(j.agreement for j in result.judged)]
+                            if not a.interval.given)
+    for why in missing:
+        st.caption(plain(f"* no interval: {why}"))
     st.caption(f"{result.current.n} held-out cells; 95% bootstrap intervals; difference: the candidate's statistic "
                f"minus the current version's on the same cells (paired bootstrap). Judge calls made: {result.calls}.")
     for j in result.judged:
@@ -127,14 +131,17 @@ def _table(result) -> pd.DataFrame:  # noqa: ANN001 - an Alignment
     def value(a) -> str:  # noqa: ANN001 - an Agreement
         return "undefined" if math.isnan(a.value) else f"{a.value:.3f}"
 
+    def interval(a) -> str:  # noqa: ANN001 - an Agreement; why there is none is said under the table
+        return a.interval.text(3) if a.interval.given else "none *"
+
     best = result.best
     rows = [{"version": "current", result.current.statistic: value(result.current),
-             "95% interval": result.current.interval.text(3), "difference [95%]": "", "p (no better)": "",
+             "95% interval": interval(result.current), "difference [95%]": "", "p (no better)": "",
              "changed": "", "unscored": "", "verdict": ""}]
     for i, j in enumerate(result.judged):
         t = j.test
         rows.append({"version": j.candidate.kind + (" (best)" if i == best else ""),
-                     result.current.statistic: value(j.agreement), "95% interval": j.agreement.interval.text(3),
+                     result.current.statistic: value(j.agreement), "95% interval": interval(j.agreement),
                      "difference [95%]": "–" if math.isnan(t.delta) else f"{t.delta:+.3f} {t.interval.text(3)}",
                      "p (no better)": "–" if math.isnan(t.p_not_better) else f"{t.p_not_better:.4f}",
                      "changed": t.changed, "unscored": len(j.unscored),
