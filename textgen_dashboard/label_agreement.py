@@ -127,8 +127,8 @@ def planner(run_id: int, score: str, column: str | None) -> None:
     plan = labels_plan(data.store(), run_id, score, float(width), human_column=column)
     plan = plan.assign(labels_needed=[_count(v) for v in plan["labels_needed"]])
     show_table(plan, hide_index=True)
-    st.caption("labels_needed: random labels for a 95% interval of ± the target, from the spread of people minus "
-               "λ × judge over the labels so far (3 at least), at the λ that needs the fewest (lam_planned).")
+    st.caption("labels needed: random labels for a 95% interval of ± the target, from the spread of people minus "
+               "λ × judge over the labels so far (3 at least), at the λ that needs the fewest (λ planned).")
 
 
 def interval_text(value: Any, low: Any, high: Any) -> str:
