@@ -17,9 +17,8 @@ from ..judge.client import Unscored
 from ..judge.metrics.criteria import Criterion
 from ..judge.settings import JudgeSettings
 from ..store import Store
-from . import candidates as make
 from .aat import EPSILON, AltTest, alt_test
-from .candidates import Candidate
+from .candidates import Candidate, both, few_shot, from_rewrite, prompt_text, rewrite_request, yours
 from .heldout import Agreement, PairedTest, agreement, codes, draws_for, paired, verdict
 from .judging import CallEstimate, ask_once, estimate, judge_rows, make_client
 from .setup import Key, Setup, prepare, rows_of
@@ -62,22 +61,22 @@ def _codes(setup: Setup, values: Sequence[float]) -> np.ndarray:
 
 def _propose(setup: Setup, client: Any, cap: Any, pasted: Sequence[Candidate], dropped: list[str]) -> list[Candidate]:
     train = [setup.cells[k] for k in setup.train]
-    shots = make.few_shot(setup.base, train)
+    shots = few_shot(setup.base, train)
     if shots is None:
         dropped.append("few-shot, rewrite, both: no training cell where the judge and people disagree")
         return list(pasted)
     found = [shots]
-    req = make.rewrite_request(setup.base, train)
+    req = rewrite_request(setup.base, train)
     reply = ask_once(client, cap, req)
     if isinstance(reply, Unscored):
         dropped.append(f"rewrite, both: the reflective call gave no usable reply ({reply.reason})")
     else:
         try:
-            rewrite = make.from_rewrite(setup.base, reply, make.prompt_text(req))
+            rewrite = from_rewrite(setup.base, reply, prompt_text(req))
         except Exception as exc:  # noqa: BLE001 - a ParameterError naming what the rewrite lacks
             dropped.append(f"rewrite, both: {exc}")
         else:
-            found += [rewrite, make.both(rewrite, shots)]
+            found += [rewrite, both(rewrite, shots)]
     return found + list(pasted)
 
 
@@ -103,9 +102,9 @@ def _plan_calls(setup: Setup, settings: JudgeSettings, store: Store, pasted: Seq
     client, _ = make_client(settings, store)
     train = [setup.cells[k] for k in setup.train]
     held = rows_of(setup, setup.held_out)
-    shots = make.few_shot(setup.base, train)
+    shots = few_shot(setup.base, train)
     known = [c.criterion for c in pasted] + ([shots.criterion] if shots else [])
-    req = make.rewrite_request(setup.base, train) if shots else None
+    req = rewrite_request(setup.base, train) if shots else None
     unknown = 0
     if req is not None:
         key = client.cache_key(list(req.messages), req.schema, prompt_version=req.version)
@@ -114,8 +113,8 @@ def _plan_calls(setup: Setup, settings: JudgeSettings, store: Store, pasted: Seq
             unknown = 2 * len(held)
         else:
             try:
-                rewrite = make.from_rewrite(setup.base, reply, "")
-                known += [rewrite.criterion, make.both(rewrite, shots).criterion]
+                rewrite = from_rewrite(setup.base, reply, "")
+                known += [rewrite.criterion, both(rewrite, shots).criterion]
             except Exception:  # noqa: BLE001 - an unusable cached rewrite makes no calls
                 pass
     return estimate(client, known, held, [req] if req is not None else [], unknown)
@@ -129,7 +128,7 @@ def align(store: Store, run_id: int, score: str, judge: JudgeSettings, *, labels
     ``pasted``: the analyst's own candidate definitions (dicts or Criterion, with where they came from as
     ``(raw, where)`` pairs). ``dry_run``: only the setup and the estimate."""
     setup = prepare(store, run_id, score, labels_from=labels_from, holdout=holdout, seed=seed)
-    own = [make.yours(setup.base, raw, where) for raw, where in pasted]
+    own = [yours(setup.base, raw, where) for raw, where in pasted]
     planned = plan_calls(setup, judge, store, own)
     result = Alignment(setup, planned)
     result.certification.append(("current version, every labelled cell",
@@ -146,11 +145,11 @@ def align(store: Store, run_id: int, score: str, judge: JudgeSettings, *, labels
                                draws_for(len(held), rng_for(seed, "align", score, "current")))
     for c in found:
         judged = judge_rows(client, cap, c.criterion, rows_of(setup, setup.held_out))
-        both = [k for k in held if k in judged.values]
-        p = _codes(setup, [setup.cells[k].people for k in both])
-        cur = _codes(setup, [setup.current[k] for k in both])
-        new = _codes(setup, [judged.values[k] for k in both])
-        draws = draws_for(len(both), rng_for(seed, "align", score, c.kind))
+        scored = [k for k in held if k in judged.values]
+        p = _codes(setup, [setup.cells[k].people for k in scored])
+        cur = _codes(setup, [setup.current[k] for k in scored])
+        new = _codes(setup, [judged.values[k] for k in scored])
+        draws = draws_for(len(scored), rng_for(seed, "align", score, c.kind))
         test = paired(p, cur, new, len(setup.categories), setup.weighted, draws)
         ok, why = verdict(test, len(found))
         result.judged.append(Judgement(c, agreement(p, new, len(setup.categories), setup.weighted, draws), test,
