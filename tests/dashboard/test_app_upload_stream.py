@@ -104,3 +104,22 @@ def test_a_mapping_the_header_refuses_is_shown_before_saving(app_db):
     no_exception(at)
     assert "one prediction column per model" in at.error[0].value
     assert not any(b.label == "Save dataset" for b in at.button)
+
+
+def test_a_streamed_file_under_a_stored_name_is_its_next_version_and_the_same_content_is_kept_once(app_db):
+    from textgen_core.catalog import stored_version
+    from textgen_dashboard.upload_versions import saved_message
+
+    db, mapping = store(), guess_mapping(["id", "model", "question", "answer", "reference", "topic"])
+    first = upload_stream.save(db, "big.csv", _csv(40), mapping, "big")
+    edited = _csv(41).replace(b"answer 3,", b"answer three,")  # one datum added, one changed
+    second = upload_stream.save(db, "big-edited.csv", edited, mapping, "big")  # no 'replace': a new version
+    assert (second.dataset_name, second.reused) == ("big (2)", False)
+    said = saved_message(stored_version(db, second.dataset_id, second.reused), second.rows).replace("\\", "")
+    assert said == ("Saved big (2) (41 rows) as version 2 of big. Since version 1: datums added 1, removed 0, "
+                    "changed 1.")
+    again = upload_stream.save(db, "copy.csv", _csv(40), mapping, "other name")  # the first content again
+    assert again.reused and again.dataset_id == first.dataset_id
+    said = saved_message(stored_version(db, again.dataset_id, again.reused), again.rows).replace("\\", "")
+    assert said.startswith("Same content as version 1 of big (stored as big) — nothing stored again")
+    assert db.list_datasets()["name"].tolist() == ["big", "big (2)"]
