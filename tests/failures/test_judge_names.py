@@ -23,6 +23,7 @@ from textgen_core.failures.grouping import SAMPLE
 from textgen_core.failures.judge_names import MAX_NAME, clean, request
 from textgen_core.failures.modes import METHOD, asked
 from textgen_core.metrics.models.local_models import PACKAGED
+from textgen_core.report import build_report
 from textgen_core.store import Store
 
 #: The planted type of each mode and the words a grouping would have found for it.
@@ -117,9 +118,12 @@ def test_names_are_estimated_asked_once_per_mode_stored_and_cached(tmp_path: Pat
         assert len(store.failures.failure_members(run_id)) == members
         assert int(store.get_run(run_id)["judge_calls"]) == 3
         modes = stored_modes(store, run_id)
+        report = build_report(store, run_id)["failure_modes"]
         store.close()
     rates = modes.rates()
     assert set(rates["name"]) >= {"the answer gets the refund wrong", "the answer gets the date wrong"}
+    first = report["modes"][0]  # the report names the mode as the page and the command do, the word name beside
+    assert (first["name"], first["word_name"]) == ("the answer gets the refund wrong", "refund / policy / fabricated")
 
 
 def test_unusable_names_keep_the_word_name_and_say_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

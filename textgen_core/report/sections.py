@@ -197,7 +197,8 @@ def failures_part(store: Store, run_id: int, options: Any) -> dict[str, Any] | N
         return None
     part: dict[str, Any] = {
         "method": method_line(modes), "params": plain_value(modes.params),
-        "modes": [{"mode": int(m), "name": str(n), "size": int(s), "words": [str(w) for w in list(words)],
+        "modes": [{"mode": int(m), "name": modes.title(int(m)), "word_name": str(n), "size": int(s),
+                   "words": [str(w) for w in list(words)],
                    "examples": _records(modes.examples(int(m), FAILURE_EXAMPLES))}
                   for m, n, s, words in zip(modes.modes["mode"], modes.modes["name"], modes.modes["size"],
                                             modes.modes["words"])],
