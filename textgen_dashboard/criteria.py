@@ -147,6 +147,10 @@ def to_toml(raw: dict[str, Any]) -> str:
     lines = [f"{key} = {value(raw[key])}" for key in ("name", "title", "criteria", "steps", "inputs", "direction")
              if key in raw]
     lines += ["", "[output]"] + [f"{key} = {value(v)}" for key, v in (raw.get("output") or {}).items()]
+    for example in raw.get("examples") or []:  # worked examples (an aligned version's): kept through an edit
+        lines += ["", "[[examples]]", f"verdict = {value(example['verdict'])}"]
+        lines += [f"note = {value(example['note'])}"] if example.get("note") else []
+        lines += ["[examples.inputs]"] + [f"{name} = {value(text)}" for name, text in example["inputs"].items()]
     return "\n".join(lines) + "\n"
 
 

@@ -67,6 +67,17 @@ def test_candidates_are_judged_and_nothing_is_saved_until_the_click(app_db, serv
     assert int(store().alignments(run)["accepted_version"].dropna().iloc[0]) == 2
 
 
+def test_an_aligned_version_opens_in_the_criteria_editor_with_its_examples() -> None:
+    import tomllib
+
+    from textgen_dashboard.criteria import to_toml
+
+    made = criterion(CRITERION | {"criteria": 'Solved? "Refund" alone is not.\nSay why.', "examples": [
+        {"inputs": {"query": "Broken?", "prediction": 'We refund.\n"Sorry"'}, "verdict": 1, "note": "no fix"},
+        {"inputs": {"prediction": "Open settings."}, "verdict": 4}]})
+    assert criterion(tomllib.loads(to_toml(made.as_dict()))) == made
+
+
 @pytest.mark.timeout(600)  # a loaded 2-core machine takes most of a minute per page
 def test_in_a_browser_the_section_judges_and_accepts_on_a_click(tmp_path: Path, served) -> None:
     from browser_session import browser_context, require_browser
