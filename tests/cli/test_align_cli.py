@@ -21,7 +21,8 @@ from textgen_core.store import Store  # noqa: E402
 
 def _cli(db: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "textgen_core", "--db", str(db), *args], capture_output=True,
-                          text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path.cwd())})
+                          text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path.cwd()),
+                                                         "TEXTGEN_EVAL_JUDGE_API_KEY": "sk-test-align-cli-key"})
 
 
 @pytest.fixture
@@ -43,19 +44,21 @@ def labelled(tmp_path):
 def test_align_prints_the_split_the_candidates_the_figures_and_saves_the_accepted_version(labelled):
     db, run, server = labelled
     before = server.count()
-    dry = _cli(db, "align", str(run), "--score", "helpfulness", "--dry-run", "--judge-api-key-env", "PATH")
+    dry = _cli(db, "align", str(run), "--score", "helpfulness", "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert "split with seed 0 into 56 training and 24 held-out cells" in dry.stdout
     assert "judge calls:" in dry.stdout and server.count() == before  # a dry run asks nothing
-    done = _cli(db, "align", str(run), "--score", "helpfulness", "--judge-api-key-env", "PATH")
+    done = _cli(db, "align", str(run), "--score", "helpfulness")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "the reflective call's prompt:" in out and "refund" in out
     assert "ACCEPTED" in out and "saved as helpfulness version 2" in out, out
     assert "Alternative Annotator Test" in out and "needs at least 3 annotators" in out
-    assert "sk-test" not in out + done.stderr
-    again = _cli(db, "align", str(run), "--score", "helpfulness", "--no-accept", "--judge-api-key-env", "PATH")
+    assert "sk-test" not in out + done.stderr  # neither the run's key nor this one is printed
+    again = _cli(db, "align", str(run), "--score", "helpfulness", "--no-accept")
     assert again.returncode == 0 and "judge calls made: 0" in again.stdout, again.stdout
+    for path in (db, db.with_name(db.name + ".wal")):  # the key reaches no file
+        assert not path.exists() or b"sk-test-align-cli-key" not in path.read_bytes()
 
 
 def test_align_refuses_what_it_cannot_align_with_one_message(labelled, capsys):
