@@ -13,7 +13,7 @@ import pytest
 CHROMIUM = os.environ.get("TEXTGEN_EVAL_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--no-first-run", "--disable-sync", "--disable-quic"]
-WAIT_MS = 20_000
+WAIT_MS = 45_000  # a page's first visit imports its modules: seconds on a busy 2-core machine
 
 
 def require_browser() -> None:

@@ -17,7 +17,6 @@ from textgen_core.compare.human_report import agreement_report, calibrated_means
 from textgen_core.errors import TextgenError
 
 from . import data
-from .align import improve_section
 from .compare_agreement import metadata_columns
 from .pickers import keep_choice
 from .safe_text import plain
@@ -74,7 +73,8 @@ def agreement_section(run_id: int, score: str) -> None:
                    "labelled by two or more people.")
     calibrated_section(means)
     planner(run_id, score, column)
-    improve_section(run_id, score)
+    from .align import improve_section  # here: alignment imports the judge client (openai), which Results and
+    improve_section(run_id, score)      # Compare (they import this module for its tables) do not need
 
 
 def disagreements(frame: pd.DataFrame) -> None:
