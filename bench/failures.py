@@ -22,7 +22,6 @@ import argparse
 import resource
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,18 +31,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 
-@dataclass
-class _Cell:
-    run_id: int
-    cell: tuple
-    verdicts: list
-    exchanges: list
-    rewritten: bool = False
-    usage: tuple = (0, 0, 0, None)
-
-
 def write_failing_run(store, failing: int, rng: np.random.Generator) -> tuple[int, dict[tuple[str, str], str]]:
     from planted_failures import TYPES, phrasings
+    from textgen_core.judge.storage import CellWrite
     from textgen_core.model import Dataset, Datum
 
     n = failing // 2
@@ -61,8 +51,9 @@ def write_failing_run(store, failing: int, rng: np.random.Generator) -> tuple[in
             pool = pools[kind]
             reason = f"{pool[int(rng.integers(len(pool)))]} (order {i}{m[0]})"
             truth[(f"d{i:06d}", m)] = kind
-            cells.append(_Cell(run_id, (f"d{i:06d}", m, "qa_grade", "qa_grade", 0.0, {"grade": "INCORRECT"}, None),
-                               [(f"d{i:06d}", m, "qa_grade", "qa_grade", 0, "answer", "INCORRECT", reason, None)], []))
+            cells.append(CellWrite(run_id, (f"d{i:06d}", m, "qa_grade", "qa_grade", 0.0, {"grade": "INCORRECT"}, None),
+                                   [(f"d{i:06d}", m, "qa_grade", "qa_grade", 0, "answer", "INCORRECT", reason, None)],
+                                   [], False))
         if len(cells) >= 20_000:
             store.judge.write_judge_batch([], cells)
             cells = []

@@ -28,7 +28,6 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from textgen_core.judge.storage import CellWrite  # noqa: E402
 from textgen_core.model import Dataset, Datum  # noqa: E402
 from textgen_core.report import ReportOptions, write_report  # noqa: E402
 from textgen_core.store import Store  # noqa: E402
@@ -45,18 +45,6 @@ from textgen_core.store import Store  # noqa: E402
 METRICS = ("faithfulness", "answer_relevance", "coherence")
 MODELS = ("base", "cand")
 BATCH = 20_000
-
-
-@dataclass
-class Cell:
-    """One judged cell as the judge's batch writer takes it (see store.judge_sql.CellRows)."""
-
-    run_id: int
-    cell: tuple
-    verdicts: list
-    exchanges: list
-    rewritten: bool = False
-    usage: tuple = (1, 120, 20, None)
 
 
 def build(path: Path, datums: int, rng: np.random.Generator) -> tuple[Store, int]:
@@ -87,7 +75,7 @@ def build(path: Path, datums: int, rng: np.random.Generator) -> tuple[Store, int
                     cell = (datum, m, metric, metric, float(values[i]), None, None)
                     verdicts = [(datum, m, metric, metric, k, f"Claim {k} of topic {i}.", "yes" if k else "no",
                                  f"the passage states it (claim {k})", None) for k in range(2)]
-                pending.append(Cell(run_id, cell, verdicts, []))
+                pending.append(CellWrite(run_id, cell, verdicts, [], False, (1, 120, 20, None)))
                 if len(pending) >= BATCH:
                     store.write_judge_batch([], pending)
                     pending = []

@@ -13,6 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
+from textgen_core.judge.storage import CellWrite
 from textgen_core.model import Dataset, Datum
 from textgen_core.store import Store
 
@@ -124,16 +125,6 @@ def planted_rates(base: float = 0.1, doubled: str | None = "refund", models: Seq
     return out
 
 
-@dataclass
-class _Cell:
-    run_id: int
-    cell: tuple
-    verdicts: list
-    exchanges: list
-    rewritten: bool = False
-    usage: tuple = (0, 0, 0, None)
-
-
 def write_run(store: Store, n: int, truth: dict[tuple[str, str], str], rng: np.random.Generator,
               models: Sequence[str] = ("base", "cand"), unscored: int = 0) -> Planted:
     """A qa_grade run of ``n`` datums x ``models``: a planted failure is an INCORRECT verdict with a reason of its
@@ -149,17 +140,17 @@ def write_run(store: Store, n: int, truth: dict[tuple[str, str], str], rng: np.r
             datum = f"d{i:05d}"
             kind = truth.get((datum, m))
             if int(i) < unscored:
-                cells.append(_Cell(run_id, (datum, m, "qa_grade", "qa_grade", None, None, "judge reply unusable"),
-                                   [(datum, m, "qa_grade", "qa_grade", 0, "answer", "INCORRECT",
-                                     "UNSCORED CELL REASON never grouped", None)], []))
+                cells.append(CellWrite(run_id, (datum, m, "qa_grade", "qa_grade", None, None, "judge reply unusable"),
+                                       [(datum, m, "qa_grade", "qa_grade", 0, "answer", "INCORRECT",
+                                         "UNSCORED CELL REASON never grouped", None)], [], False))
                 continue
             if kind is None:
                 reason, verdict, value = PASSING[int(rng.integers(len(PASSING)))], "CORRECT", 1.0
             else:
                 pool = pools[kind]
                 reason, verdict, value = pool[int(rng.integers(len(pool)))], "INCORRECT", 0.0
-            cells.append(_Cell(run_id, (datum, m, "qa_grade", "qa_grade", value, {"grade": verdict}, None),
-                               [(datum, m, "qa_grade", "qa_grade", 0, "answer", verdict, reason, None)], []))
+            cells.append(CellWrite(run_id, (datum, m, "qa_grade", "qa_grade", value, {"grade": verdict}, None),
+                                   [(datum, m, "qa_grade", "qa_grade", 0, "answer", verdict, reason, None)], [], False))
     store.judge.write_judge_batch([], cells)
     store.set_run_status(run_id, "finished")
     return Planted(run_id, {k: v for k, v in truth.items() if int(k[0][1:]) >= unscored})
