@@ -126,6 +126,8 @@ def driver_store_rate(path: Path, rows: int = 20_000) -> float:
 
     from textgen_core.engines.ray_engine import score_batch
     from textgen_core.store import Store
+    from textgen_core.store.score_writes import block_scores
+    from textgen_core.store.stream_sql import NewRows
 
     table = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(newlines_in_values=True), convert_options=pcsv.ConvertOptions(
         column_types={c: pa.string() for c in ("id", "model", "prediction", "reference")})).slice(0, rows)
@@ -139,7 +141,8 @@ def driver_store_rate(path: Path, rows: int = 20_000) -> float:
         run_id = store.runs.create_run(dataset_id, ["rouge", "bleu"], METRICS, {}, [])
         started = time.monotonic()
         for i, block in enumerate(blocks):
-            store.streams.write_block(run_id, dataset_id, i * 5000, block, [str(i)])
+            store.cells.write_cells(run_id, block_scores(run_id, block), rows=NewRows(dataset_id, i * 5000, block),
+                                    finished=[str(i)], fresh=True)
         return rows / (time.monotonic() - started)
 
 

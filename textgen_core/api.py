@@ -19,7 +19,7 @@ from .errors import InputError, ParameterError
 from .evaluate import evaluate
 from .registry import get_metric
 from .store import Store
-from .summary import long_scores, wide_scores
+from .run_export import long_export, wide_export
 
 #: What :func:`score` reads: a DataFrame, rows as dicts, or a CSV / JSON Lines / Parquet file.
 Data = pd.DataFrame | Sequence[Mapping[str, Any]] | str | os.PathLike
@@ -30,7 +30,8 @@ def score(data: Data, metrics: Sequence[Any], params: Mapping[str, Mapping[str, 
           store: Store | str | os.PathLike | None = None, name: str | None = None, long: bool = False,
           workers: int | None = None, samples: int = 1, jury: Any | None = None,
           aggregate: str | None = None) -> pd.DataFrame:
-    """Score ``data`` with ``metrics``; one row per (datum, model) and one column per score.
+    """Score ``data`` with ``metrics``; one row per (datum, model): its ``datum_id``, model, query, prediction,
+    references and metadata columns, then one column per score (:func:`textgen_core.run_export.wide_export`).
 
     ``metrics`` are names, or custom judge metric definitions (a dict with the keys of a rubric file, or a
     :class:`~textgen_core.judge.metrics.criteria.Criterion`), scored under their ``name``.
@@ -57,7 +58,7 @@ def score(data: Data, metrics: Sequence[Any], params: Mapping[str, Mapping[str, 
     dataset_id, _, _ = save_or_reuse(db, dataset, name or dataset.name)
     run_id = evaluate(db, dataset_id, [spec.name for spec in specs], params, judge=judge, workers=workers,
                       jury=_jury(judge, samples, jury, aggregate))
-    frame = long_scores(db, run_id) if long else wide_scores(db, run_id)
+    frame = long_export(db, run_id) if long else wide_export(db, run_id)
     frame.attrs["run_id"] = run_id
     if "classification" in (spec.name for spec in specs):  # the report a terminal run prints, as data
         from .compare.classification import classification_reports

@@ -1,12 +1,14 @@
-"""Storing a loaded dataset as a version of a named dataset, without ever replacing one that runs may depend on."""
+"""Storing a dataset as a version of a named dataset, without ever replacing one that runs may depend on: one
+policy (:func:`settle_version`) for every source of a run, whole file, chunks or Ray blocks."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
+from .errors import StoreError
 from .model import Dataset
 from .store import Store
 
@@ -43,21 +45,37 @@ def diff_summary(diff: dict[str, Any]) -> str:
 
 
 def store_version(store: Store, dataset: Dataset, name: str) -> StoredVersion:
-    """Store ``dataset`` as the next version of the dataset named ``name`` under the first free name ("outputs",
-    "outputs (2)"...), unless a stored dataset has the same content (any name): that one is used instead.
+    """Store a whole ``dataset`` as the next version of the dataset named ``name`` under the first free name
+    ("outputs", "outputs (2)"...), then :func:`settle_version` (the same content stored already: that one is used).
 
     Re-running a file therefore adds a run to the same version, and an edited file becomes a new version of the
     same named dataset instead of deleting the earlier one with its runs.
     """
     name = " ".join(name.split()) or "dataset"
-    chosen, _ = store.streams.free_dataset_names(name)
-    dataset_id, stamp = store.datasets.save_version(dataset, chosen, name)
-    if stamp.same_as is not None:
-        found = store.versions.versions(stamp.family)
-        stored_name = str(found.loc[found["dataset_id"] == dataset_id, "name"].iloc[0])
-        return StoredVersion(dataset_id, stored_name, True, stamp.family, stamp.version)
-    return StoredVersion(dataset_id, chosen, False, stamp.family, stamp.version,
-                         _since_previous(store, stamp.family, stamp.version, dataset_id))
+    chosen, earlier = store.streams.free_dataset_names(name)
+    dataset_id = store.datasets.save_dataset(dataset, chosen, family=name)
+    return settle_version(store, dataset_id, earlier)
+
+
+def settle_version(store: Store, dataset_id: int, earlier: Sequence[str] = ()) -> StoredVersion:
+    """The one dataset-save policy, applied by every source once a dataset's rows are all stored (a whole file,
+    a file read in chunks, Ray blocks): when a stored dataset has the same content (by hash, any name; or, for
+    files from before content hashes, the same rows under one of the ``earlier`` names of its family), the new
+    copy's runs move there and the copy is deleted; otherwise it stays, as the next version of its family, with
+    what changed since the version before."""
+    same = store.versions.same_content(dataset_id)
+    for candidate in earlier if same is None else ():
+        try:
+            other = store.datasets.dataset_id(candidate)
+        except StoreError:  # deleted meanwhile (e.g. while a stopped run waited to be resumed)
+            continue
+        if other != dataset_id and store.streams.same_rows(other, dataset_id):
+            same = other
+            break
+    if same is not None:
+        store.streams.move_runs(dataset_id, same)
+        return stored_version(store, same, True)
+    return stored_version(store, dataset_id, False)
 
 
 def stored_version(store: Store, dataset_id: int, reused: bool) -> StoredVersion:

@@ -8,7 +8,8 @@ from typing import Callable
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """A snapshot of a run: cells or judge calls done, failed (unscored) and in flight."""
+    """A snapshot of a run: rows or judge cells done, failed (unscored) and in flight; while judging, the
+    judge requests made, retried and answered from the cache so far (:mod:`textgen_core.runs.calls`)."""
 
     phase: str  # "lexical", "judge", "aggregate", "done"
     total: int
@@ -24,6 +25,9 @@ class Progress:
     #: Extra judge attempts (transient failures, re-asks), and attempts that timed out or got a 5xx/429.
     retries: int = 0
     unanswered: int = 0
+    #: Judge requests this session made that the endpoint may bill (answered, timed out or refused; retries
+    #: included; cache hits are not calls): what the run's ``judge_calls`` adds up.
+    calls: int = 0
 
     @property
     def unit(self) -> str:

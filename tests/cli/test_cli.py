@@ -37,17 +37,17 @@ def test_run_writes_scores_equal_to_reference(tmp_path, small_csv, capsys):
     assert main(["run", str(small_csv), "--metrics", LEXICAL, "--db", str(db), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "run 1" in printed and "finished" in printed and "rouge1" in printed
-    frame = pd.read_csv(out, dtype={"id": str})
-    expected_columns = {"id", "model", "rouge1", "rouge2", "rougeL", "rougeLsum", "bleu", "exact_match", "f1", "wer",
+    frame = pd.read_csv(out, dtype={"datum_id": str})
+    expected_columns = {"datum_id", "model", "query", "prediction", "references", "rouge1", "rouge2", "rougeL", "rougeLsum", "bleu", "exact_match", "f1", "wer",
                         "answer_length", "reference_length"}
     assert expected_columns <= set(frame.columns)
     assert len(frame) == 4
     scorer = rouge_scorer.RougeScorer(["rouge1", "rougeL"])
-    row = frame[(frame["id"] == "q1") & (frame["model"] == "m1")].iloc[0]
+    row = frame[(frame["datum_id"] == "q1") & (frame["model"] == "m1")].iloc[0]
     reference = scorer.score("The capital of France is Paris.", "Paris is the capital.")
     assert row["rouge1"] == pytest.approx(reference["rouge1"].fmeasure, abs=1e-12)
     assert row["rougeL"] == pytest.approx(reference["rougeL"].fmeasure, abs=1e-12)
-    exact = frame.set_index(["id", "model"])["exact_match"]
+    exact = frame.set_index(["datum_id", "model"])["exact_match"]
     assert exact[("q2", "m1")] == 1.0 and exact[("q2", "m2")] == 0.0
 
 

@@ -60,10 +60,10 @@ def test_import_export_round_trip_and_agreement(judged, tmp_path: Path, capsys) 
     assert "stored 55 label(s) of qa_grade" in capsys.readouterr().out
     out = tmp_path / "back.csv"
     assert main(["--db", str(db), "labels", "export", str(run_id), "--out", str(out)]) == 0
-    back = pd.read_csv(out, dtype={"id": str})
+    back = pd.read_csv(out, dtype={"datum_id": str})
     assert len(back) == 55 and set(back["annotator"]) == {"ana", "ben"}
-    assert list(back.columns[:5]) == ["id", "model", "score", "value", "annotator"]
-    assert sorted(zip(back["id"], back["model"], back["value"])) == sorted(
+    assert list(back.columns[:5]) == ["datum_id", "model", "score", "value", "annotator"]  # the key of every export
+    assert sorted(zip(back["datum_id"], back["model"], back["value"])) == sorted(
         (r["id"], r["model"], r["value"]) for r in rows)
 
     assert main(["--db", str(db), "agreement", str(run_id)]) == 0

@@ -171,7 +171,7 @@ def _judge_settings(server: JudgeServer, **changes: object) -> JudgeSettings:
 
 def _judge_tables(store: Store, run_id: int) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
     cells = store.wide_scores(run_id)
-    ids = sorted(set(cells["id"]))
+    ids = sorted(set(cells["datum_id"]))
     return cells, [store.verdicts(run_id, datum_id).drop(columns=["cache_key"], errors="ignore") for datum_id in ids]
 
 

@@ -61,4 +61,4 @@ def test_a_judge_replying_in_another_case_or_form_is_scored_by_its_meaning(tmp_p
         store = Store(tmp_path / "labels.duckdb")
         for name, first in (("verdict", "Pass"), ("drink", COMPOSED)):
             wide = score(frame, [definition([first, "Fail"], [first]) | {"name": name}], judge=settings, store=store)
-            assert dict(zip(wide["id"], wide[name])) == {"a": 1.0, "b": 0.0, "c": 1.0}, name
+            assert dict(zip(wide["datum_id"], wide[name])) == {"a": 1.0, "b": 0.0, "c": 1.0}, name

@@ -16,6 +16,7 @@ from textgen_core.model import Dataset, Datum
 from textgen_core.store import Store
 from textgen_core.store.schema import SCHEMA_VERSION
 from textgen_core.store.score_writes import cell_table
+from textgen_core.store.stream_sql import NewRows
 
 
 def _run(store: Store) -> int:
@@ -53,9 +54,10 @@ def test_a_run_with_a_cell_stored_twice_is_not_marked_finished(tmp_path: Path) -
     cells = cell_table(run_id, [("d0", "m", "exact_match", "exact_match", 1.0, None, None)])
     rows = pa.table({"datum_id": ["x1"], "model": ["m"], "query": ["q"], "prediction": ["p"], "refs": [["r"]],
                      "contexts": [[]], "metadata": pa.array([None], pa.string())})
-    store.append_chunks(dataset_id, 3, rows, cells, run_id=run_id, finished=["0"])  # appended, as a fresh run does
-    store.append_chunks(dataset_id, 4, rows.set_column(0, "datum_id", pa.array(["x2"])), cells,
-                        run_id=run_id, finished=["1"])  # a wrong writer repeating the cell
+    store.write_cells(run_id, cells, rows=NewRows(dataset_id, 3, rows), finished=["0"], fresh=True)  # appended,
+    # as a fresh run's chunk is; then a wrong writer repeating the cell as fresh
+    store.write_cells(run_id, cells, rows=NewRows(dataset_id, 4, rows.set_column(0, "datum_id", pa.array(["x2"]))),
+                      finished=["1"], fresh=True)
     with pytest.raises(StoreError, match=r"stored 1 cell\(s\) twice.*not marked finished"):
         store.set_run_status(run_id, "finished")
     assert store.get_run(run_id)["status"] == "running"

@@ -73,7 +73,7 @@ def test_scores_upsert_and_sql_aggregates(db_path):
     assert len(long) == 4
     assert long.loc[long["value"].isna(), "reason"].tolist() == ["judge failed"]
     wide = store.wide_scores(run_id)
-    assert wide.columns.tolist() == ["id", "model", "m"] and len(wide) == 4
+    assert wide.columns.tolist() == ["datum_id", "model", "m"] and len(wide) == 4  # the key of every table
 
 
 def test_failed_run_keeps_earlier_runs(db_path):

@@ -36,6 +36,8 @@ class ProgressBar:
         self._logged = False
         self._last = 0.0
         self._drawn = 0  # length of the line on screen (a shorter redraw blanks the rest)
+        #: The last progress of each phase ('judge': its calls made, retries and cache hits, for the summary).
+        self.last: dict[str, Progress] = {}
 
     def __enter__(self) -> "ProgressBar":
         return self
@@ -57,6 +59,8 @@ class ProgressBar:
             parts.append(f"unscored {p.failed}")
         if p.in_flight:
             parts.append(f"in flight {p.in_flight}")
+        if p.calls:
+            parts.append(f"calls {p.calls}")
         if p.retries:
             parts.append(f"retries {p.retries}")
         if p.unanswered:
@@ -66,6 +70,7 @@ class ProgressBar:
         return ", ".join(parts)
 
     def update(self, p: Progress) -> None:
+        self.last[p.phase] = p
         now = time.monotonic()
         if not self.enabled:
             self._log(p, now)

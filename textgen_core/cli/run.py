@@ -89,6 +89,7 @@ def _judge_flags(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     """Score a file or stored dataset; a refused command leaves no database file it created behind."""
+    from .progress_bar import ProgressBar
     from .run_exec import execute
     from .run_plan import plan_from_args
     from .run_print import print_report
@@ -100,12 +101,13 @@ def _run(args: argparse.Namespace) -> int:
             taken = open_store(args, read_only=True).run_names.run_labels()
             if (taken["name"] == plan.run_name).any():
                 raise ParameterError(f"a run is already named {plan.run_name!r}; choose another --run-name")
-        store, run_id = execute(plan, lambda read_only=False: open_store(args, read_only=read_only), args.db)
+        bar = ProgressBar(sys.stderr)
+        store, run_id = execute(plan, lambda read_only=False: open_store(args, read_only=read_only), args.db, bar)
         if run_id is None:
             return 0
         if plan.run_name or plan.tags:
             store.run_names.label_run(run_id, name=plan.run_name, add_tags=plan.tags)
-        return print_report(store, run_id, plan.out, plan.unscored_above, plan.calibrate)
+        return print_report(store, run_id, plan.out, plan.unscored_above, plan.calibrate, bar.last.get("judge"))
     except BaseException:
         if created:
             _remove_if_empty(args.db)
@@ -139,7 +141,7 @@ def _resume(args: argparse.Namespace) -> int:
     jury = jury_from_args(args, judge)  # None: the run's own panel and samples, as it stored them
     with ProgressBar(sys.stderr) as bar:
         run_id = resume(store, args.run_id, judge=judge, progress=bar.update, jury=jury)
-    return print_report(store, run_id, None)
+    return print_report(store, run_id, None, judged=bar.last.get("judge"))
 
 
 def _extend(args: argparse.Namespace) -> int:
@@ -157,4 +159,4 @@ def _extend(args: argparse.Namespace) -> int:
     with ProgressBar(sys.stderr) as bar:
         run_id = extend(store, args.run_id, metrics, parse_params(args.param), judge=judge, progress=bar.update,
                         cancel=threading.Event(), workers=args.workers)
-    return print_report(store, run_id, None)
+    return print_report(store, run_id, None, judged=bar.last.get("judge"))

@@ -23,12 +23,15 @@ from .progress_bar import ProgressBar
 from .run_plan import RunCommand
 
 
-def execute(plan: RunCommand, open_store: Callable[..., Store], db: str) -> tuple[Store, int | None]:
+def execute(plan: RunCommand, open_store: Callable[..., Store], db: str,
+            bar: ProgressBar | None = None) -> tuple[Store, int | None]:
     """(the store of ``db``, the run id); the run id is None for ``--dry-run`` (nothing stored, the estimate
-    printed). ``open_store(read_only=...)`` opens ``db``."""
+    printed). ``open_store(read_only=...)`` opens ``db``; ``bar`` draws the progress (and keeps its last
+    judge snapshot for the summary)."""
+    bar = bar or ProgressBar(sys.stderr)
     store = open_store()  # nothing is opened or created until the store is first used
     if plan.engine == "ray" or (not plan.dry_run and not plan.calibrate and Path(plan.data).is_file()):
-        run_id = _stream(plan, store)
+        run_id = _stream(plan, store, bar)
         if run_id is not None:
             return store, run_id
     dataset, dataset_id = _load_file(plan), None
@@ -48,15 +51,15 @@ def execute(plan: RunCommand, open_store: Callable[..., Store], db: str) -> tupl
         stored = store_version(store, dataset, plan.name or dataset.name)
         dataset_id = stored.dataset_id
         print(stored.describe(len(dataset.rows)))
-    return store, _evaluate(plan, store, dataset_id)
+    return store, _evaluate(plan, store, dataset_id, bar)
 
 
-def _evaluate(plan: RunCommand, store: Store, dataset_id: int) -> int:
+def _evaluate(plan: RunCommand, store: Store, dataset_id: int, bar: ProgressBar) -> int:
     from ..evaluate import evaluate
 
     started: list[int] = []
     try:
-        with ProgressBar(sys.stderr) as bar:
+        with bar:
             return evaluate(store, dataset_id, plan.metrics, plan.params, models=plan.models, judge=plan.judge,
                             jury=plan.jury, progress=bar.update, cancel=threading.Event(), workers=plan.workers,
                             on_start=started.append)
@@ -121,14 +124,14 @@ def _check_before_storing(dataset: Dataset, plan: RunCommand) -> None:
                 raise ParameterError(f"--calibrate {spec}: {exc}; nothing was stored or scored") from None
 
 
-def _stream(plan: RunCommand, store: Store) -> int | None:
+def _stream(plan: RunCommand, store: Store, bar: ProgressBar) -> int | None:
     """Score a file chunk by chunk (local) or block by block (Ray); None when it must be read whole."""
     from ..streaming import NotStreamable, stream_file, streamable_metrics
 
     if plan.engine == "ray":
         from ..engines.ray_engine import run_ray
 
-        with ProgressBar(sys.stderr) as bar:
+        with bar:
             return run_ray(store, plan.data, plan.metrics, plan.params, mapping=plan.columns.mapping,
                            name=plan.name, models=plan.models, judge=plan.judge, address=plan.ray_address,
                            progress=bar.update)
@@ -136,7 +139,7 @@ def _stream(plan: RunCommand, store: Store) -> int | None:
         return None
     started: list[int] = []
     try:
-        with ProgressBar(sys.stderr) as bar:
+        with bar:
             streamed = stream_file(store, plan.data, plan.metrics, plan.params, mapping=plan.columns.mapping,
                                    name=plan.name, file_name=Path(plan.data).name, models=plan.models,
                                    progress=bar.update, workers=plan.workers, on_start=started.append)
@@ -145,9 +148,8 @@ def _stream(plan: RunCommand, store: Store) -> int | None:
     except KeyboardInterrupt:
         say_kept(started, " (leave the file as it is until then)")
         raise
-    family, version = store.versions.family_of_dataset(streamed.dataset_id)
-    print(f"{'using stored' if streamed.reused else 'stored'} dataset {streamed.dataset_name!r} ({streamed.rows} rows), "
-          f"version {version} of {family!r}" + (": the same content was stored already" if streamed.reused else ""))
+    if streamed.version is not None:
+        print(streamed.version.describe(streamed.rows))
     for warning in streamed.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return streamed.run_id

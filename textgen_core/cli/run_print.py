@@ -13,11 +13,12 @@ from .run_plan import RunCommand
 
 
 def print_report(store: Store, run_id: int, out: str | None, unscored_above: float | None = None,
-                 calibrate: list[str] | None = None) -> int:
+                 calibrate: list[str] | None = None, judged: Any | None = None) -> int:
     """How the run ended, its summary (and reports), ``out`` written; the exit status: 0 finished, 1 not finished
-    or nothing scored, UNSCORED_GATE_FAILED when ``unscored_above`` is passed."""
+    or nothing scored, UNSCORED_GATE_FAILED when ``unscored_above`` is passed. ``judged``: the session's last
+    judge :class:`~textgen_core.progress.Progress` (its retries and cache hits beside the calls made)."""
     from ..export import write_table
-    from ..summary import wide_scores
+    from ..run_export import wide_export
     from .classification import print_reports
     from .labels import print_run_calibration
     from .tables import print_summary, unscored_gate
@@ -36,13 +37,18 @@ def print_report(store: Store, run_id: int, out: str | None, unscored_above: flo
         cost = f", cost {run['cost']:.4f}" if run["cost"] is not None else ""
         print(f"judge: {run['judge_calls']} calls, {run['prompt_tokens']} prompt + "
               f"{run['completion_tokens']} completion tokens{cost}")
+    if judged is not None:  # what this session's calls were, in the vocabulary of the estimate
+        from ..runs.calls import made_text
+
+        print(f"{made_text(judged.calls, judged.retries, judged.cached)} for {judged.total} judge cells"
+              + ("" if judged.calls == run["judge_calls"] else f" in this session ({run['judge_calls']} in all)"))
     print_summary(store, run_id, shown_models(store, run_id, run))
     print_rating_fallbacks(store, run_id)
     print_reports(store, run_id)
     if calibrate:
         print_run_calibration(store, run_id, calibrate)
     if out:
-        path = write_table(wide_scores(store, run_id), out)
+        path = write_table(wide_export(store, run_id), out)
         print(f"wrote {path}")
     if run["status"] != "finished":
         return 1
@@ -133,11 +139,13 @@ def print_dry_run(plan: RunCommand, dataset: Dataset, cache: Callable[[], Store]
 
         est = estimate_jury(rows, {m: resolved[m] for m in judged}, jury, store)
         print(f"panel: {', '.join(jury.names)} x {jury.samples} sample(s); every vote is a judge request")
-    if est.dependent:
-        print(f"judge calls: {est.calls - est.dependent} to {est.calls} to make, {est.cached} cached "
-              f"({est.dependent} are verdicts on extracted items, skipped when an extraction finds none)")
-    else:
-        print(f"judge calls: {est.calls} to make, {est.cached} cached")
+    from ..judge.engine import plan_groups
+    from ..runs.calls import JudgeCalls
+
+    passes = 1 if jury is None else len(jury.names) * jury.samples
+    cells = sum(len(g) for g in plan_groups(rows, {m: resolved[m] for m in judged})) * passes
+    for line in JudgeCalls(cells, est.calls - est.dependent, est.dependent, est.cached).lines():
+        print(line)
     print(f"estimated tokens: {est.prompt_tokens} prompt + {est.completion_tokens} completion")
     if est.calls:  # a rambling or looping judge writes up to max_tokens every time
         bound = est.bound_cost(judge)

@@ -30,6 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--out", required=True, help="output file (.csv, .jsonl, .parquet)")
     export.add_argument("--long", action="store_true", help="one row per score cell, with details and reasons")
     export.add_argument("--verdicts", help="also write the judge's verdicts to this file")
+    export.add_argument("--modes", metavar="FILE", help="also write the run's stored failure modes ('textgen-eval "
+                                                        "failures'), one row per failing judgement, to this file")
     add_db_argument(export)
     export.set_defaults(handler=_export)
 
@@ -95,15 +97,25 @@ def _datasets(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    """The run's scores (wide or long), and on request its verdicts and failure modes: every table keyed by
+    datum_id and model (textgen_core.run_export)."""
     store = open_store(args, read_only=True)
     store.get_run(args.run_id)  # a clear error for an unknown run
-    from ..summary import long_scores, wide_scores  # the comparison code (scipy) only when exporting
+    from ..run_export import long_export, modes_export, wide_export  # pandas and scipy only when exporting
 
-    frame = long_scores(store, args.run_id) if args.long else wide_scores(store, args.run_id)
+    frame = long_export(store, args.run_id) if args.long else wide_export(store, args.run_id)
     print(f"wrote {write_table(frame, args.out)} ({len(frame)} rows)")
     if args.verdicts:
-        verdicts = store.run_verdicts(args.run_id) if hasattr(store, "run_verdicts") else pd.DataFrame()
+        verdicts = store.run_verdicts(args.run_id)
         print(f"wrote {write_table(verdicts, args.verdicts)} ({len(verdicts)} verdicts)")
+    if args.modes:
+        modes = modes_export(store, args.run_id)
+        if modes.empty:
+            print(f"run {args.run_id} has no stored failure modes: 'textgen-eval failures {args.run_id}' groups "
+                  f"them; {args.modes} not written")
+        else:
+            print(f"wrote {write_table(modes, args.modes)} ({modes['mode'].nunique()} modes, "
+                  f"{len(modes)} failing judgements)")
     return 0
 
 

@@ -259,8 +259,8 @@ class Imported:
 
 def import_labels(store: Store, run_id: int, path: str | Path, score: str | None = None, *,
                   annotator: str | None = None, sampling: str | None = None) -> Imported:
-    """Read a labels file (columns ``id``, ``model``, ``value``; optional ``score``, ``annotator``, ``note``,
-    ``sampling`` and ``probability``) and store it.
+    """Read a labels file (columns ``datum_id`` (or ``id``), ``model``, ``value``; optional ``score``,
+    ``annotator``, ``note``, ``sampling`` and ``probability``) and store it.
 
     A file written by :func:`export_labels` comes back as it was: each row's
     ``score`` and ``sampling`` are kept (``score`` and ``sampling`` given here
@@ -275,9 +275,10 @@ def import_labels(store: Store, run_id: int, path: str | Path, score: str | None
     """
     name = Path(path).name
     frame = read_table(Path(path))
-    missing = [c for c in ("id", "model", "value") if c not in frame.columns]
+    key = "datum_id" if "datum_id" in frame.columns else "id"  # the key every export writes; 'id' as files had
+    missing = [c for c in (key, "model", "value") if c not in frame.columns]
     if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)}; a labels file has id, model, value "
+        raise InputError(f"missing column(s) {', '.join(missing)}; a labels file has datum_id, model, value "
                          "(and optionally score, annotator, note, sampling, probability)", file=name)
     if annotator is None and "annotator" not in frame.columns:
         raise InputError("no annotator column: add one, or name the annotator (--annotator)", file=name)
@@ -298,10 +299,10 @@ def import_labels(store: Store, run_id: int, path: str | Path, score: str | None
     seen: dict[tuple[str, str, str, str], int] = {}
     for number, record in frame.iterrows():
         row = int(number)
-        datum_id = _unguarded(_text(record["id"]), ids, guarded)
+        datum_id = _unguarded(_text(record[key]), ids, guarded)
         model = _unguarded(_text(record["model"]), models, guarded)
         if (datum_id, model) not in known:
-            column = "id" if datum_id not in ids else "model"
+            column = key if datum_id not in ids else "model"
             raise InputError(f"no datum {datum_id!r} of model {model!r} in run {run_id}", file=name, row=row,
                              column=column)
         which = _text(record.get("score")) if "score" in frame.columns else ""
@@ -328,7 +329,7 @@ def import_labels(store: Store, run_id: int, path: str | Path, score: str | None
         if earlier != row:
             raise InputError(f"datum {datum_id!r} of model {model!r} is labelled twice by {who!r} on {which} (also "
                              f"row {earlier}); keep one label per annotator and cell", file=name, row=row,
-                             column="id")
+                             column=key)
         probability = None
         if "probability" in frame.columns and _text(record["probability"]):
             probability = _number(record["probability"])
@@ -365,11 +366,12 @@ _GUARD = re.compile("(^|\r\n|\r|\n)'(?=[" + re.escape("".join(FORMULA_PREFIXES))
 
 
 def export_labels(store: Store, run_id: int) -> pd.DataFrame:
-    """Every label of a run as a table: id, model, score, value, annotator, note, sampling, probability, time."""
+    """Every label of a run as a table: datum_id, model, score, value, annotator, note, sampling, probability,
+    time (keyed as every export is; :func:`import_labels` reads it back)."""
     store.get_run(run_id)
     frame = store.labels(run_id)
-    return frame.rename(columns={"datum_id": "id", "created_at": "labelled_at"})[
-        ["id", "model", "score", "value", "annotator", "note", "sampling", "probability", "labelled_at"]]
+    return frame.rename(columns={"created_at": "labelled_at"})[
+        ["datum_id", "model", "score", "value", "annotator", "note", "sampling", "probability", "labelled_at"]]
 
 
 def _text(value: Any) -> str:

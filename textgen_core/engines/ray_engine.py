@@ -34,8 +34,8 @@ from ..model import Datum
 from ..progress import Progress, ProgressCallback
 from ..store import Store
 from ..runs.status import RunSession
-from ..store.stream_sql import DuplicateRow
-from ..streaming.run import reuse_earlier
+from ..store.score_writes import block_scores
+from ..store.stream_sql import DuplicateRow, NewRows
 from .ray_judge import JUDGE_BLOCK_ROWS, check_judge_on_ray, score_judge_on_ray, stored_rows
 from .ray_read import content_of, files_of, format_of, header_of, json_lines, read_blocks, row_estimate
 
@@ -183,7 +183,9 @@ def run_ray(store: Store, source: str, metrics: Sequence[str], params: Mapping[s
         store.delete_dataset(dataset_id, force=True)  # bad input: nothing half-written stays behind
         raise
     if store.get_run(run_id)["status"] == "finished":
-        reuse_earlier(store, dataset_id, earlier)
+        from ..catalog import settle_version
+
+        settle_version(store, dataset_id, earlier)
     return run_id
 
 
@@ -284,8 +286,9 @@ def _score(store: Store, run_id: int, dataset_id: int, source: str | None, metri
                 fresh = table.filter(pc.invert(table.column("skipped")))
                 if fresh.num_rows or complete:
                     try:
-                        store.write_block(run_id, dataset_id if new_data else None, index, fresh, complete,
-                                          resumed=bool(finished))
+                        store.cells.write_cells(
+                            run_id, block_scores(run_id, fresh), finished=complete, fresh=not finished,
+                            rows=NewRows(dataset_id, index, fresh, keep_stored=bool(finished)) if new_data else None)
                     except DuplicateRow as exc:
                         raise _duplicate(exc, label, mapping) from None
                 for model in table.column("model").unique().to_pylist():

@@ -281,7 +281,7 @@ class _Tracker:
         used = self.spent()
         self.callback(Progress("judge", self.total, self.done, self.failed, self.client.usage.in_flight,
                                used.prompt_tokens, used.completion_tokens, used.cached, used.rate_limited,
-                               used.waited_s, used.retries, used.unanswered))
+                               used.waited_s, used.retries, used.unanswered, used.calls))
 
 
 def _minus(now: Usage, before: Usage) -> Usage:

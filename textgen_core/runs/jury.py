@@ -110,6 +110,7 @@ def run_jury(store: Store, run_id: int, rows: Sequence[Datum], metrics: Mapping[
               for sample in range(jury.samples)]
     per_pass = len(rows) * len(metrics)
     refused: list[str] = []
+    whole = None if progress is None else _Passes(progress, per_pass * len(passes))
     try:
         for number, (name, settings, sample) in enumerate(passes):
             if cancel is not None and cancel.is_set():
@@ -119,17 +120,38 @@ def run_jury(store: Store, run_id: int, rows: Sequence[Datum], metrics: Mapping[
             refused += run_judge_metrics(
                 sink, run_id, rows, metrics, settings, cancel=cancel, client=client, models=models,  # type: ignore[arg-type]
                 skip=store.vote_cells(run_id, name, sample, scored=True),
-                progress=None if progress is None else _offset(progress, number * per_pass, per_pass * len(passes)))
+                progress=None if whole is None else whole.part(number * per_pass))
     finally:  # what was judged is scored, also when the run stops (a resume judges the votes left)
         write_aggregates(store, run_id, rows, metrics, jury)
     return list(dict.fromkeys(refused))
 
 
-def _offset(progress: ProgressCallback, before: int, total: int) -> ProgressCallback:
-    """A pass's judge progress as a part of the whole run's (every member and sample)."""
-    def report(p: Progress) -> None:
-        progress(replace(p, total=total, done=before + p.done) if p.phase == "judge" else p)
-    return report
+class _Passes:
+    """The judge progress of every pass (member x sample) as one run's: cells offset by the passes before, and
+    the counts of requests (calls, retries, cache hits, tokens) added up over the passes, each pass having its
+    own client."""
+
+    _SUMMED = ("calls", "retries", "unanswered", "cached", "rate_limited", "prompt_tokens", "completion_tokens")
+
+    def __init__(self, progress: ProgressCallback, total: int) -> None:
+        self.progress, self.total = progress, total
+        self.before = {name: 0 for name in self._SUMMED}  # of the passes that ended
+        self.current: Progress | None = None
+
+    def part(self, cells_before: int) -> ProgressCallback:
+        if self.current is not None:  # the previous pass ended: its counts join the ones before
+            for name in self._SUMMED:
+                self.before[name] += getattr(self.current, name)
+            self.current = None
+
+        def report(p: Progress) -> None:
+            if p.phase != "judge":
+                self.progress(p)
+                return
+            self.current = p
+            self.progress(replace(p, total=self.total, done=cells_before + p.done,
+                                  **{name: self.before[name] + getattr(p, name) for name in self._SUMMED}))
+        return report
 
 
 def write_aggregates(store: Store, run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],

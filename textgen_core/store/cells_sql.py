@@ -1,8 +1,12 @@
-"""The ``scores`` and ``run_aggregates`` tables of a run: cells written (through :mod:`.score_writes`) and read.
+"""The ``scores`` and ``run_aggregates`` tables of a run: cells written and read.
 
 A cell is one (datum, model, score) value of a run, or no value with the reason
 it is unscored; reads that summarize cells count the unscored ones beside the
-scored, never as 0.
+scored, never as 0. Every cell of every source reaches the ``scores`` table through
+:meth:`Cells.write_cells`: the run loop's lexical and endpoint cells, the judge's
+batches (with their verdicts, in the judge writer's transaction), a streamed run's
+chunks and the Ray engine's blocks (with their data rows and the chunks they
+finish, in one transaction).
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ import pyarrow as pa
 from ..errors import StoreError
 from .database import Part, insert_arrow, json_text, reads, writes
 from .run_sql import require_run
-from .score_writes import CellRecord, insert_cells
+from .score_writes import CellRecord, cell_table, write_scores
+from .stream_sql import NewRows, insert_rows, mark_finished
 
 _AGG_SCHEMA = pa.schema([
     ("run_id", pa.int32()), ("model", pa.string()), ("score", pa.string()),
@@ -32,13 +37,27 @@ class Cells(Part):
     """Score cells and corpus values of runs."""
 
     @writes
-    def write_cells(self, run_id: int, cells: Iterable[CellRecord]) -> int:
-        """Upsert score cells in one transaction; returns how many were written."""
-        cells = list(cells)
-        if cells:
-            require_run(self.cur, run_id)
-            insert_cells(self.cur, run_id, cells)
-        return len(cells)
+    def write_cells(self, run_id: int, cells: Iterable[CellRecord] | pa.Table | None, *, rows: NewRows | None = None,
+                    finished: Sequence[str] = (), fresh: bool = False) -> int:
+        """The one writer of score cells; one transaction; returns how many cells were written.
+
+        ``cells``: records (datum_id, model, metric, score, value, details, reason), or an Arrow table in the
+        ``scores`` layout (:data:`~.score_writes.SCORE_SCHEMA`, as a chunk or block is scored). ``rows``: the
+        data rows they score, stored first (a streamed or Ray run reads its dataset as it scores it);
+        ``finished``: the chunk or block keys of the run this write completes (skipped when it resumes).
+        A cell already stored replaces its row unless ``fresh`` (a new run's chunk: appended, no lookup).
+        """
+        table = cells if isinstance(cells, pa.Table) or cells is None else cell_table(run_id, list(cells))
+        if rows is None and not finished and (table is None or not table.num_rows):
+            return 0
+        cur = self.cur
+        require_run(cur, run_id)
+        if rows is not None:
+            insert_rows(cur, rows)
+        if table is not None and table.num_rows:
+            write_scores(cur, table, replace=not fresh)
+        mark_finished(cur, run_id, finished)
+        return 0 if table is None else table.num_rows
 
     @writes
     def write_aggregates(self, run_id: int,
@@ -104,18 +123,18 @@ class Cells(Part):
             "SELECT DISTINCT score FROM scores WHERE run_id = ? ORDER BY score", [run_id]).fetchall()]
         names = [n for n in order if n in present] + [n for n in present if n not in order]
         long = self.cur.execute(
-            "SELECT s.datum_id AS id, s.model, s.score, s.value, d.row_index FROM scores s "
+            "SELECT s.datum_id, s.model, s.score, s.value, d.row_index FROM scores s "
             "JOIN data d ON d.dataset_id = (SELECT dataset_id FROM runs WHERE run_id = ?) "
             "AND d.datum_id = s.datum_id AND d.model = s.model WHERE s.run_id = ?", [run_id, run_id]).df()
         if long.empty:
-            return pd.DataFrame(columns=["id", "model", *names])
-        wide = long.pivot(index=["row_index", "id", "model"], columns="score", values="value").reset_index()
+            return pd.DataFrame(columns=["datum_id", "model", *names])
+        wide = long.pivot(index=["row_index", "datum_id", "model"], columns="score", values="value").reset_index()
         wide = wide.sort_values("row_index").drop(columns="row_index")
         wide.columns.name = None
         for name in names:
             if name not in wide.columns:
                 wide[name] = float("nan")
-        return wide[["id", "model", *names]].reset_index(drop=True)
+        return wide[["datum_id", "model", *names]].reset_index(drop=True)
 
     @reads
     def score_values(self, run_id: int, *, models: Sequence[str] | None = None,

@@ -44,18 +44,6 @@ class Datasets(Part):
         its name, see :func:`.versions_sql.family_of`); returns its id."""
         return self._save(dataset, name, replace, family)[0]
 
-    @writes
-    def save_version(self, dataset: Dataset, name: str, family: str) -> tuple[int, Stamp]:
-        """Store a dataset as the next version of ``family`` unless a stored dataset has the same content:
-        then nothing is kept and that dataset's id comes back, its stamp's ``same_as`` saying so."""
-        dataset_id, stamp = self._save(dataset, name, False, family)
-        if stamp.same_as is None:
-            return dataset_id, stamp
-        _delete_dataset(self.cur, dataset_id)
-        family_name, version = self.cur.execute(
-            "SELECT family, version FROM dataset_versions WHERE dataset_id = ?", [stamp.same_as]).fetchone()
-        return stamp.same_as, Stamp(family_name, int(version), stamp.content_hash, stamp.same_as)
-
     def _save(self, dataset: Dataset, name: str | None, replace: bool, family: str | None) -> tuple[int, Stamp]:
         name = name or dataset.name
         cur = self.cur

@@ -16,9 +16,9 @@ import pyarrow as pa
 
 from .connection import registered
 from .database import Database, Part, insert_arrow, reads, writes
+from .cells_sql import Cells
 from .judge_cache_sql import CacheRow, JudgeCache, cache_table
 from .run_sql import add_usage
-from .score_writes import insert_cells
 
 if TYPE_CHECKING:
     import duckdb
@@ -85,9 +85,10 @@ def _json_text(value: Any) -> str | None:
 class JudgeTables(Part):
     """Verdicts, exchanges and finished judge cells; a batch's cache entries go through ``cache``."""
 
-    def __init__(self, db: Database, cache: JudgeCache) -> None:
+    def __init__(self, db: Database, cache: JudgeCache, cells: Cells) -> None:
+        """``cache``: where a batch's reply-cache entries go; ``cells``: the one writer of its cells."""
         super().__init__(db)
-        self.cache = cache
+        self.cache, self.cells = cache, cells
 
     @reads
     def exchanges(self, run_id: int, datum_id: str | None = None, model: str | None = None,
@@ -123,8 +124,9 @@ class JudgeTables(Part):
             self.cache.keys_added(e.cache_key for e in entries)
             insert_arrow(cur, "judge_cache", cache, replace=True, by_name=True)
         for run_id, run_cells in runs.items():
-            write_results(cur, run_id, [w.cell for w in run_cells], [v for w in run_cells for v in w.verdicts],
-                           [e for w in run_cells for e in w.exchanges], [w.cell[:3] for w in run_cells if w.rewritten])
+            write_results(cur, run_id, [v for w in run_cells for v in w.verdicts],
+                          [e for w in run_cells for e in w.exchanges], [w.cell[:3] for w in run_cells if w.rewritten])
+            self.cells.write_cells(run_id, [w.cell for w in run_cells])  # joins this transaction
         for run_id in dict.fromkeys([*runs, *spent]):
             add_batch_usage(cur, run_id, [w.usage for w in runs.get(run_id, ())] + spent.get(run_id, []))
 
@@ -169,10 +171,11 @@ def add_batch_usage(cur: "duckdb.DuckDBPyConnection", run_id: int, usage: Sequen
 _STALE_SCHEMA = pa.schema([("datum_id", pa.string()), ("model", pa.string()), ("metric", pa.string())])
 
 
-def write_results(cur: "duckdb.DuckDBPyConnection", run_id: int, cells: Sequence[Sequence[Any]],
-                  verdicts: Sequence[Sequence[Any]], exchanges: Sequence[Sequence[Any] | Mapping[str, Any]],
+def write_results(cur: "duckdb.DuckDBPyConnection", run_id: int, verdicts: Sequence[Sequence[Any]],
+                  exchanges: Sequence[Sequence[Any] | Mapping[str, Any]],
                   rewritten: Sequence[tuple[str, str, str]]) -> None:
-    """Inside a transaction: drop stale items of re-scored cells, then upsert verdicts, exchanges, cells."""
+    """Inside a transaction: drop stale items of re-scored cells, then upsert their verdicts and exchanges (the
+    cells themselves go through :meth:`~.cells_sql.Cells.write_cells`)."""
     verdict_records = [_as_record(v, VERDICT_FIELDS, "verdict") for v in verdicts]
     exchange_records = [_as_record(e, EXCHANGE_FIELDS, "exchange") for e in exchanges]
     for record in exchange_records:
@@ -201,4 +204,3 @@ def write_results(cur: "duckdb.DuckDBPyConnection", run_id: int, cells: Sequence
     for table, view, data in tables:  # table names are constants
         with registered(cur, view, data):
             cur.execute(f"INSERT OR REPLACE INTO {table} BY NAME SELECT * FROM {view}")
-    insert_cells(cur, run_id, cells)

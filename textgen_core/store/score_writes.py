@@ -2,12 +2,12 @@
 
 Every cell reaches the ``scores`` table as an Arrow table in one layout
 (:data:`SCORE_SCHEMA`) through :func:`write_scores`, the one statement that
-writes it, inside the caller's transaction: :meth:`Store.write_cells` (lexical
-and endpoint scores) and the judge's batches (cells with their verdicts,
-exchanges and usage) through :func:`insert_cells`, a streamed run's chunks, and
-the Ray engine's blocks (their nested cells flattened by :func:`block_scores`).
-A new run's cells are appended; cells that may already be stored (a resumed
-run, a re-scored judge cell) replace theirs.
+writes it, called by one store operation, :meth:`~.cells_sql.Cells.write_cells`:
+lexical and endpoint scores as records, the judge's batches (inside the judge
+writer's transaction, beside their verdicts), a streamed run's chunks (built
+by :func:`column_table`) and the Ray engine's blocks (their nested cells
+flattened by :func:`block_scores`). A new run's cells are appended; cells that
+may already be stored (a resumed run, a re-scored judge cell) replace theirs.
 """
 
 from __future__ import annotations
@@ -82,12 +82,6 @@ def column_table(run_id: int, columns: Mapping[str, list[Any]]) -> pa.Table:
         "details": details_texts(columns["details"]),
         "reason": columns["reason"],
     }, schema=SCORE_SCHEMA)
-
-
-def insert_cells(cur: duckdb.DuckDBPyConnection, run_id: int, cells: Sequence[Sequence[Any]]) -> None:
-    """Upsert cells of one run inside the caller's transaction (a re-scored cell replaces its row)."""
-    if cells:
-        write_scores(cur, cell_table(run_id, cells), replace=True)
 
 
 def write_scores(cur: duckdb.DuckDBPyConnection, table: pa.Table, *, replace: bool) -> None:

@@ -5,7 +5,8 @@ with its row count and models. When its rows turn out identical to a stored
 dataset's, its runs move there and the copy is deleted, as a whole-file load
 would have reused that dataset. A run scored in chunks or blocks records where
 it reads its data and which chunks are stored, in the same transaction as their
-rows and cells, so that a stopped run resumes where it stopped.
+rows and cells (written by :meth:`~.cells_sql.Cells.write_cells`, the one writer of
+cells, with :class:`NewRows`), so that a stopped run resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
 import duckdb
@@ -21,7 +23,6 @@ import pyarrow as pa
 from ..errors import StoreError
 from ..model import Datum
 from .database import Part, reads, writes
-from .score_writes import block_scores, write_scores
 from .versions_sql import forget_version, stamp_version
 
 DATA_SCHEMA = pa.schema([
@@ -64,6 +65,56 @@ def data_table(dataset_id: int, first_index: int, rows: Sequence[Datum]) -> pa.T
     }, schema=DATA_SCHEMA)
 
 
+@dataclass(frozen=True)
+class NewRows:
+    """Rows of the ``data`` table to store with a write of cells (or alone: :meth:`StreamTables.append_rows`):
+    ``table`` holds the data table's columns but dataset_id and row_index, numbered from ``first_index``.
+    ``keep_stored``: rows a stopped run already stored are kept as they are (a resumed run reads them again)."""
+
+    dataset_id: int
+    first_index: int
+    table: pa.Table
+    keep_stored: bool = False
+
+
+def insert_rows(cur: Any, rows: NewRows) -> None:
+    """Inside the caller's transaction: the rows; a (datum id, model) already stored raises :class:`DuplicateRow`
+    (nothing of the transaction stays)."""
+    count = rows.table.num_rows
+    block_rows = pa.table({"dataset_id": pa.array([rows.dataset_id] * count, pa.int32()),
+                           "row_index": pa.array(range(rows.first_index, rows.first_index + count), pa.int32()),
+                           **{c: rows.table.column(c) for c in DATA_SCHEMA.names[2:]}}).cast(DATA_SCHEMA)
+    verb = "INSERT OR IGNORE" if rows.keep_stored else "INSERT"
+    try:  # the Arrow table is read by its variable name; verb is a constant
+        cur.execute(f"{verb} INTO data SELECT * FROM block_rows")
+    except duckdb.ConstraintException:
+        raise _duplicate(cur, rows.dataset_id, block_rows) from None
+
+
+def _duplicate(failed: Any, dataset_id: int, table: pa.Table) -> DuplicateRow:
+    cur = failed.cursor()  # the failed insert's cursor is not reusable
+    cur.register("incoming_rows", table)
+    try:
+        found = cur.execute(
+            "SELECT i.datum_id, i.model, coalesce(d.row_index, (SELECT min(j.row_index) FROM incoming_rows j "
+            "WHERE j.datum_id = i.datum_id AND j.model = i.model)), i.row_index FROM incoming_rows i "
+            "LEFT JOIN data d ON d.dataset_id = ? AND d.datum_id = i.datum_id AND d.model = i.model "
+            "WHERE d.row_index IS NOT NULL OR i.row_index > (SELECT min(j.row_index) FROM incoming_rows j "
+            "WHERE j.datum_id = i.datum_id AND j.model = i.model) ORDER BY i.row_index LIMIT 1",
+            [dataset_id]).fetchone()
+    finally:
+        cur.close()
+    if found is None:  # pragma: no cover - the constraint named a key we cannot find
+        raise StoreError("a (datum id, model) pair is stored twice")
+    return DuplicateRow(found[0], found[1], int(found[2]), int(found[3]))
+
+
+def mark_finished(cur: Any, run_id: int, keys: Sequence[str]) -> None:
+    """Inside the caller's transaction: the chunks or blocks of ``run_id`` now stored (skipped on resume)."""
+    for key in keys:
+        cur.execute("INSERT OR REPLACE INTO run_blocks VALUES (?, ?)", [run_id, key])
+
+
 class StreamTables(Part):
     """Datasets filled chunk by chunk, and the records of runs scored in chunks or blocks."""
 
@@ -103,7 +154,7 @@ class StreamTables(Part):
 
     @writes
     def start_dataset(self, name: str, source: str, mapping: Mapping[str, Any]) -> int:
-        """Register an empty dataset (no row count yet) to fill with :meth:`append_chunks`."""
+        """Register an empty dataset (no row count yet) to fill chunk by chunk (:class:`NewRows`)."""
         cur = self.cur
         return int(cur.execute(
             "INSERT INTO datasets (name, source, n_rows, models, mapping, metadata_columns) "
@@ -111,45 +162,11 @@ class StreamTables(Part):
             [name, source, json.dumps(dict(mapping), ensure_ascii=False, default=str)]).fetchone()[0])
 
     @writes
-    def append_chunks(self, dataset_id: int, first_index: int, rows: pa.Table, cells: pa.Table | None = None, *,
-                      run_id: int | None = None, finished: Sequence[str] = ()) -> None:
-        """One transaction: rows (the data table's columns but dataset_id and row_index, numbered from
-        ``first_index``), the cells of a new run scored on them (rows of the scores table) and the keys of the
-        chunks of ``run_id`` they finish; a (datum id, model) already stored raises :class:`DuplicateRow` and
-        adds nothing."""
-        cur = self.cur
-        self._insert_data(cur, dataset_id, first_index, rows, "INSERT")
-        if cells is not None:
-            write_scores(cur, cells, replace=False)  # a new run's cells: appended
-        if finished:
-            self._mark_finished(cur, run_id, finished)
-
-    def _insert_data(self, cur: Any, dataset_id: int, first_index: int, rows: pa.Table, verb: str) -> None:
-        count = rows.num_rows
-        block_rows = pa.table({"dataset_id": pa.array([dataset_id] * count, pa.int32()),
-                               "row_index": pa.array(range(first_index, first_index + count), pa.int32()),
-                               **{c: rows.column(c) for c in DATA_SCHEMA.names[2:]}}).cast(DATA_SCHEMA)
-        try:  # the Arrow table is read by its variable name; verb is a constant
-            cur.execute(f"{verb} INTO data SELECT * FROM block_rows")
-        except duckdb.ConstraintException:
-            raise self._duplicate(dataset_id, block_rows) from None
-
-    def _duplicate(self, dataset_id: int, table: pa.Table) -> DuplicateRow:
-        cur = self.cur.cursor()  # the failed insert's cursor is not reusable
-        cur.register("incoming_rows", table)
-        try:
-            found = cur.execute(
-                "SELECT i.datum_id, i.model, coalesce(d.row_index, (SELECT min(j.row_index) FROM incoming_rows j "
-                "WHERE j.datum_id = i.datum_id AND j.model = i.model)), i.row_index FROM incoming_rows i "
-                "LEFT JOIN data d ON d.dataset_id = ? AND d.datum_id = i.datum_id AND d.model = i.model "
-                "WHERE d.row_index IS NOT NULL OR i.row_index > (SELECT min(j.row_index) FROM incoming_rows j "
-                "WHERE j.datum_id = i.datum_id AND j.model = i.model) ORDER BY i.row_index LIMIT 1",
-                [dataset_id]).fetchone()
-        finally:
-            cur.close()
-        if found is None:  # pragma: no cover - the constraint named a key we cannot find
-            raise StoreError("a (datum id, model) pair is stored twice")
-        return DuplicateRow(found[0], found[1], int(found[2]), int(found[3]))
+    def append_rows(self, rows: NewRows) -> None:
+        """Rows of a dataset read in chunks without a run (a plain load); a run's rows come with its cells
+        through :meth:`~.cells_sql.Cells.write_cells`. A (datum id, model) already stored raises
+        :class:`DuplicateRow` and adds nothing."""
+        insert_rows(self.cur, rows)
 
     @writes
     def finish_dataset(self, dataset_id: int, n_rows: int, models: Sequence[str],
@@ -183,10 +200,6 @@ class StreamTables(Part):
         forget_version(cur, from_dataset)
 
     # -- runs scored in chunks or blocks (streamed runs, the Ray engine) --------
-    def _mark_finished(self, cur: Any, run_id: int | None, keys: Sequence[str]) -> None:
-        for key in keys:
-            cur.execute("INSERT OR REPLACE INTO run_blocks VALUES (?, ?)", [run_id, key])
-
     @writes
     def record_block_run(self, run_id: int, source: str, mapping: Mapping[str, Any] | None, block_rows: int) -> None:
         """Remember where (and in blocks or chunks of how many rows) a run reads its data, to resume it."""
@@ -211,18 +224,6 @@ class StreamTables(Part):
             return self.cur.execute(sql, [run_id]).fetchall()
         except duckdb.CatalogException:
             return []
-
-    @writes
-    def write_block(self, run_id: int, dataset_id: int | None, first_index: int, table: pa.Table,
-                    finished: Sequence[str], *, resumed: bool = False) -> None:
-        """One transaction: the block's data rows (unless ``dataset_id`` is None: already stored), its cells
-        (``cells``: a list of (metric, score, value, details, reason) per row) and the blocks it finishes.
-        ``resumed``: rows a stopped run already stored are kept as they are."""
-        cur = self.cur
-        if dataset_id is not None:
-            self._insert_data(cur, dataset_id, first_index, table, "INSERT OR IGNORE" if resumed else "INSERT")
-        write_scores(cur, block_scores(run_id, table), replace=resumed)  # a fresh run appends
-        self._mark_finished(cur, run_id, finished)
 
     @reads
     def data_arrow(self, dataset_id: int, models: Sequence[str] | None = None) -> pa.Table:

@@ -109,7 +109,7 @@ class Votes(Part):
             verdicts = [tuple(v[:step]) + (f"{v[step]}{tag}",) + tuple(v[step + 1:])
                         for w in judged for v in w.verdicts]
             exchanges = [{**e, "step": f"{e.get('step') or ''}{tag}"} for w in judged for e in w.exchanges]
-            write_results(cur, run_id, [], verdicts, exchanges, [])
+            write_results(cur, run_id, verdicts, exchanges, [])
             _insert_votes(cur, run_id, [(*w.cell[:4], judge, sample, w.cell[4], w.cell[6], label)
                                         for w, label in labelled])
         for run_id in dict.fromkeys([*runs, *spent]):

@@ -7,7 +7,8 @@ behind (the dataset, marked complete only at the end, is deleted with its run)
 and names the file, row and column as the whole-file loader does. A stop signal
 keeps what is stored and marks the run interrupted; :func:`resume_stream` reads
 the unchanged file again and scores only the chunks not stored. When the rows
-turn out identical to a stored dataset of the same name, the run moves to it.
+turn out identical to a stored dataset, the run moves to it (:func:`~textgen_core.catalog.settle_version`, the
+policy of every source).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 
+from ..catalog import StoredVersion, settle_version
 from ..datasets.formats import RawTable
 from ..datasets.loader import (check_filled, check_mapping, check_required, duplicate_key_error, needed_fields,
                                null_reference_warnings)
@@ -31,7 +33,7 @@ from ..gc_tuning import fewer_gc_passes
 from ..registry import get_metric, resolve_params
 from ..progress import Progress, ProgressCallback
 from ..store import Store
-from ..store.stream_sql import DuplicateRow
+from ..store.stream_sql import DuplicateRow, NewRows
 from .read import ChunkReader, NotStreamable
 from ..process_pool import in_order
 from ..runs.status import RunSession, forget_dataset
@@ -66,6 +68,8 @@ class StreamedRun:
     run_id: int | None = None
     #: Problems that did not stop the load (references reading NaN/None/null, with their rows).
     warnings: tuple[str, ...] = ()
+    #: Which version of which named dataset the rows are (:func:`~textgen_core.catalog.settle_version`).
+    version: StoredVersion | None = None
 
 
 def streamable_metrics(metrics: Sequence[str], params: Mapping[str, Mapping[str, Any]] | None) -> bool:
@@ -156,10 +160,13 @@ class _Loader:
         if not self._data:
             return
         with self.store.session(), self.store.streams.memory_limit(DUCKDB_MEMORY, self.threads):
+            rows = NewRows(self.dataset_id, self._stored, pa.concat_tables(self._data))
             try:
-                self.store.streams.append_chunks(self.dataset_id, self._stored, pa.concat_tables(self._data),
-                                                 pa.concat_tables(self._cells) if self._cells else None,
-                                                 run_id=self.run_id, finished=self._chunks if self.run_id else ())
+                if self.run_id is None:  # a plain load: rows without a run
+                    self.store.streams.append_rows(rows)
+                else:  # a new run's cells are appended (fresh); stored chunks were skipped, not read again
+                    self.store.cells.write_cells(self.run_id, pa.concat_tables(self._cells) if self._cells else None,
+                                                 rows=rows, finished=self._chunks, fresh=True)
             except DuplicateRow as exc:
                 raise duplicate_key_error(self.header, self.mapping, (exc.datum_id, exc.model),
                                  self.row_numbers[exc.existing_index], self.row_numbers[exc.new_index]) from None
@@ -307,13 +314,12 @@ def _fill(store: Store, plan: _Plan, progress: ProgressCallback | None, cancel: 
         raise
     finally:
         plan.reader.close()
-    reused = reuse_earlier(store, dataset_id, plan.earlier)
+    stored = settle_version(store, dataset_id, plan.earlier)
     if progress:
         done = loader.scored + loader.cached if run_id is not None else n_rows
         progress(Progress("done", done, done, loader.unscored, cached=loader.cached))
-    return StreamedRun(reused or dataset_id, _name_of(store, reused) if reused else plan.dataset_name, n_rows,
-                       reused is not None, run_id,
-                       null_reference_warnings(plan.reader.label, plan.mapping, loader.null_rows))
+    return StreamedRun(stored.dataset_id, stored.name, n_rows, stored.reused, run_id,
+                       null_reference_warnings(plan.reader.label, plan.mapping, loader.null_rows), stored)
 
 
 class _Cancelled(TextgenError):
@@ -352,29 +358,6 @@ def _load_and_score(reader: ChunkReader, loader: _Loader, run_id: int | None,
                 done = len(loader.row_numbers) if run_id is None else loader.scored + loader.cached
                 progress(Progress(phase, estimate(done), done, loader.unscored, cached=loader.cached))
     loader.flush()
-
-
-def reuse_earlier(store: Store, dataset_id: int, earlier: Sequence[str]) -> int | None:
-    """The id of a stored dataset with the same content (any name: see :mod:`textgen_core.store.versions_sql`),
-    or of the same name with the same rows, which now holds the run."""
-    same = store.versions.same_content(dataset_id)
-    if same is not None:
-        store.streams.move_runs(dataset_id, same)
-        return same
-    for candidate in earlier:
-        try:
-            other = store.datasets.dataset_id(candidate)
-        except StoreError:  # deleted while a stopped run waited to be resumed
-            continue
-        if store.streams.same_rows(other, dataset_id):
-            store.streams.move_runs(dataset_id, other)
-            return other
-    return None
-
-
-def _name_of(store: Store, dataset_id: int) -> str:
-    datasets = store.datasets.list_datasets()
-    return str(datasets.loc[datasets["dataset_id"] == dataset_id, "name"].iloc[0])
 
 
 __all__ = ["CHUNK_ROWS", "NotStreamable", "StreamedRun", "resume_stream", "stream_file", "streamable_metrics"]
