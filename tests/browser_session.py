@@ -29,8 +29,9 @@ def require_browser() -> None:
 @contextmanager
 def browser_context() -> Iterator[Any]:
     """A headless system-Chromium context with the suite's window size and wait; closed on the way out."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=WAIT_MS)  # assertions wait as long as actions (their own default is 5 s)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
