@@ -209,7 +209,7 @@ def _estimate(path: str, dataset_id: int, models: tuple[str, ...], metrics: str,
     rows = [r for r in db.load_dataset(dataset_id).rows if r.model in wanted]
     lead = JudgeSettings(**json.loads(judge))
     found = estimate_jury(rows, json.loads(metrics), restore(json.loads(jury), lead) or Jury.of(lead), db)
-    return dataclasses.asdict(found)
+    return dataclasses.asdict(dataclasses.replace(found, first=None))  # the probe request: not picklable, not shown
 
 
 def judge_estimate(dataset_id: int, models: tuple[str, ...], metrics: str, judge: str,

@@ -120,17 +120,20 @@ def job_panel(job_key: str) -> None:
 
 
 def calls_made(job: Any) -> str:
-    """' 309 judge calls made (every request sent, retries included; 51 answers from the cache, free).': what
-    happened, from the run's record (this job's part of it) and the job's last progress; '' without a judge."""
+    """' Judge calls made: 309 (12 of them retries or re-asks; 51 asks answered from the cache, not calls).': what
+    happened (runs.calls.made_text), from the run's record (this job's part of it) and the job's last progress;
+    '' without a judge."""
+    from textgen_core.runs.calls import made_text
+
     if job.run_id is None or job.judge is None:
         return ""
     try:
         made = int(data.run(job.run_id)["judge_calls"] or 0) - int(job.calls_before)
     except TextgenError:  # the run was deleted meanwhile
         return ""
-    cached = job.progress.cached if job.progress is not None else 0
-    return (f" {made:,} judge call{'' if made == 1 else 's'} made (every request sent, retries included)"
-            + (f"; {cached:,} answer{'' if cached == 1 else 's'} came from the cache, free." if cached else "."))
+    last = job.progress
+    text = made_text(made, last.retries if last else None, last.cached if last else None)
+    return f" {text[:1].upper()}{text[1:]}."
 
 
 def run_duration(job: Any) -> str:
@@ -162,19 +165,24 @@ def _live_job(job_id: int) -> None:
 
 
 def progress_counts(progress: Any, elapsed: float, run_id: int | None) -> None:
-    """A progress bar and the live counts: done, unscored, in flight, tokens."""
+    """A progress bar and the live counts: done, unscored, judge calls made (while judging), in flight, tokens."""
     if progress is None:
         st.progress(0.0, text=f"Starting{f' run {run_id}' if run_id else ''}...")
         return
     st.progress(progress.fraction, text=f"{progress.phase}: {progress.done:,} of {progress.total:,} {progress.unit} "
                                         f"({elapsed:.0f} s)")
-    done, unscored, flight, tokens = st.columns(4)
+    judging = progress.unit == "cells"
+    done, unscored, *calls, flight, tokens = st.columns(5 if judging else 4)
     done.metric(f"Done ({progress.unit})", f"{progress.done:,}",
-                help=f"The progress counts the {progress.total:,} {progress.unit} this run plans to score "
-                     "(datum × model × metric); a judge cell may take several judge calls, or none when its "
-                     "answer is in the cache, so this is not the number of calls: that is said when the run ends"
-                if progress.unit == "cells" else f"Rows scored of the {progress.total:,} this run plans")
+                help=f"The progress counts the {progress.total:,} judge cells this run plans to score "
+                     "(datum × model × metric): a cell may take several judge calls, or none when its answer is "
+                     "in the cache, so cells are not calls" if judging else
+                f"Rows scored of the {progress.total:,} this run plans")
     unscored.metric("Unscored", f"{progress.failed:,}")
+    for where in calls:
+        where.metric("Judge calls made", f"{progress.calls:,}",
+                     help=f"Requests sent so far, retries included ({progress.retries:,} of them); answers from "
+                          f"the cache are not calls ({progress.cached:,} so far)")
     flight.metric("In flight", f"{progress.in_flight:,}")
     tokens.metric("Tokens", f"{progress.prompt_tokens + progress.completion_tokens:,}",
                   help=f"{progress.prompt_tokens:,} prompt + {progress.completion_tokens:,} completion; "
