@@ -258,3 +258,19 @@ def test_judge_settings_from_streamlit_secrets(sample_run, monkeypatch):
     assert at.text_input(key=state.judge_key("evaluate", "api_key")).value == ""
     assert "Key: from secrets (TEXTGEN_EVAL_JUDGE_API_KEY)." in all_text(at)
     assert "sk-secret-777" not in all_text(at)
+
+
+@pytest.mark.parametrize("metric", ["hallucination", "faithfulness", "answer_correctness"])
+def test_every_judge_metric_gets_an_estimate(sample_run, judge_server, metric):
+    """The estimate is cached by Streamlit (pickled): a metric whose first request holds a local function
+    (hallucination's check) once showed 'No estimate' instead of its numbers."""
+    at = page("views/evaluate.py").run()
+    at.checkbox(key=state.eval_metric(metric)).check().run()
+    at.text_input(key=state.judge_key("evaluate", "base_url")).set_value(judge_server.url)
+    at.text_input(key=state.judge_key("evaluate", "model")).set_value("judge-test")
+    at.run()
+    no_exception(at)
+    assert not [w.value for w in at.warning if "No estimate" in w.value]
+    estimate = {m.label: m.value for m in at.metric}
+    assert int(estimate["Judge calls (estimate)"].split("–")[-1].replace(",", "")) > 0
+    assert judge_server.count() == 0
