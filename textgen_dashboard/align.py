@@ -19,14 +19,8 @@ from textgen_core.judge.metrics.criteria import criterion
 from . import data
 from .judge_scale import judge_form
 from .safe_text import plain
-
-ALIGN_HOLDOUT = "label.align.holdout"
-ALIGN_SEED = "label.align.seed"
-ALIGN_MINE = "label.align.mine"
-ALIGN_RUN = "label.align.run"
-ALIGN_RESULT = "label.align.result"
-ALIGN_ACCEPT = "label.align.accept"
-ALIGN_SAVED = "label.align.saved"
+from .state import ALIGN_ACCEPT, ALIGN_HOLDOUT, ALIGN_MINE, ALIGN_RESULT, ALIGN_RUN, ALIGN_SAVED, ALIGN_SEED
+from .widgets import show_table
 
 
 def improve_section(run_id: int, score: str) -> None:
@@ -92,7 +86,7 @@ def _show(result) -> None:  # noqa: ANN001 - an Alignment
         st.caption(plain(f"No candidate: {why}"))
     if result.current is None:
         return
-    st.dataframe(_table(result), hide_index=True)
+    show_table(_table(result), hide_index=True)
     missing = dict.fromkeys(a.interval.why for a in [result.current, *(j.agreement for j in result.judged)]
                             if not a.interval.given)
     for why in missing:
@@ -107,7 +101,7 @@ def _show(result) -> None:  # noqa: ANN001 - an Alignment
     for what, test in result.certification:
         st.write(plain(f"Alternative Annotator Test ({what}, epsilon {test.epsilon:g}): {test.verdict()}"))
         if test.results:
-            st.dataframe(pd.DataFrame([{"annotator": r.annotator, "cells": r.cells, "ρ judge": round(r.rho_judge, 3),
+            show_table(pd.DataFrame([{"annotator": r.annotator, "cells": r.cells, "ρ judge": round(r.rho_judge, 3),
                                         "ρ annotator": round(r.rho_annotator, 3), "p": round(r.p, 4),
                                         "adjusted (BY)": round(r.p_adjusted, 4), "rejected": r.rejected}
                                        for r in test.results]), hide_index=True)

@@ -18,6 +18,7 @@ from . import compare_data, data
 from .address import Field
 from .pickers import keep_choice, relabel, run_label
 from .safe_text import plain
+from .widgets import show_table
 from .words import interval_text, verdict_words
 
 ACROSS, BASE_RUN, BASE_MODEL = "compare.across", "compare.across_base_run", "compare.across_base_model"
@@ -79,7 +80,7 @@ def across_section() -> None:
     except TextgenError as exc:
         st.error(plain(str(exc)))
         return
-    st.dataframe(across_table(frame), hide_index=True, placeholder="–")
+    show_table(across_table(frame), hide_index=True, placeholder="–")
     notes = [f"{baseline.label} (run {baseline.run_id}) against {candidate.label} (run {candidate.run_id}); "
              f"{frame.attrs['resamples']} resamples, seed {frame.attrs['seed']}. Datums pair by id; the statistics "
              "are those of a comparison within one run (paired bootstrap interval, sign-flip permutation test, Holm "

@@ -212,3 +212,12 @@ CRITERIA_TRY = "criteria.try"
 CRITERIA_RESULT = "criteria.result"
 CRITERIA_SAVE = "criteria.save"
 CRITERIA_SAVED = "criteria.saved_message"
+
+#: The Label page's "Improve this judge" section (textgen_dashboard/align.py).
+ALIGN_HOLDOUT = "label.align.holdout"
+ALIGN_SEED = "label.align.seed"
+ALIGN_MINE = "label.align.mine"
+ALIGN_RUN = "label.align.run"
+ALIGN_RESULT = "label.align.result"
+ALIGN_ACCEPT = "label.align.accept"
+ALIGN_SAVED = "label.align.saved"

@@ -12,6 +12,7 @@ from textgen_core.formatting import plain_table
 
 from . import data
 from .safe_text import plain
+from .widgets import show_table
 
 
 def saved_message(stored: StoredVersion, rows: int) -> str:
@@ -48,7 +49,7 @@ def versions_section(dataset_id: int) -> None:
         "change": versions["change"],
         "runs pinned": [run_names(runs, int(i)) for i in versions["dataset_id"]]})
     st.markdown(f"**Versions of this dataset** ({len(table)})")
-    st.dataframe(plain_table(table), hide_index=True, placeholder="–")
+    show_table(plain_table(table), hide_index=True, placeholder="–")
     st.caption("A version is the content of its rows (ids, models, texts, metadata), not the file's name: the same "
                "content saved again is the same version. Each run is pinned to the version it scored; "
                "'textgen-eval datasets NAME --diff V1 V2' lists the datums that changed.")

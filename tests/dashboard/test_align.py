@@ -21,7 +21,7 @@ from textgen_core.judge import JudgeSettings  # noqa: E402
 from textgen_core.judge.metrics.criteria import criterion, define  # noqa: E402
 from textgen_core.model import Dataset  # noqa: E402
 from textgen_dashboard import data, state  # noqa: E402
-from textgen_dashboard.align import ALIGN_ACCEPT, ALIGN_RUN  # noqa: E402
+from textgen_dashboard.state import ALIGN_ACCEPT, ALIGN_RUN  # noqa: E402
 
 #: Milliseconds a browser step may wait: a loaded 2-core machine takes most of a minute to draw a page.
 WAIT = 150_000
