@@ -85,7 +85,7 @@ def test_forty_labels_through_the_page_are_stored_survive_a_reload_and_export(gr
 
     exported = pd.read_csv(io.BytesIO(data.export_bytes(run_id, "labels", "csv")))
     assert len(exported) == 41 and set(exported["annotator"]) == {"ana", "ben"}
-    assert {"id", "model", "score", "value", "annotator", "note", "labelled_at"} <= set(exported.columns)
+    assert {"datum_id", "model", "score", "value", "annotator", "note", "labelled_at"} <= set(exported.columns)
 
 
 def test_the_report_tab_shows_agreement_and_calibrated_means(graded) -> None:
