@@ -260,9 +260,10 @@ def _exchange(call_index: int, status: str, **given: object) -> dict:
 def test_verdicts_and_exchanges_land_through_the_judge_writer(db_path) -> None:
     """Verdicts and exchanges have one write path: a finished cell queued on the store's judge writer."""
     store = Store(db_path)
+    run = store.create_run(1, ["faithfulness"], {}, {}, ["a"])  # cells are written only for a run that exists
     writer = store.judge_writer
     cell = ("d1", "a", "faithfulness", "faithfulness", 0.5, {"supported": 1}, None)
-    writer.put_cell(CellWrite(7, cell, [
+    writer.put_cell(CellWrite(run, cell, [
         ("d1", "a", "faithfulness", "verdicts", 0, "Paris is big.", "implied", "stated", "k1"),
         {"datum_id": "d1", "model": "a", "metric": "faithfulness", "step": "verdicts", "item_index": 1,
          "item": "It rains.", "verdict": {"label": "not_implied"}, "reason": None, "cache_key": "k1"},
@@ -270,25 +271,25 @@ def test_verdicts_and_exchanges_land_through_the_judge_writer(db_path) -> None:
                   completion_tokens=2, attempts=1, latency_s=0.2),
         _exchange(1, "unscored", reason="invalid JSON after 5 attempts: empty reply", attempts=5)], False))
     writer.flush()
-    frame = store.verdicts(7, "d1")
+    frame = store.verdicts(run, "d1")
     assert frame["verdict"].tolist() == ["implied", '{"label": "not_implied"}']
-    rows = store.exchanges(7, "d1")
+    rows = store.exchanges(run, "d1")
     assert rows["status"].tolist() == ["ok", "unscored"] and rows["attempts"].tolist() == [1, 5]
     assert rows["messages"][0] == '[{"content": "q", "role": "user"}]'
     # the cell scored again: its old verdicts and exchanges go, the new ones replace them, the cell is stored once
-    writer.put_cell(CellWrite(7, cell[:4] + (0.0, {"supported": 0}, None), [
+    writer.put_cell(CellWrite(run, cell[:4] + (0.0, {"supported": 0}, None), [
         ("d1", "a", "faithfulness", "verdicts", 0, "Paris is big.", "not_implied", "redo", "k2")], [], True))
     writer.flush()
-    assert store.verdicts(7, "d1")["verdict"].tolist() == ["not_implied"] and store.exchanges(7).empty
-    assert store.scores(7)["value"].tolist() == [0.0]
+    assert store.verdicts(run, "d1")["verdict"].tolist() == ["not_implied"] and store.exchanges(run).empty
+    assert store.scores(run)["value"].tolist() == [0.0]
     for bad, message in ((("d1", "a"), "needs 9 values"), ({"datum": "d1"}, "unknown field")):
-        writer.put_cell(CellWrite(7, cell, [bad], [], True))
+        writer.put_cell(CellWrite(run, cell, [bad], [], True))
         with pytest.raises(ValueError, match=message):
             writer.flush()
-    writer.put_cell(CellWrite(7, cell, [], [_exchange(0, "meh")], True))
+    writer.put_cell(CellWrite(run, cell, [], [_exchange(0, "meh")], True))
     with pytest.raises(ValueError, match="exchange status 'meh'"):
         writer.flush()
-    assert store.verdicts(7, "d1")["verdict"].tolist() == ["not_implied"]  # a refused batch wrote nothing
-    store.delete_run(7, force=True)
-    assert store.verdicts(7, "d1").empty and store.exchanges(7).empty
+    assert store.verdicts(run, "d1")["verdict"].tolist() == ["not_implied"]  # a refused batch wrote nothing
+    store.delete_run(run, force=True)
+    assert store.verdicts(run, "d1").empty and store.exchanges(run).empty
     store.close()
