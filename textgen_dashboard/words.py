@@ -44,7 +44,7 @@ _PHRASES = {"datum_id": "Datum", "run_id": "Run", "dataset_id": "Dataset", "n": 
             "n_judged": "Judged", "n_paired": "Pairs", "n_matches": "Matches", "n_rows": "Rows", "n_runs": "Runs",
             "labels_needed": "Labels needed", "roc_auc": "ROC AUC", "duration_s": "Duration (s)",
             "judge_calls": "Judge calls", "created_at": "Created", "order_inconsistent": "Order-inconsistent",
-            "rouge_types": "ROUGE types", "use_stemmer": "Use stemmer", "max_tokens": "Most tokens",
+            "rouge_types": "ROUGE types", "use_stemmer": "Use stemmer", "mde": "Smallest detectable difference",
             "pearson_p": "Pearson p", "spearman_p": "Spearman p", "weighted_kappa": "Weighted κ", "kappa": "κ",
             "max_tokens": "Max tokens", "n_column": "n column", "c_column": "c column", "k": "k",
             "n_iter": "Iterations", "n_components": "Components", "fn_rule": "False-negative rule",
