@@ -55,7 +55,35 @@ def text_table(frame: pd.DataFrame) -> str:
             width = max([len(str(column)), *(len(v) for v in table[column])])
             table[column] = table[column].str.ljust(width)
             table = table.rename(columns={column: str(column).ljust(width)})
-    return table.to_string(index=False)
+    return _plain_layout(table) or table.to_string(index=False)
+
+
+def _plain_layout(table: pd.DataFrame) -> str | None:
+    """``table.to_string(index=False)`` written directly for a table of text and numpy-integer columns (pandas
+    formats every cell through its pretty-printer: about a second for the 4,000 rows of a history); None, and
+    pandas' own layout, for anything else (floats, booleans, nullable integers, an empty table, a text that
+    holds a tab or a line break, which pandas escapes). Every column is right-aligned; an integer column is one
+    wider than its header (pandas keeps a place for the sign there). tests/core/test_text_table.py holds the
+    equality on random tables."""
+    if table.empty:
+        return None
+    columns: list[list[str]] = []
+    widths: list[int] = []
+    for name in table.columns:
+        values = table[name]
+        header = str(name)
+        if isinstance(values.dtype, np.dtype) and values.dtype.kind in "iu":
+            texts = [str(v) for v in values.tolist()]
+            widths.append(max(len(header) + 1, *map(len, texts)))
+        elif values.dtype == object or isinstance(values.dtype, pd.StringDtype):
+            texts = values.tolist()
+            if not all(isinstance(t, str) and "\t" not in t and "\n" not in t and "\r" not in t for t in texts):
+                return None
+            widths.append(max(len(header), *map(len, texts)))
+        else:
+            return None
+        columns.append([header, *texts])
+    return "\n".join(" ".join(cell.rjust(width) for cell, width in zip(row, widths)) for row in zip(*columns))
 
 
 def _number(value: Any) -> str:
