@@ -6,20 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from textgen_core.formatting import plain_table, text_table
+from textgen_core import formatting
+from textgen_core.formatting import text_table
 
 
 def _pandas_layout(frame: pd.DataFrame) -> str:
-    """What text_table printed before it wrote the layout itself: pandas' own."""
-    table = plain_table(frame)
-    numeric = {c for c in frame.columns
-               if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])}
-    for column in table.columns:
-        if column not in numeric:
-            width = max([len(str(column)), *(len(v) for v in table[column])])
-            table[column] = table[column].str.ljust(width)
-            table = table.rename(columns={column: str(column).ljust(width)})
-    return table.to_string(index=False)
+    """What text_table printed before it wrote the layout itself: the same table through pandas' to_string."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(formatting, "_plain_layout", lambda table: None)
+        return text_table(frame)
 
 
 def _random_frame(rng: np.random.Generator) -> pd.DataFrame:
