@@ -122,3 +122,11 @@ def no_raw_html(at: AppTest) -> None:
         stack.extend(getattr(node, "children", {}).values())
         proto = getattr(node, "proto", None)
         assert not getattr(proto, "allow_html", False), f"{node.type} allows HTML: {getattr(node, 'value', '')!r}"
+
+
+def summary_scores(run_id: int) -> list[str]:
+    """The scored names of a run, in the order its summary (and so the Compare page) lists them."""
+    from textgen_core.summary import run_summary
+
+    summary = run_summary(store(), run_id)
+    return list(dict.fromkeys(summary.loc[summary["n_scored"] > 0, "score"]))
