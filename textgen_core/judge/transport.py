@@ -115,6 +115,21 @@ class LoopState:
     once: Once = field(default_factory=lambda: Once(remember=False, share_failure=False))
 
 
+_ssl_context: Any = None
+_ssl_lock = threading.Lock()
+
+
+def _tls_context(httpx: Any) -> Any:
+    """The process's TLS context for judge endpoints, made once: each new one reads the system's CA
+    certificates (about 0.1-0.3 s), and a client is built per run and per event loop."""
+    global _ssl_context
+    with _ssl_lock:
+        if _ssl_context is None:  # the SDK's default context: verified, SSL_CERT_FILE/DIR honoured
+            make = getattr(httpx, "create_ssl_context", None)
+            _ssl_context = make() if make is not None else True  # True: older httpx makes its own per client
+        return _ssl_context
+
+
 def _http_client(concurrency: int) -> Any:
     """An HTTP client for the SDK whose keep-alive pool holds one connection per concurrency slot."""
     try:
@@ -122,12 +137,13 @@ def _http_client(concurrency: int) -> Any:
     except ImportError:  # pragma: no cover - openai 1.x and 2.x use httpx
         import httpx  # type: ignore[no-redef]
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=max(concurrency, 20))
+    verify = _tls_context(httpx)
     if hasattr(openai, "DefaultAioHttpClient"):  # the SDK's aiohttp transport (aiohttp is a dependency)
         try:
-            return openai.DefaultAioHttpClient(limits=limits)
+            return openai.DefaultAioHttpClient(limits=limits, verify=verify)
         except RuntimeError:  # the SDK found no usable aiohttp after all
             pass
-    return openai.DefaultAsyncHttpxClient(limits=limits)
+    return openai.DefaultAsyncHttpxClient(limits=limits, verify=verify)
 
 
 class DirectTransport:
