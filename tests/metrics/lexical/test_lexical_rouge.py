@@ -193,6 +193,21 @@ def _spelled(code_points):
     return "".join(f"a{c}b {c}{c} Z{c}9 " for c in map(chr, code_points))
 
 
+def _making(expected, points) -> list[int]:
+    """The code points c for which rouge-score's tokens of 'a<c>b' are not ['a', 'b'], read a block at a time.
+
+    A block's pieces 'a<c>b' joined by spaces are tokenized in one call: rouge-score lowercases, turns every
+    run of characters outside [a-z0-9] into a space and splits, so a space ends every token and the batch's
+    tokens are each piece's tokens in turn. Each piece's tokens start with one beginning with 'a' and end
+    with one ending with 'b'. A piece of one token (a, c and b glued) puts a token that is neither 'a' nor 'b'
+    in the batch; a piece of more than two tokens makes the batch longer than two tokens a piece. So the batch
+    reads ['a', 'b'] repeated only when every piece does; otherwise the block is read one code point at a time.
+    """
+    if expected(" ".join(f"a{chr(c)}b" for c in points)) == ["a", "b"] * len(points):
+        return []
+    return [c for c in points if expected(f"a{chr(c)}b") != ["a", "b"]]
+
+
 @functools.cache
 def _code_point_texts():
     """(text, rouge-score's tokens) for all code points in blocks, and the code points that make tokens."""
@@ -200,11 +215,27 @@ def _code_point_texts():
 
     expected = tokenizers.DefaultTokenizer(use_stemmer=False).tokenize
     blocks = []
+    making = []
     for start in range(0, 0x110000, 4096):
-        text = _spelled(range(start, min(start + 4096, 0x110000)))
+        points = range(start, min(start + 4096, 0x110000))
+        text = _spelled(points)
         blocks.append((text, expected(text)))
-    making = [c for c in range(0x110000) if expected(f"a{chr(c)}b") != ["a", "b"]]
+        making += _making(expected, points)
     return blocks, making
+
+
+def test_code_points_that_make_tokens_are_found_in_batches_as_one_by_one():
+    # Blocks with such code points (ASCII letters and digits, the Kelvin sign U+212A, the dotted capital I
+    # U+0130) and one without: the batched reading finds exactly what one call per code point finds.
+    from rouge_score import tokenizers
+
+    expected = tokenizers.DefaultTokenizer(use_stemmer=False).tokenize
+    for start in (0x0000, 0x2000, 0x4000):
+        points = range(start, start + 4096)
+        one_by_one = [c for c in points if expected(f"a{chr(c)}b") != ["a", "b"]]
+        assert _making(expected, points) == one_by_one
+    assert 0x212A in _making(expected, range(0x2000, 0x3000)) and 0x130 in _making(expected, range(0x1000))
+    assert _making(expected, range(0x4000, 0x5000)) == []
 
 
 def test_every_code_point_tokenizes_and_scores_like_rouge_score(backend):

@@ -18,7 +18,7 @@ import pytest
 from nltk.tokenize import RegexpTokenizer
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
-from textgen_core.metrics.lexical import score_lexical
+from textgen_core.metrics.lexical import bleu_kernel, score_lexical
 from textgen_core.metrics.lexical.tokenize import REGEX_PATTERN, regex_lower_tokens, regex_tokens
 from textgen_core.model import Datum
 
@@ -52,34 +52,101 @@ def _quiet_nltk():
         yield
 
 
-def _blocks():
-    for start in range(0, sys.maxunicode + 1, BLOCK):
-        yield start, [chr(cp) for cp in range(start, min(start + BLOCK, sys.maxunicode + 1))]
+def _blocks(first: int = 0, last: int = sys.maxunicode):
+    for start in range(first, last + 1, BLOCK):
+        yield start, [chr(cp) for cp in range(start, min(start + BLOCK, last + 1))]
+
+
+def _alone_difference(tokenize, blocks) -> str | None:
+    """The first code point that ``tokenize`` alone splits unlike nltk, in batches of non-ASCII code points.
+
+    A batch is the block's non-ASCII code points joined by spaces, compared in one call of each tokenizer.
+    It cannot hide a difference: nltk is a findall of REGEX_PATTERN, which has no anchors, lookarounds or
+    backreferences and whose every alternative matches non-space characters only, so no token spans a space
+    and the scan after each space starts as at the start of a text: its tokens of the batch are its tokens of
+    each code point alone, one after the other. The same holds for ``regex_tokens`` because it picks its path
+    by the whole text and every text with a non-ASCII character -- each of these code points alone, and the
+    batch -- takes the regex engine with the same pattern. Each piece's tokens are substrings of the piece,
+    so equal batches mean equal pieces. ASCII characters alone take the split and ``re`` shortcuts, which a
+    batch would not reach: they are compared one by one. On a difference the batch is redone one by one to
+    name the code point.
+    """
+    for start, chars in blocks:
+        ascii_chars = [c for c in chars if c.isascii()]
+        for c in ascii_chars:
+            if tokenize(c) != NLTK(c):
+                return f"U+{ord(c):04X}: ours {tokenize(c)!r}, nltk {NLTK(c)!r}"
+        batch = " ".join(c for c in chars if not c.isascii())
+        if tokenize(batch) != NLTK(batch):
+            bad = next((c for c in chars if tokenize(c) != NLTK(c)), None)
+            return f"U+{ord(bad):04X}: ours {tokenize(bad)!r}, nltk {NLTK(bad)!r}" if bad else f"block U+{start:04X}"
+    return None
 
 
 def test_every_code_point_alone_equals_nltk():
-    for start, chars in _blocks():
-        ours = [regex_tokens(c) for c in chars]
-        want = [NLTK(c) for c in chars]
-        if ours != want:
-            bad = next(c for c, o, w in zip(chars, ours, want) if o != w)
-            pytest.fail(f"U+{ord(bad):04X}: ours {regex_tokens(bad)!r}, nltk {NLTK(bad)!r}")
+    assert _alone_difference(regex_tokens, _blocks()) is None
 
 
-@pytest.mark.parametrize("lower", [False, True], ids=["regex", "regex-lower"])
-def test_every_code_point_in_words_and_between_words_equals_nltk(lower):
-    # Each code point inside a word, glued to each side, between spaces, doubled, after a dollar
-    # sign and before a period and a comma: one text per block of code points.
-    ours_fn = regex_lower_tokens if lower else regex_tokens
-    for start, chars in _blocks():
-        text = " ".join(f"a{c}b {c}x y{c} {c} {c}{c} ${c}1 1{c}. {c}, ,{c}" for c in chars)
-        want = NLTK(text.lower() if lower else text)
-        if ours_fn(text) != want:
-            for c in chars:  # name the first code point that differs
-                piece = f"a{c}b {c}x y{c} {c} {c}{c} ${c}1 1{c}. {c}, ,{c}"
-                expected = NLTK(piece.lower() if lower else piece)
-                assert ours_fn(piece) == expected, f"U+{ord(c):04X}"
-            pytest.fail(f"block at U+{start:04X} differs")
+def _piece(c: str) -> str:
+    """One code point inside a word, glued to each side, alone between spaces, doubled, after a dollar sign, and
+    before a period and a comma."""
+    return f"a{c}b {c}x y{c} {c} {c}{c} ${c}1 1{c}. {c}, ,{c}"
+
+
+#: The word tokenizers held to nltk on every code point: (tokenizer, whether nltk sees the lowercased text).
+WORD_TOKENIZERS = {"regex": (regex_tokens, False), "regex-lower": (regex_lower_tokens, True),
+                   "bleu kernel": (bleu_kernel.tokens, False)}
+
+
+def _words_difference(tokenizers, blocks) -> str | None:
+    """The first tokenizer and code point whose tokens differ from nltk's in :func:`_piece`'s positions.
+
+    One text per block of 512 code points: their pieces joined by spaces, compared whole. By the argument of
+    :func:`_alone_difference` (no token of nltk's spans a space; each of ours scans with a state that a
+    space resets: the regex engine's findall with nltk's pattern, and the kernel's byte scanner), a piece
+    that differs makes the text differ. nltk reads each text once: the lowercased text of regex-lower is the
+    same string in all but 17 blocks (lowering changes no code point of them), and there nltk's tokens of
+    the one string serve both. Each of our tokenizers is called on every text.
+    """
+    for start, chars in blocks:
+        text = " ".join(_piece(c) for c in chars)
+        lowered = text.lower()
+        want = NLTK(text)
+        want_lowered = want if lowered == text else NLTK(lowered)
+        for name, (tokenize, lower) in tokenizers.items():
+            if tokenize(text) != (want_lowered if lower else want):
+                for c in chars:  # name the first code point that differs
+                    piece = _piece(c)
+                    if tokenize(piece) != NLTK(piece.lower() if lower else piece):
+                        return f"{name}: U+{ord(c):04X}"
+                return f"{name}: the block at U+{start:04X}"
+    return None
+
+
+def test_every_code_point_in_words_and_between_words_equals_nltk():
+    """regex, regex-lower and the compiled BLEU kernel's tokenizer (bleu_kernel.tokens) in one pass."""
+    assert _words_difference(WORD_TOKENIZERS, _blocks()) is None
+
+
+def test_a_planted_difference_is_found_by_the_batched_checks():
+    # A code point tokenized unlike nltk in one position only, or everywhere: each batched check names it.
+    def splits_after_ka(text):
+        return regex_tokens(text.replace("\u0915b", "\u0915 b"))  # 'a<KA>b' becomes two words
+
+    def doubles_ka(text):
+        return regex_tokens(text.replace("\u0915", "\u0915\u0915"))
+
+    def glues_at_the_end(text):
+        return regex_tokens(text) + (["\U000e01ef"] if text.endswith("\U000e01ef") else [])
+
+    devanagari = list(_blocks(0x0900, 0x0AFF))
+    assert _words_difference({"planted": (splits_after_ka, False)}, devanagari) == "planted: U+0915"
+    assert _words_difference({"planted": (splits_after_ka, True)}, devanagari) == "planted: U+0915"
+    assert _words_difference({"planted": (regex_tokens, False)}, devanagari) is None
+    assert _alone_difference(doubles_ka, devanagari) == "U+0915: ours ['\u0915\u0915'], nltk ['\u0915']"
+    assert _alone_difference(regex_tokens, devanagari) is None
+    # the last code point of a batch, where no separator follows it
+    assert _alone_difference(glues_at_the_end, list(_blocks(0xE0000, 0xE01EF))).startswith("U+E01EF")
 
 
 @pytest.mark.parametrize("name", list(SENTENCES))
