@@ -26,7 +26,7 @@ from .label_agreement import agreement_section
 from .pickers import keep_choice, open_requested, pick_run, runs_or_hint
 from .safe_text import plain
 from .state import (LABEL_ANNOTATOR, LABEL_COUNT, LABEL_NOTE, LABEL_OPEN, LABEL_POSITION, LABEL_RUN, LABEL_SAVED,
-                    LABEL_SCORE, LABEL_STRATEGY, LABEL_TAB, LABEL_VALUE, label_button)
+                    LABEL_SCORE, LABEL_STRATEGY, LABEL_TAB, LABEL_TABS, LABEL_VALUE, label_button)
 
 STRATEGY_LABELS = {"pairs": "pairs (every model on the same datums: for a calibrated comparison)",
                    "random": "random (a uniform sample)", "stratified": "stratified by the judge's value",
@@ -70,16 +70,26 @@ def _render() -> None:
     annotator = st.text_input("Your name (kept for this browser tab)", key=LABEL_ANNOTATOR,
                               placeholder="who is labelling").strip()
     keep_choice(LABEL_TAB, list(TABS), "label")
-    tab = st.session_state[LABEL_TAB]  # a new default makes new tabs: a link to the agreement tab opens it
-    labelling, report = st.tabs(list(TABS.values()), default=TABS[tab], key=f"label.tabs.{tab}")
-    with labelling:
-        if not annotator:
-            st.info("Type your name to start: each label records who gave it, and several people may label the "
-                    "same cells.")
-        else:
-            label_cells(run_id, score, strategy, count, annotator)
-    with report:
-        agreement_section(run_id, score)
+    # Only the open tab runs: the agreement report bootstraps its intervals, which every label click paid for
+    # while it was hidden. The tab is the address's (a link to the agreement tab opens it); a click on a tab
+    # makes it the address's tab and reruns the page with it open.
+    st.session_state[LABEL_TABS] = TABS[st.session_state[LABEL_TAB]]
+    labelling, report = st.tabs(list(TABS.values()), key=LABEL_TABS, on_change=_tab_clicked)
+    if labelling.open:
+        with labelling:
+            if not annotator:
+                st.info("Type your name to start: each label records who gave it, and several people may label "
+                        "the same cells.")
+            else:
+                label_cells(run_id, score, strategy, count, annotator)
+    if report.open:
+        with report:
+            agreement_section(run_id, score)
+
+
+def _tab_clicked() -> None:
+    st.session_state[LABEL_TAB] = next(name for name, title in TABS.items()
+                                       if title == st.session_state[LABEL_TABS])
 
 
 def _strategies(models: int) -> list[str]:

@@ -182,6 +182,8 @@ LABEL_SCORE = "label.score"
 LABEL_STRATEGY = "label.strategy"
 #: The tab shown first ('label' or 'agreement'), from the address.
 LABEL_TAB = "label.tab"
+#: The tabs widget's own state: the title of the open tab (set from LABEL_TAB before every run).
+LABEL_TABS = "label.tabs"
 LABEL_COUNT = "label.count"
 #: Position in the labelling queue (0-based).
 LABEL_POSITION = "label.position"

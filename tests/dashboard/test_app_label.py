@@ -12,7 +12,7 @@ from app_helpers import all_text, app_page, no_exception, page, store
 from textgen_core.model import Dataset, Datum
 from textgen_dashboard import data
 from textgen_dashboard.state import (LABEL_ANNOTATOR, LABEL_COUNT, LABEL_RUN, LABEL_SCORE, LABEL_STRATEGY,
-                                     label_button)
+                                     LABEL_TAB, label_button)
 
 N = 30
 
@@ -93,6 +93,10 @@ def test_the_report_tab_shows_agreement_and_calibrated_means(graded) -> None:
     at = label_page(run_id, "ana", score="coherence")
     for value in (1, 2, 3, 4, 5, 3, 3, 2, 4, 5):
         at.button(key=label_button(value)).click().run()
+    no_exception(at)
+    assert "judge against" not in all_text(at)  # only the open tab runs: labelling never pays for the report
+    at.session_state[LABEL_TAB] = "agreement"  # what clicking the tab leaves (see labeling._switch_tab)
+    at.run()
     no_exception(at)
     text = all_text(at)
     assert "coherence: judge against 1 annotator(s) (ordinal)" in text
