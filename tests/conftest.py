@@ -44,9 +44,13 @@ SLOW_FIRST = (
     "align/test_planted_blind_spot.py", "dashboard/test_align.py",
 )
 #: Test files that start a Ray cluster run on one worker, one after another (one cluster at a time: memory, CPUs):
-#: those that use the ``ray_cluster`` fixture, and these, which start their own.
+#: those that use the ``ray_cluster`` fixture, and these, which ask for it in the middle of a test.
 RAY_GROUP = "ray"
 RAY_FILES = ("runs/test_corpus_paths.py",)
+
+
+def _uses_ray(item: pytest.Item) -> bool:
+    return "ray_cluster" in getattr(item, "fixturenames", ()) or _test_file(item) in RAY_FILES
 
 
 def _test_file(item: pytest.Item) -> str:
@@ -60,9 +64,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Under `--dist loadgroup`, every test file is one group (its module fixtures are set up once, on one worker),
     the files that use the Ray cluster share one group, and the slowest files come first."""
     rank = {name: i for i, name in enumerate(SLOW_FIRST)}
-    items.sort(key=lambda item: rank.get(_test_file(item), len(SLOW_FIRST)))  # stable: a file keeps its order
-    ray_files = {_test_file(item) for item in items if "ray_cluster" in getattr(item, "fixturenames", ())}
-    ray_files.update(RAY_FILES)
+    ray_files = {_test_file(item) for item in items if _uses_ray(item)}
+    ray_rank = min((rank.get(name, len(SLOW_FIRST)) for name in ray_files), default=len(SLOW_FIRST))
+
+    def order(item: pytest.Item) -> tuple[int, bool]:
+        name = _test_file(item)  # the Ray files side by side (one cluster start), at the rank of the first of them
+        return (ray_rank, False) if name in ray_files else (rank.get(name, len(SLOW_FIRST)), True)
+
+    items.sort(key=order)  # stable: a file keeps its order
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             name = _test_file(item)
@@ -87,10 +96,24 @@ pytest_plugins.append("judge_metric_env")  # env: the judge metric tests' script
 pytest_plugins.append("app_helpers")  # app_db, sample_run (dashboard AppTests)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def ray_cluster() -> object:
-    """A local Ray cluster of 2 CPUs for one test module (the Ray tests ask for it with usefixtures)."""
+    """A local Ray cluster of 2 CPUs (the Ray tests ask for it with usefixtures). One cluster serves every Ray test
+    that runs in a row, its worker processes (and their imports) reused: it starts for the first and stops after
+    the last (`pytest_runtest_teardown`). What a test leaves in it are the judge's named limiters (one per endpoint
+    and model, each run configures the one it uses) and objects freed with their references."""
     ray = pytest.importorskip("ray", reason="the Ray engine is the optional extra textgen-eval[ray]")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    return ray
+
+
+@pytest.hookimpl(trylast=True)  # after the test's own fixtures are torn down
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Stop the shared Ray cluster after the last test in a row that uses it (see `ray_cluster`)."""
+    ray = sys.modules.get("ray")
+    if ray is None or not _uses_ray(item):
+        return
+    if nextitem is None or not _uses_ray(nextitem):
+        if ray.is_initialized():
+            ray.shutdown()

@@ -57,7 +57,7 @@ def test_the_sum_contract_is_declared_and_adds_up_in_any_grouping() -> None:
 
 @pytest.mark.timeout(300)
 def test_corpus_values_are_the_same_sum_on_the_whole_file_streamed_and_ray_paths(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
     path, pairs = _write(tmp_path / "outputs.csv")
     local = Store(tmp_path / "local.duckdb")
     dataset_id, _, _ = save_or_reuse(local, load_dataset(path), "outputs")
@@ -80,13 +80,9 @@ def test_corpus_values_are_the_same_sum_on_the_whole_file_streamed_and_ray_paths
     assert resume(streamed, 1, workers=2) == 1  # the stored chunks' statistics come back from their cells
     pd.testing.assert_frame_equal(_aggregates(streamed, 1), expected, check_exact=True)
 
-    ray = pytest.importorskip("ray", reason="the Ray engine is the optional extra textgen-eval[ray]")
+    request.getfixturevalue("ray_cluster")  # here, so that the paths above run where Ray is not installed
     from textgen_core.engines.ray_engine import run_ray
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        on_ray = Store(tmp_path / "ray.duckdb")
-        run_id = run_ray(on_ray, str(path), METRICS, PARAMS, block_rows=50)
-    finally:
-        ray.shutdown()
+    on_ray = Store(tmp_path / "ray.duckdb")
+    run_id = run_ray(on_ray, str(path), METRICS, PARAMS, block_rows=50)
     pd.testing.assert_frame_equal(_aggregates(on_ray, run_id), expected, check_exact=True)
