@@ -101,6 +101,31 @@ def test_copied_wordnet_root_is_a_private_cache(reader):
     assert all((root / name).is_file() and not (root / name).is_symlink() for name in wordnet.NEEDED)
 
 
+def test_the_stored_lemma_index_is_the_one_nltk_parses(reader, tmp_path):
+    """The index a process reads back instead of parsing equals nltk's own parse of the same files, and a file that
+    is broken or from another nltk version is not read (the reader parses the index files again)."""
+    if wordnet._nltk_has_wordnet():
+        pytest.skip("nltk's own wordnet corpus is used here")
+    import copy
+    from collections import defaultdict
+
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    parsed = copy.copy(reader)
+    parsed._lemma_pos_offset_map = defaultdict(dict)
+    WordNetCorpusReader._load_lemma_pos_offset_map(parsed)  # nltk's parse, on a copy of the loaded reader
+    stored = wordnet.read_index(wordnet.cache_root() / "wordnet-3.0" / wordnet.INDEX_CACHE)
+    assert stored is not None and len(stored) > 140_000
+    assert stored == dict(parsed._lemma_pos_offset_map) == dict(reader._lemma_pos_offset_map)
+    broken = tmp_path / "index.json"
+    for text in ("", '{"nltk": "', "[]", '{"nltk": "0.1", "index": {}}', f'{{"nltk": "{nltk.__version__}"}}'):
+        broken.write_text(text)
+        assert wordnet.read_index(broken) is None, text
+    wordnet.write_index(broken, {"dog": {"n": [2084071]}})
+    assert wordnet.read_index(broken) == {"dog": {"n": [2084071]}}
+
+
 @pytest.mark.parametrize("raw, name", [({"alpha": 1.5}, "meteor.alpha"), ({"gamma": -0.1}, "meteor.gamma"),
                                        ({"beta": "x"}, "meteor.beta")])
 def test_bad_parameters(raw, name):
