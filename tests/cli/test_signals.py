@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import signal
+import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -48,18 +50,32 @@ def test_sigterm_marks_the_run_interrupted_and_resume_finishes_it(db_path: Path,
     """With a process pool, SIGTERM to the whole group (as a service manager sends it) reaches the workers too."""
     Store(db_path).save_dataset(_big_dataset(), "big")
     proc = subprocess.Popen([*CLI, "--db", str(db_path), "run", "big", "--metrics", "meteor", "--workers", str(workers)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines: list[str] = []
+    first_cells = threading.Event()
+
+    def read_stderr() -> None:
+        for line in proc.stderr:  # the progress lines: the first comes once the first chunk's cells are stored
+            lines.append(line)
+            found = re.match(r"lexical: (\d+)/", line)
+            if found and int(found.group(1)) > 0:
+                first_cells.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
     try:
-        _wait_for(lambda: not Store(db_path, read_only=True).list_runs().empty and _scored(db_path, 1) > 0,
-                  120, "the first cells")
+        # the run says when its first cells are stored (reading the file meanwhile would hold up its writes)
+        assert first_cells.wait(120), "".join(lines) or "timed out waiting for the first cells"
         if to_group:
             os.killpg(proc.pid, signal.SIGTERM)
         else:
             proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=120)
+        proc.wait(timeout=120)
+        reader.join(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
+    err = "".join(lines)
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert "interrupted" in err and "resume" in err and "Traceback" not in err
     run = Store(db_path, read_only=True).get_run(1)
