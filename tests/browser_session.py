@@ -40,3 +40,19 @@ def browser_context() -> Iterator[Any]:
             yield context
         finally:
             browser.close()
+
+
+#: True once the app's script run has ended and nothing on the page is left over from an earlier run
+#: (Streamlit marks its app root with the script's state and greys stale elements with data-stale).
+_RUN_DONE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return app !== null && app.getAttribute('data-test-script-state') === 'notRunning'
+        && document.querySelector('[data-stale="true"]') === null
+        && document.querySelector('[data-testid="stSkeleton"]') === null;
+}"""
+
+
+def wait_for_run(page: Any, timeout: float | None = None) -> None:
+    """Wait until the page's script run has finished and every element shown is from it: a condition,
+    instead of sleeping a fixed time for late tables and charts."""
+    page.wait_for_function(_RUN_DONE, timeout=timeout)

@@ -80,7 +80,7 @@ def test_an_aligned_version_opens_in_the_criteria_editor_with_its_examples() -> 
 
 @pytest.mark.timeout(600)  # a loaded 2-core machine takes most of a minute per page
 def test_in_a_browser_the_section_judges_and_accepts_on_a_click(tmp_path: Path, served) -> None:
-    from browser_session import browser_context, require_browser
+    from browser_session import browser_context, require_browser, wait_for_run
     from dashboard_process import streamlit_app
     from playwright.sync_api import expect
 
@@ -104,13 +104,13 @@ def test_in_a_browser_the_section_judges_and_accepts_on_a_click(tmp_path: Path, 
             accept = page.get_by_role("button", name=re.compile("Accept few-shot"))
             expect(accept).to_be_visible(timeout=WAIT)
             accept.scroll_into_view_if_needed()
-            page.wait_for_timeout(1500)
+            wait_for_run(page)
             page.screenshot(path=str(tmp_path / "align_candidates.png"), full_page=True)
             accept.click()
             saved = page.get_by_text(re.compile(r"Saved helpfulness version 2"))
             expect(saved).to_be_visible(timeout=WAIT)
             saved.scroll_into_view_if_needed()
-            page.wait_for_timeout(1000)
+            wait_for_run(page)
             page.screenshot(path=str(tmp_path / "align_accepted.png"), full_page=True)
             took = time.perf_counter() - started
     print(f"judged and accepted in {took:.1f} s; screenshots in {tmp_path}")

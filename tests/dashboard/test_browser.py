@@ -14,7 +14,7 @@ from typing import Iterator
 
 import pytest
 
-from browser_session import WAIT_MS, browser_context, require_browser
+from browser_session import WAIT_MS, browser_context, require_browser, wait_for_run
 from dashboard_process import streamlit_app
 
 
@@ -178,7 +178,7 @@ def test_markdown_in_the_data_fetches_nothing(server: str, tmp_path: Path) -> No
             if heading:
                 expect(page.get_by_role("heading", name=heading).first).to_be_visible(timeout=45_000)
             page.wait_for_load_state("networkidle")
-            page.wait_for_timeout(1500)  # let late elements (charts, tables) render
+            wait_for_run(page)  # late elements (charts, tables) drawn
             for selector in (f'img[src*="{ATTACKER}"]', f'a[href*="{ATTACKER}"]', f'[style*="{ATTACKER}"]'):
                 found = page.locator(selector)
                 assert found.count() == 0, (path, selector, found.first.evaluate(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 
@@ -28,9 +29,23 @@ def _planted(db) -> int:
     return run.run_id
 
 
+@pytest.fixture(scope="module")
+def planted_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """The planted run and its stored modes, made once for the module: (database file, run id)."""
+    from textgen_core.store import Store
+
+    path = tmp_path_factory.mktemp("planted") / "planted.duckdb"
+    db = Store(path)
+    run_id = _planted(db)
+    db.close()
+    return path, run_id
+
+
 @pytest.fixture
-def planted(app_db) -> int:
-    run_id = _planted(store())
+def planted(app_db, planted_file) -> int:
+    """The dashboard's database is a copy of the planted one: each test may write to its own."""
+    path, run_id = planted_file
+    shutil.copyfile(path, app_db)
     data.refresh()
     return run_id
 
@@ -81,16 +96,15 @@ def test_a_run_without_stored_modes_says_how_to_get_them(app_db) -> None:
 
 
 @pytest.mark.timeout(600)  # a loaded 2-core machine takes most of a minute per page
-def test_in_a_browser_results_and_compare_draw_the_modes(tmp_path: Path) -> None:
-    from browser_session import browser_context, require_browser
+def test_in_a_browser_results_and_compare_draw_the_modes(tmp_path: Path, planted_file) -> None:
+    from browser_session import browser_context, require_browser, wait_for_run
     from dashboard_process import streamlit_app
     from playwright.sync_api import expect
 
-    from textgen_core.store import Store
-
     require_browser()
     db_path = tmp_path / "browser.duckdb"
-    run_id = _planted(Store(db_path))
+    shutil.copyfile(planted_file[0], db_path)
+    run_id = planted_file[1]
     env = dict(os.environ, TEXTGEN_EVAL_DB=str(db_path))
     with streamlit_app(tmp_path, env) as url:
         with browser_context() as context:
@@ -104,7 +118,7 @@ def test_in_a_browser_results_and_compare_draw_the_modes(tmp_path: Path) -> None
             expect(page.get_by_text(re.compile(r"run \d+: \d+ failing judgement"))).to_be_visible(timeout=WAIT)
             expect(page.get_by_role("columnheader", name="words", exact=True, include_hidden=True)
                    ).to_be_attached(timeout=WAIT)
-            page.wait_for_timeout(2000)
+            wait_for_run(page)
             shown = time.perf_counter() - started
             page.screenshot(path=str(tmp_path / "results_failures.png"), full_page=True)
             page.goto(f"{url}/compare?run={run_id}")
@@ -118,7 +132,7 @@ def test_in_a_browser_results_and_compare_draw_the_modes(tmp_path: Path) -> None
             expect(page.get_by_role("gridcell", name="new in candidate", include_hidden=True).or_(
                 page.get_by_role("gridcell", name=re.compile("refund"), include_hidden=True)).first
                    ).to_be_attached(timeout=WAIT)
-            page.wait_for_timeout(2000)
+            wait_for_run(page)
             page.screenshot(path=str(tmp_path / "compare_failures.png"), full_page=True)
     print(f"results page with failure modes shown in {shown:.1f} s; screenshots in {tmp_path}")
     assert (tmp_path / "results_failures.png").stat().st_size > 0

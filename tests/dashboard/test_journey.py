@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from browser_session import WAIT_MS, browser_context, require_browser
+from browser_session import WAIT_MS, browser_context, require_browser, wait_for_run
 from dashboard_process import streamlit_app
 
 TICKETS = 12
@@ -58,8 +58,7 @@ def server(tmp_path: Path) -> Iterator[str]:
 
 
 def _shot(page, tmp_path: Path, name: str) -> None:
-    page.wait_for_load_state("networkidle")
-    page.wait_for_timeout(1500)  # let the rerun's skeletons fill in
+    wait_for_run(page)  # the rerun's tables and charts drawn
     page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=True)
 
 

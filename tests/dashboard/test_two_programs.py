@@ -29,14 +29,15 @@ def test_cli_commands_beside_an_open_dashboard(tmp_path: Path) -> None:
 
     require_browser()
     db = tmp_path / "shared.duckdb"
-    first = _cli(db, "run", "sample", "--metrics", "exact_match,rouge", cwd=tmp_path)
-    assert first.returncode == 0, first.stderr
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    # the dashboard starts serving the file while the first run writes it (both start at once: no wait for either)
     dashboard = subprocess.Popen([*CLI, "--db", str(db), "dashboard", "--port", str(port)], cwd=tmp_path,
                                  env=dict(os.environ, STREAMLIT_SERVER_HEADLESS="true"),
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
+        first = _cli(db, "run", "sample", "--metrics", "exact_match,rouge", cwd=tmp_path)
+        assert first.returncode == 0, first.stderr
         wait_healthy(url, dashboard, timeout=60)
         with browser_context() as context:
             page = context.new_page()
