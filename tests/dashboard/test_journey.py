@@ -158,6 +158,7 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         _shot(page, tmp_path, "7-label")
         progress = page.get_by_text(re.compile(r"^\d+ of 20 cells labelled by ana"))
         for _ in range(40):  # one click per cell; a click may land while the page reruns, so count, not assume
+            wait_for_run(page)  # the last click's rerun has ended: this click lands on the page it reads
             done = int(progress.inner_text().split()[0])
             if done >= 20:
                 break
