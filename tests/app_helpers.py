@@ -7,6 +7,7 @@ caches are process-wide, so AppTest and the test body share them).
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -51,12 +52,23 @@ def app_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     st.cache_data.clear()
 
 
-@pytest.fixture
-def sample_run(app_db: Path) -> tuple[int, int]:
-    """The sample dataset saved and scored with lexical metrics: (dataset id, run id)."""
-    db = store()
+@pytest.fixture(scope="session")
+def _sample_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
+    """The sample dataset saved and scored with lexical metrics once per test process: (file, dataset id, run id)."""
+    path = tmp_path_factory.mktemp("sample_run") / "sample.duckdb"
+    db = Store(path)
     dataset_id = db.save_dataset(load_sample(), SAMPLE_NAME)
     run_id = evaluate(db, dataset_id, sample_metrics(), workers=1)
+    db.close()
+    return path, dataset_id, run_id
+
+
+@pytest.fixture
+def sample_run(app_db: Path, _sample_file: tuple[Path, int, int]) -> tuple[int, int]:
+    """The sample dataset saved and scored with lexical metrics: (dataset id, run id). The test's database is a
+    copy of one scored once per process, so a test may write to it freely."""
+    path, dataset_id, run_id = _sample_file
+    shutil.copyfile(path, app_db)
     data.refresh()
     return dataset_id, run_id
 
