@@ -95,6 +95,7 @@ class FileConnection:
         #: (device, inode, size, modified) of the file when the last operation ended: changed by the next one's
         #: start, something other than DuckDB wrote, replaced or deleted it meanwhile
         self._identity: tuple[int, ...] | None = None
+        self._dirty = False  # a write committed since the last checkpoint
         self._opened_at = 0.0  # when the open connection was opened (time.monotonic)
         self._idle = 0  # bumped by every acquire: a timer set before it finds its number stale and does nothing
 
@@ -121,10 +122,18 @@ class FileConnection:
             if self.linger <= 0 or time.monotonic() - self._opened_at >= MAX_HOLD:
                 self._close_now()  # held long enough: a program waiting for the file gets a gap now
                 return
+            if self._dirty:  # written since the last checkpoint: the file itself holds it all, as after a close
+                self._dirty = False
+                with suppress(duckdb.Error):
+                    self._con.execute("CHECKPOINT")
             self._identity = self._file_identity()  # what the file is as this process leaves it
             timer = threading.Timer(self.linger, self._close_if_idle, (self._idle,))
             timer.daemon = True
             timer.start()
+
+    def wrote(self) -> None:
+        """A write transaction committed: the file is checkpointed when the last operation ends."""
+        self._dirty = True
 
     def close(self) -> None:
         """Close the file now if no operation is using it."""
@@ -139,8 +148,8 @@ class FileConnection:
 
     def _close_now(self) -> None:
         if self._con is not None:
-            con, self._con = self._con, None
-            con.close()
+            con, self._con, self._dirty = self._con, None, False
+            con.close()  # DuckDB checkpoints on close
 
     def _file_identity(self) -> tuple[int, ...] | None:
         if self.path == ":memory:":

@@ -91,6 +91,7 @@ class Database:
                 try:
                     yield cur
                     cur.execute("COMMIT")
+                    self._file.wrote()
                 except BaseException:
                     roll_back(cur)
                     raise
