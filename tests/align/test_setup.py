@@ -80,5 +80,6 @@ def test_what_cannot_be_aligned_is_one_message(world):
     store.write_labels(other, [("t000", "bot", "helpfulness", "ben", 7.0, None, "random", None)])
     with pytest.raises(ParameterError, match="label of helpfulness off its scale .* 7 by 'ben' on datum 't000'"):
         prepare(store, other, "helpfulness")
-    # labels of another run of the same cells
+    # labels of another run of the same cells (written here too: this test does not rely on the one before it)
+    store.write_labels(run, label_rows(made, people))
     assert len(prepare(store, other, "helpfulness", labels_from=run).cells) == 60
