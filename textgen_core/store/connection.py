@@ -4,7 +4,7 @@ DuckDB lets one process hold a file for reading and writing, or several
 processes hold it read-only (duckdb.org/docs/2.0/connect/concurrency), and a
 process that holds it, even idle, locks the others out. So a :class:`FileConnection`, one
 per file and mode in a process, opens the file when the first operation starts
-and closes it once no operation has used it for :data:`LINGER` seconds: the dashboard can
+and closes it once no operation has used it for :data:`DEFAULT_LINGER` seconds: the dashboard can
 stay open while the command line lists, exports or scores on the same file. The short
 linger spares back-to-back operations (a command makes dozens) a new DuckDB instance each,
 about 28 ms apiece (DuckDB builds its whole function catalog per instance); another program
