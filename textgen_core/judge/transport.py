@@ -6,6 +6,7 @@ every request to the endpoint) without spending the retry budget.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import threading
@@ -115,19 +116,12 @@ class LoopState:
     once: Once = field(default_factory=lambda: Once(remember=False, share_failure=False))
 
 
-_ssl_context: Any = None
-_ssl_lock = threading.Lock()
-
-
+@functools.lru_cache(maxsize=1)
 def _tls_context(httpx: Any) -> Any:
     """The process's TLS context for judge endpoints, made once: each new one reads the system's CA
     certificates (about 0.1-0.3 s), and a client is built per run and per event loop."""
-    global _ssl_context
-    with _ssl_lock:
-        if _ssl_context is None:  # the SDK's default context: verified, SSL_CERT_FILE/DIR honoured
-            make = getattr(httpx, "create_ssl_context", None)
-            _ssl_context = make() if make is not None else True  # True: older httpx makes its own per client
-        return _ssl_context
+    make = getattr(httpx, "create_ssl_context", None)  # the SDK's default context: verified, SSL_CERT_FILE/DIR
+    return make() if make is not None else True  # True: older httpx makes its own per client
 
 
 def _http_client(concurrency: int) -> Any:

@@ -131,6 +131,12 @@ class FileConnection:
             timer.daemon = True
             timer.start()
 
+    def let_go(self) -> None:
+        """Close the file if idle and wait :data:`HANDOFF`: a program that waited for it (unseen, while it
+        lingered open here) has it when this process opens it again, and this process then meets it."""
+        self.close()
+        time.sleep(HANDOFF)
+
     def wrote(self) -> None:
         """A write transaction committed: the file is checkpointed when the last operation ends."""
         self._dirty = True

@@ -110,6 +110,10 @@ class Database:
         """Close the file if no operation is using it (it is closed after each operation anyway)."""
         self._file.close()
 
+    def let_go(self) -> None:
+        """Close the file if no operation uses it, and give a program waiting for it the time to take it."""
+        self._file.let_go()
+
     def file_error(self, exc: BaseException) -> StoreError:
         return StoreError(f"the database {self.path} cannot be read or written (a truncated or corrupt file, "
                           f"or a full disk?). DuckDB said: {str(exc).splitlines()[0]}")

@@ -24,7 +24,6 @@ Store (``store.save_dataset(...)``) stay, each declared below as one part's oper
 
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -34,7 +33,7 @@ import duckdb
 from .align_sql import ALIGN_DDL, Alignments
 from .batch_sql import BATCH_DDL, JudgeBatches
 from .cells_sql import Cells
-from .connection import HANDOFF, WaitHook, shared_file
+from .connection import WaitHook, shared_file
 from .criteria_sql import CRITERIA_DDL, Criteria
 from .database import Database
 from .dataset_sql import Datasets
@@ -150,8 +149,7 @@ class Store:
         """
         if self.read_only or self.path == ":memory:" or shared_file(self.path):
             return False
-        self.db.close()  # let go of the file a moment: a program waiting for it (unseen, as the file lingered
-        time.sleep(HANDOFF)  # open in this process) takes it now, and opening again below meets it
+        self.db.let_go()  # a program waiting for the file while it lingered open here takes it now
         with self.db.session():
             if shared_file(self.path):
                 return False
