@@ -7,6 +7,7 @@ caches are process-wide, so AppTest and the test body share them).
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
 from pathlib import Path
@@ -30,6 +31,20 @@ from textgen_dashboard.home import sample_metrics  # noqa: E402
 
 #: Seconds one AppTest script run may take (first runs import pandas, duckdb, nltk...).
 TIMEOUT = 60
+
+
+def _scan_components_once() -> None:
+    """Every new AppTest looks for Streamlit components in every installed distribution (it parses ~360 METADATA
+    files: 1-2 s per AppTest on this machine, most of a dashboard test's time); a server does it once at start. The
+    installed packages do not change while the tests run, so the scan's answer is kept for the process."""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = manifest_scanner.scan_component_manifests
+    if not hasattr(scan, "cache_info"):  # not wrapped yet (this module may be imported twice)
+        manifest_scanner.scan_component_manifests = functools.cache(scan)
+
+
+_scan_components_once()
 
 
 @pytest.fixture(autouse=True)
