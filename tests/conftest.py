@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -91,6 +93,31 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 def db_path(tmp_path: Path) -> Path:
     """A fresh DuckDB file for one test."""
     return tmp_path / "textgen.duckdb"
+
+
+@pytest.fixture
+def cli_main(capsys: pytest.CaptureFixture[str],
+             monkeypatch: pytest.MonkeyPatch) -> Callable[..., subprocess.CompletedProcess]:
+    """The CLI in this process (`main(argv)`), its output captured, shaped like `subprocess.run`'s result.
+
+    For tests whose point is what a command prints, stores and returns, not the process around it (a new
+    interpreter costs seconds of imports); signals, kills and a second program keep their real processes.
+    ``env`` entries are set for this test only; ``cwd`` becomes the working directory."""
+    from textgen_core.cli.main import main
+
+    def run(*argv: object, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+        for name, value in (env or {}).items():
+            monkeypatch.setenv(name, value)
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        capsys.readouterr()  # what the test printed before is not the command's
+        code = main([str(a) for a in argv])
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(list(argv), code, out.out, out.err)
+
+    return run
+
+
 pytest_plugins.append("judge_fixtures")  # judge_server, judge_settings, fast_retry
 pytest_plugins.append("judge_metric_env")  # env: the judge metric tests' scripted judge and store
 pytest_plugins.append("app_helpers")  # app_db, sample_run (dashboard AppTests)

@@ -46,7 +46,8 @@ def _scored(db: Path, run_id: int) -> int:
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(("workers", "to_group"), [(1, False), (2, True)], ids=["in-process", "pool-process-group"])
-def test_sigterm_marks_the_run_interrupted_and_resume_finishes_it(db_path: Path, workers: int, to_group: bool) -> None:
+def test_sigterm_marks_the_run_interrupted_and_resume_finishes_it(db_path: Path, workers: int, to_group: bool,
+                                                                  cli_main) -> None:
     """With a process pool, SIGTERM to the whole group (as a service manager sends it) reaches the workers too."""
     Store(db_path).save_dataset(_big_dataset(), "big")
     proc = subprocess.Popen([*CLI, "--db", str(db_path), "run", "big", "--metrics", "meteor", "--workers", str(workers)],
@@ -84,7 +85,7 @@ def test_sigterm_marks_the_run_interrupted_and_resume_finishes_it(db_path: Path,
     assert 0 < kept < ROWS  # finished cells are kept, the rest is left to resume
     if to_group:
         return  # resuming is the same either way; once is enough
-    done = subprocess.run([*CLI, "--db", str(db_path), "resume", "1"], capture_output=True, text=True, timeout=280)
+    done = cli_main("--db", db_path, "resume", "1")  # in this process: the stopped run was the real one
     assert done.returncode == 0, done.stderr
     assert Store(db_path, read_only=True).get_run(1)["status"] == "finished"
     assert _scored(db_path, 1) == ROWS

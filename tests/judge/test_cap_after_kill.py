@@ -42,12 +42,12 @@ def _write_data(path: Path) -> None:
                     "contexts": [f"Tower {d} stands in Paris.", "Paris is in France."]}) + "\n")
 
 
-def _cli(server: JudgeServer, db: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "textgen_core", *args, "--db", str(db), "--judge-base-url", server.url,
-            "--judge-model", "judge", "--concurrency", str(CONCURRENCY), "--timeout", "30", "--max-calls", str(CAP)]
+def _args(server: JudgeServer, db: Path, *args: str) -> list[str]:
+    return [*args, "--db", str(db), "--judge-base-url", server.url, "--judge-model", "judge", "--concurrency",
+            str(CONCURRENCY), "--timeout", "30", "--max-calls", str(CAP)]
 
 
-def test_kill_9_then_resume_keeps_the_endpoint_within_the_cap(tmp_path: Path) -> None:
+def test_kill_9_then_resume_keeps_the_endpoint_within_the_cap(tmp_path: Path, cli_main) -> None:
     data, db = tmp_path / "data.jsonl", tmp_path / "runs.duckdb"
     _write_data(data)
     release = threading.Event()
@@ -59,7 +59,7 @@ def test_kill_9_then_resume_keeps_the_endpoint_within_the_cap(tmp_path: Path) ->
 
     env = {**os.environ, "TEXTGEN_EVAL_JUDGE_API_KEY": "sk-kill", "PYTHONPATH": str(ROOT)}
     with JudgeServer(responder=rule_reply, latency=latency) as server:
-        process = subprocess.Popen(_cli(server, db, "run", str(data), "--metrics", "faithfulness"), cwd=tmp_path,
+        process = subprocess.Popen([sys.executable, "-m", "textgen_core", *_args(server, db, "run", str(data), "--metrics", "faithfulness")], cwd=tmp_path,
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             deadline = time.monotonic() + 60
@@ -88,8 +88,8 @@ def test_kill_9_then_resume_keeps_the_endpoint_within_the_cap(tmp_path: Path) ->
         assert answered_unwritten >= 8, (first, len(cells))  # what the old accounting lost (+12% and more)
         assert run["judge_calls"] >= first - CONCURRENCY, (run["judge_calls"], first)  # the replies are counted
 
-        again = subprocess.run(_cli(server, db, "resume", "1"), cwd=tmp_path, env=env, capture_output=True,
-                               text=True, timeout=120)
+        # the resume runs in this process (the killed run is the real process that matters)
+        again = cli_main(*_args(server, db, "resume", "1"), cwd=tmp_path, env={"TEXTGEN_EVAL_JUDGE_API_KEY": "sk-kill"})
         billed = server.count(CHAT)
     assert "budget reached" in again.stderr + again.stdout, again.stderr
     store = Store(db, read_only=True)

@@ -120,12 +120,17 @@ def test_a_batch_that_keeps_failing_unscores_with_the_reason(db_path: Path) -> N
         assert len(server.batches.created) == 2
 
 
+def _args(server: JudgeServer, *args: str) -> list[str]:
+    return [*args, "--judge-base-url", server.url, "--judge-model", "judge", "--price-prompt", "2",
+            "--price-completion", "8", "--batch", "--batch-poll", "0.05"]
+
+
 def _cli(server: JudgeServer, *args: str) -> list[str]:
-    return [sys.executable, "-m", "textgen_core", *args, "--judge-base-url", server.url, "--judge-model", "judge",
-            "--price-prompt", "2", "--price-completion", "8", "--batch", "--batch-poll", "0.05"]
+    return [sys.executable, "-m", "textgen_core", *_args(server, *args)]
 
 
-def test_kill_9_while_a_batch_is_pending_then_resume_submits_nothing_twice(tmp_path: Path, direct: dict) -> None:
+def test_kill_9_while_a_batch_is_pending_then_resume_submits_nothing_twice(tmp_path: Path, direct: dict,
+                                                                          cli_main) -> None:
     data, db = tmp_path / "data.jsonl", tmp_path / "runs.duckdb"
     write_suite_jsonl(data, ROWS)
     env = {**os.environ, "TEXTGEN_EVAL_JUDGE_API_KEY": "sk-batch", "PYTHONPATH": str(ROOT)}
@@ -147,8 +152,8 @@ def test_kill_9_while_a_batch_is_pending_then_resume_submits_nothing_twice(tmp_p
         pending = server.batches.created[0]
 
         server.batches.delay = 0.0  # the batch the dead process left behind is now complete
-        again = subprocess.run(_cli(server, "resume", "1", "--db", str(db)), cwd=tmp_path, env=env,
-                               capture_output=True, text=True, timeout=120)
+        # the resume is this process: the killed one is the real process that matters here
+        again = cli_main(*_args(server, "resume", "1", "--db", str(db)), env={"TEXTGEN_EVAL_JUDGE_API_KEY": "sk-batch"})
         assert again.returncode == 0, again.stderr
         assert "finished" in again.stdout
 
@@ -163,14 +168,13 @@ def test_kill_9_while_a_batch_is_pending_then_resume_submits_nothing_twice(tmp_p
         assert [row["batch_id"] for row in store.judge_batches(1)] == created
 
 
-def test_dry_run_shows_direct_and_batch_cost(tmp_path: Path) -> None:
+def test_dry_run_shows_direct_and_batch_cost(tmp_path: Path, cli_main) -> None:
     data = tmp_path / "data.jsonl"
     write_suite_jsonl(data, ROWS)
-    env = {**os.environ, "TEXTGEN_EVAL_JUDGE_API_KEY": "sk-batch", "PYTHONPATH": str(ROOT)}
     with JudgeServer(responder=ScriptedJudge()) as server:
-        done = subprocess.run(_cli(server, "run", str(data), "--metrics", ",".join(METRICS), "--db",
-                                   str(tmp_path / "x.duckdb"), "--dry-run"),
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        done = cli_main(*_args(server, "run", str(data), "--metrics", ",".join(METRICS), "--db",
+                               str(tmp_path / "x.duckdb"), "--dry-run"),
+                        cwd=tmp_path, env={"TEXTGEN_EVAL_JUDGE_API_KEY": "sk-batch"})
         assert done.returncode == 0, done.stderr
         line = next(text for text in done.stdout.splitlines() if text.startswith("estimated cost"))
         direct_cost = float(line.split("direct ")[1].split(",")[0])

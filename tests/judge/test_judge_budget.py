@@ -119,27 +119,20 @@ def test_a_cost_cap_without_prices_is_refused() -> None:
         JudgeSettings(base_url="http://127.0.0.1:9/v1", model="m", max_calls=-1)
 
 
-def test_cli_max_calls_then_resume(tmp_path: Path, reference: dict) -> None:
-    import os
-    import subprocess
-    import sys
-
+def test_cli_max_calls_then_resume(tmp_path: Path, reference: dict, cli_main) -> None:
     data, db = tmp_path / "data.jsonl", tmp_path / "runs.duckdb"
     write_suite_jsonl(data, 6)  # the rows of the reference run
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "TEXTGEN_EVAL_JUDGE_API_KEY": "sk-budget", "PYTHONPATH": str(root)}
+    env = {"TEXTGEN_EVAL_JUDGE_API_KEY": "sk-budget"}
     with JudgeServer(responder=ScriptedJudge()) as server:
         judge = ["--judge-base-url", server.url, "--judge-model", "judge", "--price-prompt", "2",
                  "--price-completion", "8", "--db", str(db)]
-        first = subprocess.run([sys.executable, "-m", "textgen_core", "run", str(data), "--metrics", ",".join(METRICS),
-                                "--max-calls", "10", *judge], cwd=tmp_path, env=env, capture_output=True, text=True,
-                               timeout=120)
+        first = cli_main("run", str(data), "--metrics", ",".join(METRICS), "--max-calls", "10", *judge, cwd=tmp_path,
+                         env=env)
         assert first.returncode == 1, first.stdout + first.stderr
         assert "interrupted" in first.stdout and "budget reached: 10 judge calls" in first.stdout
         assert "textgen-eval resume 1" in first.stdout
         assert server.count(CHAT) <= 10
-        second = subprocess.run([sys.executable, "-m", "textgen_core", "resume", "1", *judge], cwd=tmp_path, env=env,
-                                capture_output=True, text=True, timeout=120)
+        second = cli_main("resume", "1", *judge, cwd=tmp_path, env=env)
         assert second.returncode == 0, second.stdout + second.stderr
         assert "finished" in second.stdout
         assert server.count(CHAT) == reference["requests"]

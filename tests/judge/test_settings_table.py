@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import subprocess
 import sys
 from dataclasses import MISSING, fields
 from pathlib import Path
@@ -89,10 +88,11 @@ def test_a_resume_takes_the_stored_settings_but_not_the_caps(clean_env) -> None:
     assert (again.model, again.max_tokens, again.timeout, again.max_cost, again.max_calls) == ("m", 99, 9.0, None, None)
 
 
-def test_readme_settings_table_is_the_generated_one() -> None:
+def test_readme_settings_table_is_the_generated_one(cli_main) -> None:
     assert section("<!-- judge-settings:", "<!-- /judge-settings -->") == settings_markdown()
-    out = subprocess.run([sys.executable, "-m", "textgen_core.cli.main", "metrics", "--markdown", "settings"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120, check=True).stdout
+    done = cli_main("metrics", "--markdown", "settings")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     assert out == settings_markdown()
     assert all(f"| `{s.name}` | `{s.flag}` |" in out for s in JURY_SETTINGS)
     assert all(f"| `{s.name}` |" in out for s in SETTINGS)

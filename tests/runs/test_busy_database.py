@@ -64,7 +64,7 @@ open(log, "a").write("done\\n")
 
 
 @pytest.mark.timeout(240)
-def test_a_reader_holding_the_file_never_costs_the_run_or_the_file(tmp_path: Path) -> None:
+def test_a_reader_holding_the_file_never_costs_the_run_or_the_file(tmp_path: Path, cli_main) -> None:
     path = write_csv(tmp_path / "outputs.csv", 3000)
     db, stop, log = tmp_path / "busy.duckdb", tmp_path / "stop", tmp_path / "reader.log"
     reader = subprocess.Popen([sys.executable, "-c", READER, str(db), str(stop), str(log), "scores"])
@@ -83,8 +83,7 @@ def test_a_reader_holding_the_file_never_costs_the_run_or_the_file(tmp_path: Pat
     else:  # stopped by the busy file: kept for a resume, and said how
         assert run.returncode == 2, run.stderr
         assert "busy" in run.stderr and "'textgen-eval resume 1' finishes it" in run.stderr, run.stderr
-        again = subprocess.run([sys.executable, "-m", "textgen_core.cli.main", "--db", str(db), "resume", "1"],
-                               capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        again = cli_main("--db", db, "resume", "1", cwd=tmp_path)  # the reader is gone: this process resumes
         assert again.returncode == 0, again.stderr
     whole = Store(tmp_path / "whole.duckdb")
     whole_run = stream_file(whole, path, METRICS.split(","), workers=1).run_id

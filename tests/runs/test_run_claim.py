@@ -2,7 +2,7 @@
 
 Real processes on a real DuckDB file. A run is left 'running' as a killed
 program leaves it, recorded as scored by another live process of this machine;
-`textgen-eval resume` is refused, naming that process, and changes nothing; once
+`textgen-eval resume` (run in the test's process) is refused, naming that process, and changes nothing; once
 the process is gone (SIGKILL: no chance to mark the run) the resume goes through.
 """
 
@@ -20,10 +20,7 @@ from textgen_core.evaluate import evaluate
 from textgen_core.model import Dataset, Datum
 from textgen_core.store import Store
 
-CLI = [sys.executable, "-m", "textgen_core.cli.main"]
-
-
-def test_a_live_run_is_not_resumed_twice_and_a_dead_ones_run_is(tmp_path: Path) -> None:
+def test_a_live_run_is_not_resumed_twice_and_a_dead_ones_run_is(tmp_path: Path, cli_main) -> None:
     db = tmp_path / "claim.duckdb"
     store = Store(db)
     rows = [Datum(f"d{i}", "m", "q", f"answer {i}", (f"answer {i % 3}",)) for i in range(30)]
@@ -36,8 +33,7 @@ def test_a_live_run_is_not_resumed_twice_and_a_dead_ones_run_is(tmp_path: Path) 
             con.execute("UPDATE runs SET status = 'running', runner = ? WHERE run_id = ?",
                         [f"{socket.gethostname()}:{other.pid}", run_id])
             con.execute("DELETE FROM scores WHERE run_id = ? AND datum_id IN ('d1', 'd2')", [run_id])
-        refused = subprocess.run([*CLI, "--db", str(db), "resume", str(run_id)], capture_output=True, text=True,
-                                 timeout=60)
+        refused = cli_main("--db", db, "resume", run_id)  # the CLI in this process; the other program is real
         assert refused.returncode == 2, refused.stderr
         assert f"PID {other.pid}" in refused.stderr and "Nothing was changed" in refused.stderr
         assert "Traceback" not in refused.stderr
@@ -47,7 +43,7 @@ def test_a_live_run_is_not_resumed_twice_and_a_dead_ones_run_is(tmp_path: Path) 
     finally:
         if other.poll() is None:
             other.kill()
-    done = subprocess.run([*CLI, "--db", str(db), "resume", str(run_id)], capture_output=True, text=True, timeout=60)
+    done = cli_main("--db", db, "resume", run_id)
     assert done.returncode == 0, done.stderr
     run = Store(db, read_only=True).get_run(run_id)
     assert run["status"] == "finished" and len(Store(db, read_only=True).scores(run_id)) == 60

@@ -18,14 +18,14 @@ from textgen_core.evaluate import evaluate
 from textgen_core.model import Dataset, Datum
 from textgen_core.store import Store
 
-CLI = [sys.executable, "-m", "textgen_core.cli.main"]
 
 
 def _start_time(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
 
 
-def test_a_run_whose_pid_another_program_now_has_is_resumed_and_the_cli_force_deletes(tmp_path: Path) -> None:
+def test_a_run_whose_pid_another_program_now_has_is_resumed_and_the_cli_force_deletes(tmp_path: Path,
+                                                                                      cli_main) -> None:
     db = tmp_path / "pid.duckdb"
     store = Store(db)
     rows = [Datum(f"d{i}", "m", "q", f"answer {i}", (f"answer {i % 3}",)) for i in range(20)]
@@ -40,15 +40,12 @@ def test_a_run_whose_pid_another_program_now_has_is_resumed_and_the_cli_force_de
                         [f"{host}:{other.pid}:{started - 500}", first])
             con.execute("UPDATE runs SET status = 'running', runner = ? WHERE run_id = ?",  # run 2: as recorded
                         [f"{host}:{other.pid}", second])                               # before start times
-        done = subprocess.run([*CLI, "--db", str(db), "resume", str(first)], capture_output=True, text=True,
-                              timeout=60)
+        done = cli_main("--db", db, "resume", first)  # the other program is the one holding the PID
         assert done.returncode == 0 and "finished" in done.stdout, done.stderr
-        refused = subprocess.run([*CLI, "--db", str(db), "delete-run", str(second)], capture_output=True,
-                                 text=True, timeout=60)
+        refused = cli_main("--db", db, "delete-run", second)
         assert refused.returncode == 2 and f"PID {other.pid}" in refused.stderr, refused.stderr
         assert f"'textgen-eval delete-run {second} --force'" in refused.stderr
-        forced = subprocess.run([*CLI, "--db", str(db), "delete-run", str(second), "--force"], capture_output=True,
-                                text=True, timeout=60)
+        forced = cli_main("--db", db, "delete-run", second, "--force")
         assert forced.returncode == 0 and f"deleted run {second}" in forced.stdout, forced.stderr
     finally:
         other.kill()
@@ -105,12 +102,12 @@ def test_dicts_with_mixed_keys_are_named_never_a_silent_nan() -> None:
     assert cells.loc[cells["datum_id"] == "b", "reason"].item() == "no prediction"
 
 
-def test_ten_thousand_models_print_a_bounded_summary(tmp_path: Path) -> None:
+def test_ten_thousand_models_print_a_bounded_summary(tmp_path: Path, cli_main) -> None:
     path = tmp_path / "many.csv"
     path.write_text("id,model,prediction,reference\n"
                     + "".join(f"d{i % 2},model{i // 2:05d},answer {i % 7},answer {i % 5}\n" for i in range(20_000)))
-    run = subprocess.run([*CLI, "--db", str(tmp_path / "many.duckdb"), "run", str(path), "--metrics",
-                          "exact_match", "--workers", "1"], capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    run = cli_main("--db", tmp_path / "many.duckdb", "run", path, "--metrics", "exact_match", "--workers", "1",
+                   cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "10000 models: the summary shows the 20 best by mean exact_match" in run.stdout
     assert len(run.stdout) < 20_000 and run.stdout.count("model0") <= 20

@@ -29,7 +29,7 @@ RUNNER = ("import sys\nimport textgen_core.streaming.run as run\nrun.CHUNK_ROWS,
 
 
 @pytest.mark.timeout(120)
-def test_sigterm_mid_run_then_resume_gives_the_uninterrupted_run(tmp_path: Path) -> None:
+def test_sigterm_mid_run_then_resume_gives_the_uninterrupted_run(tmp_path: Path, cli_main) -> None:
     path = write_csv(tmp_path / "outputs.csv", ROWS)
     db = tmp_path / "runs.duckdb"
     proc = subprocess.Popen([sys.executable, "-c", RUNNER, "--db", str(db), "run", str(path), "--metrics",
@@ -45,8 +45,7 @@ def test_sigterm_mid_run_then_resume_gives_the_uninterrupted_run(tmp_path: Path)
     stopped = Store(db, read_only=True)
     assert stopped.get_run(1)["status"] == "interrupted"
     assert 0 < len(stopped.scores(1)) < ROWS * 7 and stopped.list_datasets()["n_rows"].isna().all()
-    again = subprocess.run([sys.executable, "-m", "textgen_core.cli.main", "--db", str(db), "resume", "1"],
-                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    again = cli_main("--db", db, "resume", "1", cwd=tmp_path)  # in this process: the stopped one was real
     assert again.returncode == 0, again.stderr
     assert "run 1 on dataset 'outputs': finished" in again.stdout
     whole = Store(tmp_path / "whole.duckdb")

@@ -24,6 +24,7 @@ Store (``store.save_dataset(...)``) stay, each declared below as one part's oper
 
 from __future__ import annotations
 
+import hashlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -256,14 +257,27 @@ class Store:
     vote_cells = _Via("votes")
 
 
+#: Every table of a new file, in order (each statement safe to run again).
+TABLES = DDL + BATCH_DDL + LABELS_DDL + CRITERIA_DDL + ALIGN_DDL + BLOCK_DDL + MEMORY_DDL + FAILURES_DDL
+#: What a file whose ``meta`` holds it (with the current version) was set up with: the tables and migrations of
+#: this code. Any edit to them changes it, and the next read-write open runs them again (as it did before).
+SCHEMA_DIGEST = hashlib.sha256("\n;\n".join([*TABLES, *(s for m in MIGRATIONS for s in m)]).encode()).hexdigest()[:16]
+
+
 def _create_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Tables of a new file (a no-op on an existing one); a read-only connection only reads."""
+    """Tables of a new file, migrations of an older one; a read-only connection only reads.
+
+    A file already set up by this code (its version and :data:`SCHEMA_DIGEST` in ``meta``) is left as it is:
+    the first read-write open of an existing file in a process reads two values instead of running every
+    statement in a write transaction (which the close then had to checkpoint).
+    """
     config = con.execute("SELECT current_setting('access_mode')").fetchone()
     if config and str(config[0]).lower() == "read_only":
         return
+    if _set_up(con):
+        return
     con.execute("BEGIN TRANSACTION")
-    for statement in (DDL + BATCH_DDL + LABELS_DDL + CRITERIA_DDL + ALIGN_DDL + BLOCK_DDL + MEMORY_DDL
-                      + FAILURES_DDL):
+    for statement in TABLES:
         con.execute(statement)
     found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     version = int(found[0]) if found and str(found[0]).isdigit() else 1
@@ -271,4 +285,15 @@ def _create_schema(con: duckdb.DuckDBPyConnection) -> None:
         for statement in statements:
             con.execute(statement)
     con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(max(version, SCHEMA_VERSION))])
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_digest', ?)", [SCHEMA_DIGEST])
     con.execute("COMMIT")
+
+
+def _set_up(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the file holds every table and migration of this code (False for a new file: no ``meta`` yet)."""
+    try:
+        found = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('schema_version', 'schema_digest')"
+                                 ).fetchall())
+    except duckdb.CatalogException:
+        return False
+    return found.get("schema_version") == str(SCHEMA_VERSION) and found.get("schema_digest") == SCHEMA_DIGEST
