@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,11 +26,12 @@ def _cli(db: Path, *args: str) -> subprocess.CompletedProcess:
                                                          "TEXTGEN_EVAL_JUDGE_API_KEY": "sk-test-align-cli-key"})
 
 
-@pytest.fixture
-def labelled(tmp_path):
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    """The labelled run, judged once per module; each test gets its own copy of the file (`labelled`)."""
     judge = RefundJudge()
     with JudgeServer(responder=judge) as server:
-        db = tmp_path / "a.duckdb"
+        db = tmp_path_factory.mktemp("align") / "a.duckdb"
         store = Store(db)
         define(criterion(CRITERION))
         made = rows(80)
@@ -41,10 +43,21 @@ def labelled(tmp_path):
         yield db, run, server
 
 
-def test_align_prints_the_split_the_candidates_the_figures_and_saves_the_accepted_version(labelled):
+@pytest.fixture
+def labelled(scored, tmp_path):
+    db, run, server = scored
+    copy = tmp_path / db.name
+    shutil.copyfile(db, copy)
+    assert not db.with_name(db.name + ".wal").exists()  # the closed file holds everything
+    return copy, run, server
+
+
+def test_align_prints_the_split_the_candidates_the_figures_and_saves_the_accepted_version(labelled, cli_main):
     db, run, server = labelled
     before = server.count()
-    dry = _cli(db, "align", str(run), "--score", "helpfulness", "--dry-run")
+    # the dry run and the repeat run in this process; the aligning run is a real program of its own
+    dry = cli_main("--db", db, "align", run, "--score", "helpfulness", "--dry-run",
+                   env={"TEXTGEN_EVAL_JUDGE_API_KEY": "sk-test-align-cli-key"})
     assert dry.returncode == 0, dry.stderr
     assert "split with seed 0 into 56 training and 24 held-out cells" in dry.stdout
     assert "judge calls:" in dry.stdout and server.count() == before  # a dry run asks nothing
@@ -55,7 +68,7 @@ def test_align_prints_the_split_the_candidates_the_figures_and_saves_the_accepte
     assert "ACCEPTED" in out and "saved as helpfulness version 2" in out, out
     assert "Alternative Annotator Test" in out and "needs at least 3 annotators" in out
     assert "sk-test" not in out + done.stderr  # neither the run's key nor this one is printed
-    again = _cli(db, "align", str(run), "--score", "helpfulness", "--no-accept")
+    again = cli_main("--db", db, "align", run, "--score", "helpfulness", "--no-accept")
     assert again.returncode == 0 and "judge calls made: 0" in again.stdout, again.stdout
     for path in (db, db.with_name(db.name + ".wal")):  # the key reaches no file
         assert not path.exists() or b"sk-test-align-cli-key" not in path.read_bytes()
