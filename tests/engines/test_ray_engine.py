@@ -183,12 +183,18 @@ def test_judge_metrics_on_ray_equal_the_local_engine_under_one_shared_limit(tmp_
         local_calls = server.count(None)
         server.peak = 0
         store = Store(tmp_path / "ray.duckdb")
-        run_id = run_ray(store, str(judged_data), JUDGED, judge=_judge_settings(server), block_rows=8)
+        seen: list[Progress] = []
+        run_id = run_ray(store, str(judged_data), JUDGED, judge=_judge_settings(server), block_rows=8,
+                         progress=seen.append)
         ray_calls = server.count(None) - local_calls
         peak = server.peak
     run = store.get_run(run_id)
     assert run["status"] == "finished"
     assert ray_calls == local_calls and run["judge_calls"] == local.get_run(local_run)["judge_calls"]
+    judging = [p for p in seen if p.phase == "judge"]  # the progress line counts the calls Ray's workers made
+    assert [p.calls for p in judging] == sorted(p.calls for p in judging) and judging[-1].done == judging[-1].total
+    assert (judging[-1].calls, judging[-1].prompt_tokens, judging[-1].completion_tokens) == (
+        ray_calls, run["prompt_tokens"], run["completion_tokens"])
     assert peak <= 3  # every worker took its requests from the one limiter of this endpoint
     assert run["signatures"] == local.get_run(local_run)["signatures"]
     assert run["judge"]["fingerprint"] == local.get_run(local_run)["judge"]["fingerprint"]

@@ -324,6 +324,7 @@ def score_judge_on_ray(store: Store, run_id: int, dataset_id: int, metrics: Mapp
             "limiter": limiter, "owner": owner, "cache": cache})
     refused: dict[str, None] = {}
     done = failed = 0
+    used = [0, 0, 0]  # this session's calls, prompt and completion tokens, for the progress line
     batches = results.iter_batches(batch_size=None, batch_format="pyarrow")
     try:
         for out in batches:
@@ -334,11 +335,14 @@ def score_judge_on_ray(store: Store, run_id: int, dataset_id: int, metrics: Mapp
                 if any(usage[:3]):
                     store.add_run_usage(run_id, calls=usage[0], prompt_tokens=usage[1], completion_tokens=usage[2],
                                         cost=usage[3])
+                for part in [usage, *(c.usage for c in cells)]:  # as the store adds them to the run's totals
+                    used = [so_far + more for so_far, more in zip(used, part[:3])]
                 refused.update(dict.fromkeys(reasons))
                 done += len(cells)
                 failed += sum(1 for c in cells if c.cell[4] is None)
             if progress:
-                progress(Progress("judge", total, done, failed))
+                progress(Progress("judge", total, done, failed, prompt_tokens=used[1], completion_tokens=used[2],
+                                  calls=used[0]))
             if cancel is not None and cancel.is_set():
                 return False
     finally:  # stop the tasks still running; those Ray stops keep their permits: hand them back
