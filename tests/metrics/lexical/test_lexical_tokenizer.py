@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 import sys
 import unicodedata
 import warnings
+from functools import lru_cache
 
+import numpy as np
 import pytest
+from nltk import redos
 from nltk.tokenize import RegexpTokenizer
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
@@ -22,7 +26,12 @@ from textgen_core.metrics.lexical import bleu_kernel, score_lexical
 from textgen_core.metrics.lexical.tokenize import REGEX_PATTERN, regex_lower_tokens, regex_tokens
 from textgen_core.model import Datum
 
-NLTK = RegexpTokenizer(REGEX_PATTERN).tokenize
+#: nltk's default flags, named so that the stand-ins below ask nltk's engine with the same ones.
+NLTK_FLAGS = re.UNICODE | re.MULTILINE | re.DOTALL
+NLTK_TOKENIZER = RegexpTokenizer(REGEX_PATTERN, flags=NLTK_FLAGS)
+NLTK = NLTK_TOKENIZER.tokenize
+#: Every question the pattern asks of a single character: \w, \d, \s, is it the period, is it the dollar sign.
+QUESTIONS = (r"\w", r"\d", r"\s", r"\.", r"\$")
 BLOCK = 512
 
 #: Real text in each script the issue names, with the marks that split words under ``re``.
@@ -98,20 +107,55 @@ WORD_TOKENIZERS = {"regex": (regex_tokens, False), "regex-lower": (regex_lower_t
                    "bleu kernel": (bleu_kernel.tokens, False)}
 
 
+@lru_cache(maxsize=1)
+def _stand_ins() -> str:
+    """Position cp holds the first code point that answers each of QUESTIONS like code point cp does.
+
+    The answers are nltk's own: each question compiled through ``nltk.redos`` (the ``regex`` engine nltk's
+    tokenizer runs) with the tokenizer's flags, and run over every code point at once.
+    """
+    everything = "".join(map(chr, range(sys.maxunicode + 1)))
+    kinds = np.zeros(sys.maxunicode + 1, np.int64)
+    for bit, question in enumerate(QUESTIONS):
+        for match in redos.compile(question + "+", NLTK_FLAGS).finditer(everything):
+            kinds[match.start():match.end()] |= 1 << bit
+    first = np.zeros(1 << len(QUESTIONS), np.uint32)
+    for kind in np.unique(kinds).tolist():
+        first[kind] = np.argmax(kinds == kind)
+    return first[kinds].astype("<u4").tobytes().decode("utf-32-le")
+
+
+def _nltk_pieces(chars: list[str], text: str, spans: dict[str, list[tuple[int, int]]]) -> list[str]:
+    """nltk's tokens of ``text``, the block's pieces joined by spaces, read off its stand-in text.
+
+    The stand-in text puts each code point's stand-in (:func:`_stand_ins`) where the code point was. The
+    pattern reads a character only through QUESTIONS (no case folding, anchors, lookarounds, word boundaries
+    or backreferences), and each position of the two texts answers them alike, so nltk's match spans are the
+    same in both; the tokens are those spans of ``text``. Blocks with the same stand-in text (92 distinct among
+    2,177: unassigned planes, CJK, private use...) share one nltk call (``spans`` keeps them).
+    """
+    stand = _stand_ins()
+    key = " ".join(_piece(stand[ord(c)]) for c in chars)
+    if key not in spans:
+        spans[key] = list(NLTK_TOKENIZER.span_tokenize(key))
+    return [text[a:b] for a, b in spans[key]]
+
+
 def _words_difference(tokenizers, blocks) -> str | None:
     """The first tokenizer and code point whose tokens differ from nltk's in :func:`_piece`'s positions.
 
     One text per block of 512 code points: their pieces joined by spaces, compared whole. By the argument of
     :func:`_alone_difference` (no token of nltk's spans a space; each of ours scans with a state that a
     space resets: the regex engine's findall with nltk's pattern, and the kernel's byte scanner), a piece
-    that differs makes the text differ. nltk reads each text once: the lowercased text of regex-lower is the
-    same string in all but 17 blocks (lowering changes no code point of them), and there nltk's tokens of
-    the one string serve both. Each of our tokenizers is called on every text.
+    that differs makes the text differ. nltk's tokens of the text come from :func:`_nltk_pieces`; the
+    lowercased text of regex-lower is the same string in all but 17 blocks (lowering changes no code point of
+    them), and there nltk reads the lowercased text itself. Each of our tokenizers is called on every text.
     """
+    spans: dict[str, list[tuple[int, int]]] = {}
     for start, chars in blocks:
         text = " ".join(_piece(c) for c in chars)
         lowered = text.lower()
-        want = NLTK(text)
+        want = _nltk_pieces(chars, text, spans)
         want_lowered = want if lowered == text else NLTK(lowered)
         for name, (tokenize, lower) in tokenizers.items():
             if tokenize(text) != (want_lowered if lower else want):
