@@ -76,7 +76,8 @@ def test_kappa_interval_covers_at_its_nominal_rate() -> None:
         same = rng.random(150) < agree
         human = np.where(same, judge, ~judge).astype(float)
         low, high = ag.bootstrap_interval(lambda a, b: ag.kappa(a, b, labels=[0.0, 1.0]), judge.astype(float),
-                                          human, resamples=300, rng=rng)
+                                          human, resamples=300, rng=rng,
+                                          many=lambda a, b: ag.kappa_rows(a, b, labels=[0.0, 1.0]))
         covered += low <= truth <= high
     assert 0.91 * sims <= covered <= 0.985 * sims, covered
 
@@ -108,6 +109,68 @@ def test_spearman_interval_covers_at_its_nominal_rate() -> None:
     for _ in range(sims):
         x = rng.normal(size=150)
         y = rho * x + math.sqrt(1 - rho ** 2) * rng.normal(size=150)
-        low, high = ag.bootstrap_interval(ag.spearman, x, y, resamples=250, rng=rng)
+        low, high = ag.bootstrap_interval(ag.spearman, x, y, resamples=250, rng=rng, many=ag.spearman_rows)
         covered += low <= truth <= high
     assert 0.90 * sims <= covered <= 0.99 * sims, covered
+
+
+# The coverage checks above compute each resample's statistic in one call for all resamples (kappa_rows,
+# spearman_rows, and alpha from weighted unit coincidences); these hold those to the one-resample functions.
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_kappa_rows_equal_kappa_of_each_row(weights) -> None:
+    rng = np.random.default_rng(21)
+    labels = [1.0, 2.0, 3.0, 4.0]
+    a = rng.integers(1, 5, (300, 40)).astype(float)
+    b = np.where(rng.random((300, 40)) < 0.6, a, rng.integers(1, 5, (300, 40)))
+    b[7] = 2.0  # a constant rater in one row: chance agreement is not total, kappa is defined
+    a[8] = b[8] = 3.0  # both constant: NaN, as kappa gives
+    got = ag.kappa_rows(a, b, labels=labels, weights=weights)
+    want = np.array([ag.kappa(x, y, labels=labels, weights=weights) for x, y in zip(a, b)])
+    assert np.isnan(got[8]) and np.isnan(want[8])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    with pytest.raises(ParameterError, match="not one of the categories"):
+        ag.kappa_rows(a, b + 0.5, labels=labels)
+    with pytest.raises(ParameterError, match="2-D"):
+        ag.kappa_rows(a[0], b[0], labels=labels)
+
+
+def test_spearman_rows_equal_spearman_of_each_row_bit_for_bit() -> None:
+    rng = np.random.default_rng(22)
+    x = rng.normal(size=(200, 30))
+    y = x + rng.normal(size=(200, 30))
+    x[:50] = np.round(x[:50])  # ties
+    y[50:100] = rng.integers(0, 3, (50, 30))  # many ties
+    y[100] = 5.0  # no spread: NaN
+    got = ag.spearman_rows(x, y)
+    want = np.array([ag.spearman(a, b) for a, b in zip(x, y)])
+    assert np.isnan(got[100]) and np.isnan(want[100])
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.isnan(ag.spearman_rows(x[:, :1], y[:, :1])).all()
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_the_alpha_interval_is_the_percentile_interval_of_each_resample_alpha(level) -> None:
+    rng = np.random.default_rng(23)
+    data = rng.integers(0, 5, (3, 60)).astype(float)
+    data[rng.random((3, 60)) < 0.2] = np.nan  # some units unpairable, some with two values
+    low, high = ag.krippendorff_interval(data, level, resamples=400, rng=np.random.default_rng(5))
+    pairable = data[:, (~np.isnan(data)).sum(axis=0) >= 2]
+    draws = np.random.default_rng(5).integers(0, pairable.shape[1], (400, pairable.shape[1]))
+    values = np.array([ag.krippendorff_alpha(pairable[:, d], level) for d in draws])
+    values = values[~np.isnan(values)]
+    assert low == pytest.approx(np.quantile(values, 0.025), abs=1e-12)
+    assert high == pytest.approx(np.quantile(values, 0.975), abs=1e-12)
+
+
+def test_a_vectorised_statistic_gives_the_interval_of_one_call_per_resample() -> None:
+    rng = np.random.default_rng(24)
+    a = rng.integers(0, 2, 90).astype(float)
+    b = np.where(rng.random(90) < 0.8, a, 1 - a)
+    one = ag.bootstrap_interval(lambda x, y: ag.kappa(x, y, labels=[0.0, 1.0]), a, b, rng=np.random.default_rng(1))
+    many = ag.bootstrap_interval(lambda x, y: ag.kappa(x, y, labels=[0.0, 1.0]), a, b, rng=np.random.default_rng(1),
+                                 many=lambda x, y: ag.kappa_rows(x, y, labels=[0.0, 1.0]))
+    assert many == pytest.approx(one, abs=1e-12)
+    x, y = rng.normal(size=60), rng.normal(size=60)
+    assert ag.bootstrap_interval(ag.spearman, x, y, rng=np.random.default_rng(2), many=ag.spearman_rows) == \
+        ag.bootstrap_interval(ag.spearman, x, y, rng=np.random.default_rng(2))

@@ -102,13 +102,13 @@ def _statistics(part: pd.DataFrame, kind: str, values: list[float] | None, confi
                     "or disagree beyond chance)")
     shown: set[str] = set()
 
-    def add(name: str, statistic) -> None:
+    def add(name: str, statistic, many=None) -> None:
         if constant:
             out[name] = out[f"{name}_low"] = out[f"{name}_high"] = float("nan")
             return
         out[name] = statistic(judge, human)
         low, high = ag.bootstrap_interval(statistic, judge, human, confidence=confidence, resamples=resamples,
-                                          rng=rng)
+                                          rng=rng, many=many)
         ruled = checked(low, high, "bootstrap", n=len(part), minimum=MIN_AGREEMENT, what="labelled cells")
         out[f"{name}_low"], out[f"{name}_high"] = ruled.low, ruled.high
         if ruled.why and ruled.why not in shown:
@@ -116,14 +116,15 @@ def _statistics(part: pd.DataFrame, kind: str, values: list[float] | None, confi
             said.append(f"no interval: {ruled.why}")
 
     if kind == "binary":
-        add("kappa", lambda a, b: ag.kappa(a, b, labels=values))
+        add("kappa", lambda a, b: ag.kappa(a, b, labels=values), lambda a, b: ag.kappa_rows(a, b, labels=values))
         out["agreement"] = float(np.mean(judge == human)) if judge.size else float("nan")
     elif kind == "ordinal":
-        add("weighted_kappa", lambda a, b: ag.kappa(a, b, labels=values, weights="quadratic"))
-        add("kappa", lambda a, b: ag.kappa(a, b, labels=values))
-        add("spearman", ag.spearman)
+        add("weighted_kappa", lambda a, b: ag.kappa(a, b, labels=values, weights="quadratic"),
+            lambda a, b: ag.kappa_rows(a, b, labels=values, weights="quadratic"))
+        add("kappa", lambda a, b: ag.kappa(a, b, labels=values), lambda a, b: ag.kappa_rows(a, b, labels=values))
+        add("spearman", ag.spearman, ag.spearman_rows)
     else:
-        add("spearman", ag.spearman)
+        add("spearman", ag.spearman, ag.spearman_rows)
         add("kendall", ag.kendall)
         out["mean_gap"] = float(np.mean(np.abs(judge - human))) if judge.size else float("nan")
     return out, said
