@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -93,6 +94,28 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 def db_path(tmp_path: Path) -> Path:
     """A fresh DuckDB file for one test."""
     return tmp_path / "textgen.duckdb"
+
+
+@pytest.fixture(scope="session")
+def _empty_store_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database file with this code's tables and no rows, made once per test process."""
+    from textgen_core.store import Store
+
+    path = tmp_path_factory.mktemp("template") / "empty.duckdb"
+    store = Store(path)
+    store.check()
+    store.close()
+    assert not path.with_name(path.name + ".wal").exists()  # the closed file holds everything
+    return path
+
+
+@pytest.fixture
+def empty_db(tmp_path: Path, _empty_store_file: Path) -> Path:
+    """A database file with the tables and no rows, for a test that needs a store, not its creation: a copy of
+    one file made once per process (a new file's tables cost a DuckDB write transaction and checkpoint each)."""
+    path = tmp_path / "empty.duckdb"
+    shutil.copyfile(_empty_store_file, path)
+    return path
 
 
 @pytest.fixture

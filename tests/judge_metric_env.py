@@ -48,12 +48,12 @@ def _embed(text: str) -> list[float]:
 
 
 @pytest.fixture(params=["polite", "impolite"])
-def env(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Env]:
+def env(empty_db: Path, request: pytest.FixtureRequest) -> Iterator[Env]:
     """Every metric test runs twice: the impolite judge (shuffled keyed verdicts, keys and ratings as
     strings or floats, labels in capitals) must give exactly the polite judge's numbers."""
     judge = ScriptedJudge(impolite=request.param == "impolite")
     with JudgeServer(responder=judge, embed=_embed) as server:
-        store = Store(tmp_path / "judge.duckdb")
+        store = Store(empty_db)
         settings = JudgeSettings(base_url=server.url, model="judge", api_key="sk-test", concurrency=8,
                                  timeout=5.0, retries=2)
         yield Env(server, judge, store, settings)

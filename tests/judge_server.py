@@ -92,7 +92,7 @@ class JudgeServer:
     def start(self) -> "JudgeServer":
         handler = type("Handler", (_Handler,), {"server_state": self})
         self._httpd = _QuietServer(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01},
                                         name="judge-server", daemon=True)
         self._thread.start()
         return self

@@ -47,8 +47,8 @@ def cells(store: Store, run_id: int) -> dict[tuple[str, str, str], tuple[float |
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    db = Store(tmp_path / "judge.duckdb")
+def store(empty_db: Path) -> Iterator[Store]:
+    db = Store(empty_db)
     yield db
     db.close()
 
