@@ -24,8 +24,9 @@ RUNS, SCORES, DATUMS, SD, CHUNK = 20, 10, 300, 0.12, 200
 def simulate(histories: int, rng: np.random.Generator, drop: float = 0.0, at: int = 12) -> np.ndarray:
     """(histories, scores, runs, datums) of scores; ``drop`` is taken off score 0 from run ``at`` on."""
     difficulty = rng.beta(2, 2, size=(histories, SCORES, 1, DATUMS))
-    noise = rng.normal(0.0, SD, size=(histories, SCORES, RUNS, DATUMS))
-    values = np.clip(difficulty + noise, 0.0, 1.0)
+    values = rng.normal(0.0, SD, size=(histories, SCORES, RUNS, DATUMS))  # the noise, made the scores in place
+    values += difficulty
+    np.clip(values, 0.0, 1.0, out=values)
     values[:, 0, at:, :] -= drop
     return values
 

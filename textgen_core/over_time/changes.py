@@ -31,12 +31,15 @@ def paired_tests(before: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, np.
 
     diffs = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
     valid = ~np.isnan(diffs)
+    complete = bool(valid.all())  # every datum scored in both runs: no masking, and the same numbers
     n = valid.sum(axis=-1)
-    filled = np.where(valid, diffs, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = filled.sum(axis=-1) / n
-        centred = np.where(valid, diffs - mean[..., None], 0.0)
-        var = (centred ** 2).sum(axis=-1) / (n - 1)
+        mean = (diffs if complete else np.where(valid, diffs, 0.0)).sum(axis=-1) / n
+        if complete:  # in place: a simulation of thousands of histories holds one array of differences, not three
+            centred = np.subtract(diffs, mean[..., None], out=diffs)
+        else:
+            centred = np.where(valid, diffs - mean[..., None], 0.0)
+        var = np.square(centred, out=centred).sum(axis=-1) / (n - 1)
         t = mean / np.sqrt(var / n)
         p = 2.0 * stats.t.sf(np.abs(t), np.maximum(n - 1, 1))
     spreadless = ~(var > 1e-24)  # all differences equal (up to rounding)
