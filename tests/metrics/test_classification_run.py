@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,8 +16,6 @@ from textgen_core.metrics.classification.labels import read_row
 from textgen_core.metrics.classification.spec import SPEC
 from textgen_core.model import Datum
 from textgen_core.store import Store
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _frame(n: int = 120, seed: int = 0) -> pd.DataFrame:
@@ -150,24 +145,23 @@ def test_detailed_curves_sort_errors_and_keep_examples():
     assert at["neg"]["fp"]["misclassifications"]["examples"] == ["b"]
 
 
-def test_cli_run_prints_per_label_scores_averages_and_the_confusion_matrix(tmp_path):
+def test_cli_run_prints_per_label_scores_averages_and_the_confusion_matrix(tmp_path, cli_main):
     data = tmp_path / "labels.csv"
     _frame(30).to_csv(data, index=False)
     db = tmp_path / "c.duckdb"
-    out = subprocess.run([sys.executable, "-m", "textgen_core", "--db", str(db), "run", str(data), "--metrics",
-                          "classification"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    out = cli_main("--db", db, "run", data, "--metrics", "classification")
     assert out.returncode == 0, out.stderr
     assert "classification, model good: 30 labelled rows scored, 0 unscored" in out.stdout
     assert "label precision recall     f1  support" in out.stdout
     assert "averages: accuracy" in out.stdout and "f1_macro" in out.stdout
     assert "gold \\ predicted" in out.stdout
-    listing = subprocess.run([sys.executable, "-m", "textgen_core", "metrics"], capture_output=True, text=True,
-                             timeout=60, cwd=ROOT)
+    listing = cli_main("metrics")
     assert all(name in listing.stdout for name in ("classification", "bertscore", "lsa", "semantic_similarity"))
-    compared = subprocess.run([sys.executable, "-m", "textgen_core", "--db", str(db), "compare", "1", "--baseline",
-                               "weak", "--resamples", "200"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    compared = cli_main("--db", db, "compare", "1", "--baseline", "weak", "--resamples", "200")
     assert compared.returncode == 0, compared.stderr
     assert "McNemar p" in compared.stdout and "macro-F1" in compared.stdout
+
+
 def test_public_api(): import textgen_core; assert textgen_core.classification_reports and textgen_core.compare_classification
 
 
