@@ -202,28 +202,11 @@ def interval(matrix: np.ndarray, level: str, *, confidence: float, resamples: in
     """Percentile bootstrap interval of alpha over the pairable units (rows)."""
     if not 0.0 < confidence < 1.0:
         raise ParameterError(f"confidence must be between 0 and 1, got {confidence!r}")
-    if level == "interval":
-        moments = _unit_moments(matrix)
-        n = moments[0].size
-
-        def resampled(draw: np.ndarray) -> float:
-            return _interval_alpha(*(column[draw] for column in moments))
-    else:  # a resample's coincidences: the units' own, weighted by how often each was drawn
-        per_unit, domain = ag.unit_coincidences(matrix.T)
-        n, size = len(per_unit), domain.size
-
-        def resampled(draw: np.ndarray) -> float:
-            weights = np.bincount(draw, minlength=n).astype(float)
-            return ag.alpha_of_coincidences((weights @ per_unit).reshape(size, size), domain, level)
-    if n < 3:
-        return float("nan"), float("nan")
-    # one resample at a time (the draws of agreement_stats.bootstrap_interval): memory stays at one draw of units
-    values = np.array([resampled(rng.integers(0, n, n)) for _ in range(resamples)])
-    values = values[~np.isnan(values)]
-    if values.size < resamples / 2:  # as agreement_stats.bootstrap_interval: mostly undefined resamples
-        return float("nan"), float("nan")
-    tail = (1.0 - confidence) / 2
-    return float(np.quantile(values, tail)), float(np.quantile(values, 1.0 - tail))
+    if level != "interval":  # a resample's coincidences: the units' own, weighted by how often each was drawn
+        return ag.krippendorff_interval(matrix.T, level, confidence=confidence, resamples=resamples, rng=rng)
+    # every resample of a block of draws at once (agreement_stats.bootstrap_interval: the same draws as one at a time)
+    return ag.bootstrap_interval(_interval_alpha, *_unit_moments(matrix), confidence=confidence, resamples=resamples,
+                                 rng=rng, many=_interval_alphas)
 
 
 def _unit_moments(matrix: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -246,6 +229,15 @@ def _interval_alpha(m: np.ndarray, s1: np.ndarray, s2: np.ndarray, within: np.nd
     if n <= 1 or expected <= 1e-12 * max(1.0, n * float(s2.sum())):
         return float("nan")
     return float(1.0 - (n - 1.0) * float(within.sum()) / expected)
+
+
+def _interval_alphas(m: np.ndarray, s1: np.ndarray, s2: np.ndarray, within: np.ndarray) -> np.ndarray:
+    """:func:`_interval_alpha` of each row of (resamples x units) moment arrays."""
+    n, total1, total2 = m.sum(axis=1), s1.sum(axis=1), s2.sum(axis=1)
+    expected = 2.0 * (n * total2 - total1 ** 2)
+    undefined = (n <= 1) | (expected <= 1e-12 * np.maximum(1.0, n * total2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(undefined, np.nan, 1.0 - (n - 1.0) * within.sum(axis=1) / expected)
 
 
 def _undefined(pairable: np.ndarray, members: int, names: list[str] | None = None) -> str:
