@@ -27,13 +27,21 @@ def require_browser() -> None:
 
 
 @contextmanager
-def browser_context() -> Iterator[Any]:
-    """A headless system-Chromium context with the suite's window size and wait; closed on the way out."""
+def browser_context(*, loopback_only: bool = False) -> Iterator[Any]:
+    """A headless system-Chromium context with the suite's window size and wait; closed on the way out.
+
+    With ``loopback_only``, a request to any host but 127.0.0.1 goes to a proxy on a closed local port, so it fails
+    and nothing leaves the machine: a browser-wide block that, unlike a Playwright route, leaves the page cache on
+    (a route turns it off, and every page load then fetches and compiles Streamlit's scripts again)."""
     from playwright.sync_api import expect, sync_playwright
 
+    from local_servers import free_port
+
     expect.set_options(timeout=WAIT_MS)  # assertions wait as long as actions (their own default is 5 s)
+    proxy = {"server": f"http://127.0.0.1:{free_port()}", "bypass": "127.0.0.1"} if loopback_only else None
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
+                                             proxy=proxy)
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             context.set_default_timeout(WAIT_MS)
