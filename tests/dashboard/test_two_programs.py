@@ -1,5 +1,8 @@
 """One database file, two programs: with `textgen-eval dashboard` serving a file and a browser on it,
-CLI commands on the same file work, and the dashboard lists the CLI's new run after a refresh."""
+CLI commands on the same file work, and the dashboard lists the CLI's new run after a refresh.
+
+The dashboard is its own process; the CLI commands run in the test's process (`cli_main`), which is the other
+program holding the file: a new interpreter per command would only add seconds of imports."""
 
 from __future__ import annotations
 
@@ -17,18 +20,17 @@ from local_servers import free_port, wait_healthy
 CLI = [sys.executable, "-m", "textgen_core.cli.main"]
 
 
-def _cli(db: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    # A short lock timeout: the dashboard must not hold the file, so nothing should have to wait long.
-    env = dict(os.environ, TEXTGEN_EVAL_LOCK_TIMEOUT="10")
-    return subprocess.run([*CLI, "--db", str(db), *args], capture_output=True, text=True, timeout=120, cwd=cwd, env=env)
-
-
 @pytest.mark.timeout(240)
-def test_cli_commands_beside_an_open_dashboard(tmp_path: Path) -> None:
+def test_cli_commands_beside_an_open_dashboard(tmp_path: Path, cli_main) -> None:
     from playwright.sync_api import expect
 
     require_browser()
     db = tmp_path / "shared.duckdb"
+
+    def _cli(db: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+        # A short lock timeout: the dashboard must not hold the file, so nothing should have to wait long.
+        return cli_main("--db", db, *args, cwd=cwd, env={"TEXTGEN_EVAL_LOCK_TIMEOUT": "10"})
+
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     # the dashboard starts serving the file while the first run writes it (both start at once: no wait for either)
