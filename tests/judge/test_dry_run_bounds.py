@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from judge_server import CHAT, JudgeServer
+from judge_server import CHAT, Fault, JudgeServer
 from textgen_core.cli.main import main
 
 ROWS = "id,model,query,prediction,reference\n" + "".join(
@@ -40,6 +40,17 @@ def test_dry_run_prints_the_upper_bound_and_a_probe_time(tmp_path: Path, capsys:
     assert "on a one-slot server" in out and "if it serves --concurrency 2 at once" in out
     assert probes == 1  # exactly one real call
     assert not (tmp_path / "d.duckdb").exists()  # nothing written
+
+
+def test_a_failing_probe_is_one_call_and_says_there_is_no_time_estimate(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    with JudgeServer() as server:
+        server.script(*[Fault.http(503)] * 5)  # down for longer than any retry schedule
+        dry_run(tmp_path, server)
+        probes = server.count(CHAT)
+    out = capsys.readouterr().out
+    assert "time: the probe call failed after" in out and "HTTP 503" in out and "no time estimate" in out, out
+    assert probes == 1  # one real call, not one per retry (the retries' backoff is no endpoint's time)
 
 
 def test_no_probe_for_a_remote_endpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -199,9 +199,11 @@ async def _estimate(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, An
 def probe(settings: JudgeSettings, request: Any) -> tuple[float, int, str | None]:
     """Time one real call of ``request`` (nothing cached or stored): (seconds, completion tokens, failure).
 
-    For a local endpoint time is the cost, and it cannot be guessed from token counts.
+    For a local endpoint time is the cost, and it cannot be guessed from token counts. One attempt, never
+    retried: a retry's backoff is not the endpoint's time, and a local endpoint that is down (nothing listens)
+    is said at once instead of after the whole retry schedule (5 attempts, 6 s).
     """
-    client = JudgeClient(settings)
+    client = JudgeClient(replace(settings, retries=0))
 
     async def once() -> tuple[float, int, str | None]:
         started = time.monotonic()

@@ -280,7 +280,7 @@ class DirectTransport:
         if failure.kind == "timeout":
             message = f"the judge did not answer within {self.settings.timeout:g} s"
         if failure.retryable:
-            message += f" (gave up after {budget.attempts} attempts)"
+            message += f" (gave up after {budget.attempts} attempt{'s' if budget.attempts != 1 else ''})"
         fatal = failure.fatal
         with self._lock:
             self._unreachable = self._unreachable + 1 if failure.kind == "connection" else 0
