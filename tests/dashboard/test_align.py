@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -37,15 +38,29 @@ def _labelled(db, url: str, n: int = 60) -> int:
     return run
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def served():
     with JudgeServer(responder=RefundJudge()) as server:
         yield server
 
 
-def test_candidates_are_judged_and_nothing_is_saved_until_the_click(app_db, served, monkeypatch) -> None:
+@pytest.fixture(scope="module")
+def labelled_file(tmp_path_factory: pytest.TempPathFactory, served) -> tuple[Path, int]:
+    """The labelled run, judged once for the module: (database file, run id). Each test works on a copy."""
+    from textgen_core.store import Store
+
+    path = tmp_path_factory.mktemp("align_page") / "labelled.duckdb"
+    db = Store(path)
+    run = _labelled(db, served.url)
+    db.close()
+    return path, run
+
+
+def test_candidates_are_judged_and_nothing_is_saved_until_the_click(app_db, labelled_file, monkeypatch) -> None:
     monkeypatch.setenv("TEXTGEN_EVAL_JUDGE_API_KEY", "sk-test-align-page")
-    run = _labelled(store(), served.url)
+    define(criterion(CRITERION))
+    shutil.copyfile(labelled_file[0], app_db)
+    run = labelled_file[1]
     data.refresh()
     at = app_page("label")
     at.session_state[state.LABEL_RUN] = run
@@ -79,7 +94,7 @@ def test_an_aligned_version_opens_in_the_criteria_editor_with_its_examples() -> 
 
 
 @pytest.mark.timeout(600)  # a loaded 2-core machine takes most of a minute per page
-def test_in_a_browser_the_section_judges_and_accepts_on_a_click(tmp_path: Path, served) -> None:
+def test_in_a_browser_the_section_judges_and_accepts_on_a_click(tmp_path: Path, labelled_file) -> None:
     from browser_session import browser_context, require_browser, wait_for_run
     from dashboard_process import streamlit_app
     from playwright.sync_api import expect
@@ -88,9 +103,8 @@ def test_in_a_browser_the_section_judges_and_accepts_on_a_click(tmp_path: Path, 
 
     require_browser()
     db_path = tmp_path / "browser.duckdb"
-    db = Store(db_path)
-    run = _labelled(db, served.url)
-    db.close()
+    shutil.copyfile(labelled_file[0], db_path)
+    run = labelled_file[1]
     env = dict(os.environ, TEXTGEN_EVAL_DB=str(db_path), TEXTGEN_EVAL_JUDGE_API_KEY="sk-test-align-page")
     with streamlit_app(tmp_path, env) as url:
         with browser_context() as context:
