@@ -102,9 +102,11 @@ def _piece(c: str) -> str:
     return f"a{c}b {c}x y{c} {c} {c}{c} ${c}1 1{c}. {c}, ,{c}"
 
 
-#: The word tokenizers held to nltk on every code point: (tokenizer, whether nltk sees the lowercased text).
+#: The word tokenizers held to nltk on every code point: (tokenizer, whether nltk sees the lowercased text). The
+#: kernel's entry gives the character spans of its tokens (bleu_kernel.tokens slices the text at them), compared
+#: with nltk's spans: equal spans of one text are equal tokens.
 WORD_TOKENIZERS = {"regex": (regex_tokens, False), "regex-lower": (regex_lower_tokens, True),
-                   "bleu kernel": (bleu_kernel.tokens, False)}
+                   "bleu kernel": (bleu_kernel.token_spans, False)}
 
 
 @lru_cache(maxsize=1)
@@ -125,20 +127,34 @@ def _stand_ins() -> str:
     return first[kinds].astype("<u4").tobytes().decode("utf-32-le")
 
 
-def _nltk_pieces(chars: list[str], text: str, spans: dict[str, list[tuple[int, int]]]) -> list[str]:
-    """nltk's tokens of ``text``, the block's pieces joined by spaces, read off its stand-in text.
+def _nltk_spans(chars: list[str], spans: dict[str, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """nltk's token spans (starts, ends) in the block's pieces joined by spaces, read off its stand-in text.
 
     The stand-in text puts each code point's stand-in (:func:`_stand_ins`) where the code point was. The
     pattern reads a character only through QUESTIONS (no case folding, anchors, lookarounds, word boundaries
     or backreferences), and each position of the two texts answers them alike, so nltk's match spans are the
-    same in both; the tokens are those spans of ``text``. Blocks with the same stand-in text (92 distinct among
-    2,177: unassigned planes, CJK, private use...) share one nltk call (``spans`` keeps them).
+    same in both. Blocks with the same stand-in text (92 distinct among 2,177: unassigned planes, CJK, private
+    use...) share one nltk call (``spans`` keeps them).
     """
     stand = _stand_ins()
     key = " ".join(_piece(stand[ord(c)]) for c in chars)
     if key not in spans:
-        spans[key] = list(NLTK_TOKENIZER.span_tokenize(key))
-    return [text[a:b] for a, b in spans[key]]
+        found = np.array(list(NLTK_TOKENIZER.span_tokenize(key)), np.int64).reshape(-1, 2)
+        spans[key] = found[:, 0], found[:, 1]
+    return spans[key]
+
+
+def _agrees(got, want_spans: tuple[np.ndarray, np.ndarray], want_tokens: list[str]) -> bool:
+    """Whether a tokenizer's answer is nltk's: its tokens, or (a tuple) the character spans of its tokens."""
+    if isinstance(got, tuple):
+        return np.array_equal(got[0], want_spans[0]) and np.array_equal(got[1], want_spans[1])
+    return got == want_tokens
+
+
+def _nltk_of(text: str) -> tuple[tuple[np.ndarray, np.ndarray], list[str]]:
+    """nltk's spans and tokens of ``text``, read directly."""
+    found = np.array(list(NLTK_TOKENIZER.span_tokenize(text)), np.int64).reshape(-1, 2)
+    return (found[:, 0], found[:, 1]), [text[a:b] for a, b in found.tolist()]
 
 
 def _words_difference(tokenizers, blocks) -> str | None:
@@ -147,28 +163,29 @@ def _words_difference(tokenizers, blocks) -> str | None:
     One text per block of 512 code points: their pieces joined by spaces, compared whole. By the argument of
     :func:`_alone_difference` (no token of nltk's spans a space; each of ours scans with a state that a
     space resets: the regex engine's findall with nltk's pattern, and the kernel's byte scanner), a piece
-    that differs makes the text differ. nltk's tokens of the text come from :func:`_nltk_pieces`; the
-    lowercased text of regex-lower is the same string in all but 17 blocks (lowering changes no code point of
-    them), and there nltk reads the lowercased text itself. Each of our tokenizers is called on every text.
+    that differs makes the text differ. nltk's tokens of the text are its spans (:func:`_nltk_spans`) of the
+    text; the lowercased text of regex-lower is the same string in all but 17 blocks (lowering changes no code
+    point of them), and there nltk reads the lowercased text itself. Each of our tokenizers reads every text.
     """
-    spans: dict[str, list[tuple[int, int]]] = {}
+    spans: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for start, chars in blocks:
         text = " ".join(_piece(c) for c in chars)
         lowered = text.lower()
-        want = _nltk_pieces(chars, text, spans)
-        want_lowered = want if lowered == text else NLTK(lowered)
+        want_spans = _nltk_spans(chars, spans)
+        want = [text[a:b] for a, b in zip(want_spans[0].tolist(), want_spans[1].tolist())]
+        want_lowered = (want_spans, want) if lowered == text else _nltk_of(lowered)
         for name, (tokenize, lower) in tokenizers.items():
-            if tokenize(text) != (want_lowered if lower else want):
+            if not _agrees(tokenize(text), *(want_lowered if lower else (want_spans, want))):
                 for c in chars:  # name the first code point that differs
                     piece = _piece(c)
-                    if tokenize(piece) != NLTK(piece.lower() if lower else piece):
+                    if not _agrees(tokenize(piece), *_nltk_of(piece.lower() if lower else piece)):
                         return f"{name}: U+{ord(c):04X}"
                 return f"{name}: the block at U+{start:04X}"
     return None
 
 
 def test_every_code_point_in_words_and_between_words_equals_nltk():
-    """regex, regex-lower and the compiled BLEU kernel's tokenizer (bleu_kernel.tokens) in one pass."""
+    """regex, regex-lower and the compiled BLEU kernel's tokenizer (bleu_kernel.token_spans) in one pass."""
     assert _words_difference(WORD_TOKENIZERS, _blocks()) is None
 
 
@@ -187,6 +204,10 @@ def test_a_planted_difference_is_found_by_the_batched_checks():
     assert _words_difference({"planted": (splits_after_ka, False)}, devanagari) == "planted: U+0915"
     assert _words_difference({"planted": (splits_after_ka, True)}, devanagari) == "planted: U+0915"
     assert _words_difference({"planted": (regex_tokens, False)}, devanagari) is None
+    # a tokenizer that reports spans: a split inserted after KA moves every later span
+    assert _words_difference({"planted": (lambda t: bleu_kernel.token_spans(t.replace("\u0915b", "\u0915 b")),
+                                          False)}, devanagari) == "planted: U+0915"
+    assert _words_difference({"kernel": (bleu_kernel.token_spans, False)}, devanagari) is None
     assert _alone_difference(doubles_ka, devanagari) == "U+0915: ours ['\u0915\u0915'], nltk ['\u0915']"
     assert _alone_difference(regex_tokens, devanagari) is None
     # the last code point of a batch, where no separator follows it

@@ -361,8 +361,17 @@ def _spans(buf, cls):
     return ts[:count], te[:count]
 
 
+def token_spans(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Character offsets (starts, ends) of the tokens the kernel sees in ``text`` (for tests: nltk's spans)."""
+    raw = text.encode("utf-8", "surrogatepass")
+    buf = np.frombuffer(raw or b"\0", np.uint8)[: len(raw)]
+    starts, ends = _spans(buf, classes())
+    character = np.zeros(len(raw) + 1, np.int64)  # the character that byte i begins: lead bytes before it
+    np.cumsum((buf & 0xC0) != 0x80, out=character[1:])
+    return character[starts], character[ends]
+
+
 def tokens(text: str) -> list[str]:
     """The tokens the kernel sees in ``text`` (for tests: they must be nltk's)."""
-    raw = text.encode("utf-8", "surrogatepass")
-    starts, ends = _spans(np.frombuffer(raw or b"\0", np.uint8)[: len(raw)], classes())
-    return [raw[a:b].decode("utf-8", "surrogatepass") for a, b in zip(starts.tolist(), ends.tolist())]
+    starts, ends = token_spans(text)
+    return [text[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
