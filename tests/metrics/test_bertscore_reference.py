@@ -104,26 +104,39 @@ def test_missing_packages_name_what_to_install():
 
 
 BLOCKED = """
-import sys
+import contextlib, io, json, sys
 sys.modules["bert_score"] = None  # as if the models extra were not installed
 from textgen_core.cli.main import main
-raise SystemExit(main(sys.argv[1:]))
+done = []
+for argv in json.loads(sys.argv[1]):  # each command in turn, its output kept apart
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 1
+    done.append([code, out.getvalue(), err.getvalue()])
+print(json.dumps(done))
 """
 
 
 def test_without_the_models_extra_bertscore_is_listed_as_unavailable_naming_what_to_install(tmp_path):
+    # one program without bert_score runs both commands (the listing, then a run), as two would
+    import json
     import subprocess
     import sys
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    page = subprocess.run([sys.executable, "-c", BLOCKED, "metrics", "bertscore"], capture_output=True, text=True,
-                          timeout=120, cwd=root)
-    assert page.returncode == 0, page.stderr
-    assert "unavailable here: needs the Python packages bert_score: pip install torch==2.13.0" in page.stdout
     data = tmp_path / "t.csv"
     pd.DataFrame({"prediction": ["a b"], "reference": ["a c"]}).to_csv(data, index=False)
-    run = subprocess.run([sys.executable, "-c", BLOCKED, "--db", str(tmp_path / "t.duckdb"), "run", str(data),
-                          "--metrics", "bertscore,rouge"], capture_output=True, text=True, timeout=120, cwd=root)
-    assert run.returncode != 0 and "Traceback" not in run.stderr
-    assert "needs the Python packages bert_score" in run.stdout + run.stderr
+    commands = [["metrics", "bertscore"],
+                ["--db", str(tmp_path / "t.duckdb"), "run", str(data), "--metrics", "bertscore,rouge"]]
+    done = subprocess.run([sys.executable, "-c", BLOCKED, json.dumps(commands)], capture_output=True, text=True,
+                          timeout=120, cwd=root)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    (page_code, page_out, page_err), (run_code, run_out, run_err) = json.loads(done.stdout)
+    assert page_code == 0, page_err
+    assert "unavailable here: needs the Python packages bert_score: pip install torch==2.13.0" in page_out
+    assert run_code != 0 and "Traceback" not in run_err
+    assert "needs the Python packages bert_score" in run_out + run_err
