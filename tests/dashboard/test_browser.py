@@ -27,17 +27,22 @@ def server(tmp_path: Path) -> Iterator[str]:
         yield url
 
 
-def _expected_row(index: int) -> str:
-    """The datum id of a row of the Results rows table, from the same run computed in memory."""
+def _sample_in_memory():
+    """The run the Home button makes, computed in memory: (store, run id)."""
     from textgen_core.datasets import load_sample
     from textgen_core.evaluate import evaluate
     from textgen_core.store import Store
-    from textgen_core.summary import run_summary
     from textgen_dashboard.home import sample_metrics
-    from textgen_dashboard.results import summary_table
 
     store = Store(":memory:")
-    run_id = evaluate(store, store.save_dataset(load_sample()), sample_metrics(), workers=1)
+    return store, evaluate(store, store.save_dataset(load_sample()), sample_metrics(), workers=1)
+
+
+def _expected_row(store, run_id: int, index: int) -> str:
+    """The datum id of a row of the Results rows table, from the same run computed in memory."""
+    from textgen_core.summary import run_summary
+    from textgen_dashboard.results import summary_table
+
     run = store.get_run(run_id)
     score = summary_table(run_summary(store, run_id), run["metrics"], run["models"])["score"].iloc[0]
     rows = store.find_rows(run_id, score=score, order="asc", limit=index + 1)
@@ -49,7 +54,8 @@ def test_sample_run_results_and_drill_down(server: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
     row = 2
-    expected = _expected_row(row)
+    memory = _sample_in_memory()
+    expected = _expected_row(*memory, row)
 
     with browser_context() as context:
         page = context.new_page()
@@ -78,25 +84,19 @@ def test_sample_run_results_and_drill_down(server: str, tmp_path: Path) -> None:
         expect(page.get_by_role("heading", name="Contexts, in order")).to_be_visible()
         assert f"datum={expected}" in page.url
         page.screenshot(path=str(tmp_path / "explore.png"), full_page=True)
-        _compare_step(page, tmp_path)
+        _compare_step(page, tmp_path, *memory)
     assert (tmp_path / "results.png").stat().st_size > 0 and (tmp_path / "explore.png").stat().st_size > 0
 
 
 # -- compare step (appended by the Compare page) ----------------------------------
-def _compare_step(page, tmp_path: Path) -> None:
+def _compare_step(page, tmp_path: Path, store, run_id: int) -> None:
     """Open Compare from the navigation: the sample's table shows rouge1's interval as compare_models computes it."""
     from functools import partial
 
     from playwright.sync_api import expect
 
     from textgen_core.compare import compare_models
-    from textgen_core.datasets import load_sample
-    from textgen_core.evaluate import evaluate
-    from textgen_core.store import Store
-    from textgen_dashboard.home import sample_metrics
 
-    store = Store(":memory:")
-    run_id = evaluate(store, store.save_dataset(load_sample()), sample_metrics(), workers=1)
     expected = compare_models(store, run_id, "model-a", ["model-b"]).set_index("score")
     page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
     expect(page.get_by_role("heading", name="Compare models")).to_be_visible()
