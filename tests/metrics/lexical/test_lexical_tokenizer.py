@@ -144,17 +144,29 @@ def _nltk_spans(chars: list[str], spans: dict[str, tuple[np.ndarray, np.ndarray]
     return spans[key]
 
 
-def _agrees(got, want_spans: tuple[np.ndarray, np.ndarray], want_tokens: list[str]) -> bool:
-    """Whether a tokenizer's answer is nltk's: its tokens, or (a tuple) the character spans of its tokens."""
-    if isinstance(got, tuple):
-        return np.array_equal(got[0], want_spans[0]) and np.array_equal(got[1], want_spans[1])
-    return got == want_tokens
+class Expected:
+    """nltk's tokens of one text: their character spans, and for token lists their lengths and their characters
+    in one string (equal lengths and equal concatenations are equal lists: read in numpy, not token by token)."""
+
+    def __init__(self, text: str, starts: np.ndarray, ends: np.ndarray) -> None:
+        self.starts, self.ends = starts, ends
+        self.lengths = ends - starts
+        inside = np.cumsum(np.bincount(starts, minlength=len(text) + 1) - np.bincount(ends, minlength=len(text) + 1))
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+        self.joined = codes[inside[: len(text)] > 0].tobytes().decode("utf-32-le", "surrogatepass")
+
+    def agrees(self, got) -> bool:
+        """Whether a tokenizer's answer is nltk's: its tokens, or (a tuple) the character spans of its tokens."""
+        if isinstance(got, tuple):
+            return np.array_equal(got[0], self.starts) and np.array_equal(got[1], self.ends)
+        return (len(got) == self.lengths.size and "".join(got) == self.joined
+                and np.array_equal(np.fromiter(map(len, got), np.int64, len(got)), self.lengths))
 
 
-def _nltk_of(text: str) -> tuple[tuple[np.ndarray, np.ndarray], list[str]]:
-    """nltk's spans and tokens of ``text``, read directly."""
+def _nltk_of(text: str) -> Expected:
+    """nltk's tokens of ``text``, read directly."""
     found = np.array(list(NLTK_TOKENIZER.span_tokenize(text)), np.int64).reshape(-1, 2)
-    return (found[:, 0], found[:, 1]), [text[a:b] for a, b in found.tolist()]
+    return Expected(text, found[:, 0], found[:, 1])
 
 
 def _words_difference(tokenizers, blocks) -> str | None:
@@ -171,14 +183,13 @@ def _words_difference(tokenizers, blocks) -> str | None:
     for start, chars in blocks:
         text = " ".join(_piece(c) for c in chars)
         lowered = text.lower()
-        want_spans = _nltk_spans(chars, spans)
-        want = [text[a:b] for a, b in zip(want_spans[0].tolist(), want_spans[1].tolist())]
-        want_lowered = (want_spans, want) if lowered == text else _nltk_of(lowered)
+        want = Expected(text, *_nltk_spans(chars, spans))
+        want_lowered = want if lowered == text else _nltk_of(lowered)
         for name, (tokenize, lower) in tokenizers.items():
-            if not _agrees(tokenize(text), *(want_lowered if lower else (want_spans, want))):
+            if not (want_lowered if lower else want).agrees(tokenize(text)):
                 for c in chars:  # name the first code point that differs
                     piece = _piece(c)
-                    if not _agrees(tokenize(piece), *_nltk_of(piece.lower() if lower else piece)):
+                    if not _nltk_of(piece.lower() if lower else piece).agrees(tokenize(piece)):
                         return f"{name}: U+{ord(c):04X}"
                 return f"{name}: the block at U+{start:04X}"
     return None
