@@ -110,8 +110,8 @@ WORD_TOKENIZERS = {"regex": (regex_tokens, False), "regex-lower": (regex_lower_t
 
 
 @lru_cache(maxsize=1)
-def _stand_ins() -> str:
-    """Position cp holds the first code point that answers each of QUESTIONS like code point cp does.
+def _stand_ins() -> np.ndarray:
+    """Entry cp holds the first code point that answers each of QUESTIONS like code point cp does.
 
     The answers are nltk's own: each question compiled through ``nltk.redos`` (the ``regex`` engine nltk's
     tokenizer runs) with the tokenizer's flags, and run over every code point at once.
@@ -124,11 +124,12 @@ def _stand_ins() -> str:
     first = np.zeros(1 << len(QUESTIONS), np.uint32)
     for kind in np.unique(kinds).tolist():
         first[kind] = np.argmax(kinds == kind)
-    return first[kinds].astype("<u4").tobytes().decode("utf-32-le")
+    return first[kinds]
 
 
-def _nltk_spans(chars: list[str], spans: dict[str, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """nltk's token spans (starts, ends) in the block's pieces joined by spaces, read off its stand-in text.
+def _nltk_spans(codes: np.ndarray,
+                spans: dict[bytes, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """nltk's token spans (starts, ends) in a text given as its code points, read off its stand-in text.
 
     The stand-in text puts each code point's stand-in (:func:`_stand_ins`) where the code point was. The
     pattern reads a character only through QUESTIONS (no case folding, anchors, lookarounds, word boundaries
@@ -136,10 +137,9 @@ def _nltk_spans(chars: list[str], spans: dict[str, tuple[np.ndarray, np.ndarray]
     same in both. Blocks with the same stand-in text (92 distinct among 2,177: unassigned planes, CJK, private
     use...) share one nltk call (``spans`` keeps them).
     """
-    stand = _stand_ins()
-    key = " ".join(_piece(stand[ord(c)]) for c in chars)
+    key = _stand_ins()[codes].tobytes()
     if key not in spans:
-        found = np.array(list(NLTK_TOKENIZER.span_tokenize(key)), np.int64).reshape(-1, 2)
+        found = np.array(list(NLTK_TOKENIZER.span_tokenize(key.decode("utf-32-le"))), np.int64).reshape(-1, 2)
         spans[key] = found[:, 0], found[:, 1]
     return spans[key]
 
@@ -148,12 +148,12 @@ class Expected:
     """nltk's tokens of one text: their character spans, and for token lists their lengths and their characters
     in one string (equal lengths and equal concatenations are equal lists: read in numpy, not token by token)."""
 
-    def __init__(self, text: str, starts: np.ndarray, ends: np.ndarray) -> None:
+    def __init__(self, codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
         self.starts, self.ends = starts, ends
         self.lengths = ends - starts
-        inside = np.cumsum(np.bincount(starts, minlength=len(text) + 1) - np.bincount(ends, minlength=len(text) + 1))
-        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
-        self.joined = codes[inside[: len(text)] > 0].tobytes().decode("utf-32-le", "surrogatepass")
+        size = codes.size + 1
+        inside = np.cumsum(np.bincount(starts, minlength=size) - np.bincount(ends, minlength=size))
+        self.joined = codes[inside[: codes.size] > 0].tobytes().decode("utf-32-le", "surrogatepass")
 
     def agrees(self, got) -> bool:
         """Whether a tokenizer's answer is nltk's: its tokens, or (a tuple) the character spans of its tokens."""
@@ -166,7 +166,11 @@ class Expected:
 def _nltk_of(text: str) -> Expected:
     """nltk's tokens of ``text``, read directly."""
     found = np.array(list(NLTK_TOKENIZER.span_tokenize(text)), np.int64).reshape(-1, 2)
-    return Expected(text, found[:, 0], found[:, 1])
+    return Expected(_codes(text), found[:, 0], found[:, 1])
+
+
+def _codes(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
 
 
 def _words_difference(tokenizers, blocks) -> str | None:
@@ -179,11 +183,12 @@ def _words_difference(tokenizers, blocks) -> str | None:
     text; the lowercased text of regex-lower is the same string in all but 17 blocks (lowering changes no code
     point of them), and there nltk reads the lowercased text itself. Each of our tokenizers reads every text.
     """
-    spans: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    spans: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
     for start, chars in blocks:
         text = " ".join(_piece(c) for c in chars)
         lowered = text.lower()
-        want = Expected(text, *_nltk_spans(chars, spans))
+        codes = _codes(text)
+        want = Expected(codes, *_nltk_spans(codes, spans))
         want_lowered = want if lowered == text else _nltk_of(lowered)
         for name, (tokenize, lower) in tokenizers.items():
             if not (want_lowered if lower else want).agrees(tokenize(text)):
