@@ -78,15 +78,17 @@ def _alone_difference(tokenize, blocks) -> str | None:
     batch -- takes the regex engine with the same pattern. Each piece's tokens are substrings of the piece,
     so equal batches mean equal pieces. ASCII characters alone take the split and ``re`` shortcuts, which a
     batch would not reach: they are compared one by one. On a difference the batch is redone one by one to
-    name the code point.
+    name the code point. nltk's tokens of a batch are read off its stand-in text (:func:`_nltk_spans`).
     """
+    spans: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
     for start, chars in blocks:
         ascii_chars = [c for c in chars if c.isascii()]
         for c in ascii_chars:
             if tokenize(c) != NLTK(c):
                 return f"U+{ord(c):04X}: ours {tokenize(c)!r}, nltk {NLTK(c)!r}"
         batch = " ".join(c for c in chars if not c.isascii())
-        if tokenize(batch) != NLTK(batch):
+        codes = _codes(batch)
+        if not Expected(codes, *_nltk_spans(codes, spans)).agrees(tokenize(batch)):
             bad = next((c for c in chars if tokenize(c) != NLTK(c)), None)
             return f"U+{ord(bad):04X}: ours {tokenize(bad)!r}, nltk {NLTK(bad)!r}" if bad else f"block U+{start:04X}"
     return None
