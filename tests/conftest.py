@@ -134,7 +134,10 @@ def cli_main(capsys: pytest.CaptureFixture[str],
         if cwd is not None:
             monkeypatch.chdir(cwd)
         capsys.readouterr()  # what the test printed before is not the command's
-        code = main([str(a) for a in argv])
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as stop:  # argparse's usage errors and --help end the command as the process would
+            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
         out = capsys.readouterr()
         return subprocess.CompletedProcess(list(argv), code, out.out, out.err)
 
