@@ -176,12 +176,16 @@ def _judge_tables(store: Store, run_id: int) -> tuple[pd.DataFrame, list[pd.Data
 
 
 def test_judge_metrics_on_ray_equal_the_local_engine_under_one_shared_limit(tmp_path: Path, judged_data: Path) -> None:
-    with JudgeServer(responder=_responder(), latency=0.03, api_key=JUDGE_KEY, echo_key_in_errors=True) as server:
+    on_ray = threading.Event()  # the latency makes the Ray workers' requests overlap (the shared limit is checked
+    # there); the local reference run only counts calls and keeps cells and verdicts, so it gets its replies at once
+    with JudgeServer(responder=_responder(), latency=lambda _body: 0.03 if on_ray.is_set() else 0.0,
+                     api_key=JUDGE_KEY, echo_key_in_errors=True) as server:
         local = Store(tmp_path / "local.duckdb")
         dataset_id, _, _ = save_or_reuse(local, load_dataset(judged_data), "rag")
         local_run = evaluate(local, dataset_id, JUDGED, judge=_judge_settings(server), workers=1)
         local_calls = server.count(None)
         server.peak = 0
+        on_ray.set()
         store = Store(tmp_path / "ray.duckdb")
         seen: list[Progress] = []
         run_id = run_ray(store, str(judged_data), JUDGED, judge=_judge_settings(server), block_rows=8,
