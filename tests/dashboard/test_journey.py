@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlparse
@@ -62,6 +63,28 @@ def _shot(page, tmp_path: Path, name: str) -> None:
     page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=True)
 
 
+class _Steps:
+    """Seconds, page loads and messages sent to the app per step, written to the test's tmp_path (steps.txt)."""
+
+    def __init__(self, context, path: Path) -> None:
+        self.path, self.loads, self.sent, self.lines = path, 0, 0, []
+        self.start = self.last = time.monotonic()
+        context.on("page", self._watch)
+
+    def _watch(self, page) -> None:
+        page.on("load", lambda _: self._count("loads"))
+        page.on("websocket", lambda ws: ws.on("framesent", lambda _: self._count("sent")))
+
+    def _count(self, name: str) -> None:
+        setattr(self, name, getattr(self, name) + 1)
+
+    def mark(self, step: str) -> None:
+        now = time.monotonic()
+        self.lines.append(f"{now - self.start:7.1f} s  {now - self.last:6.1f} s  loads {self.loads}  sent {self.sent}  {step}")
+        self.last = now
+        self.path.write_text("\n".join(self.lines) + "\n", encoding="utf-8")
+
+
 def _fill(page, label: str, value: str) -> None:
     box = page.get_by_label(label, exact=True)
     box.fill(value)
@@ -78,6 +101,7 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
     with browser_context() as context:
         context.on("request", lambda request: requests.append(request.url))
         context.set_default_timeout(SLOW_MS)  # a loaded test machine; the journey takes ~90 s on a quiet one
+        steps = _Steps(context, tmp_path / "steps.txt")
         page = context.new_page()
 
         # 1. Upload: ticket_id is taken for the id, so the two models pair on every ticket
@@ -88,6 +112,8 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         _shot(page, tmp_path, "1-upload")
         page.get_by_role("button", name="Save dataset").click()
         expect(page.get_by_text("Saved support_eval")).to_be_visible()
+
+        steps.mark('upload')
 
         # 2. Evaluate with the loopback judge
         page.get_by_role("link", name="Evaluate it").click()
@@ -103,6 +129,8 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         assert "finished in" in outcome.inner_text(), outcome.inner_text()
         run_id = int(re.search(r"Run (\d+)", outcome.inner_text()).group(1))
 
+        steps.mark('evaluate')
+
         # 3. "See the results" opens THE run just made, named in the address
         page.get_by_role("link", name=f"See the results of run {run_id}").click()
         expect(page.get_by_role("heading", name="Summary")).to_be_visible(timeout=SLOW_MS)
@@ -114,6 +142,8 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         _shot(page, tmp_path, "3-results")
         shared = page.url
 
+        steps.mark('results')
+
         # 4. The shared link, opened in another tab (another browser session), shows the same view
         other = context.new_page()
         other.goto(shared)
@@ -124,6 +154,8 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         other.goto(f"{server}/results?run=999")
         expect(other.get_by_text("There is no run 999")).to_be_visible()
         other.close()
+
+        steps.mark('shared link')
 
         # 5. Compare: a difference the test does not detect is 'not significant' with its interval, or decided
         page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
@@ -137,6 +169,8 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         expect(page.get_by_text("No human labels to compare with")).to_be_visible()  # category is not a label
         _shot(page, tmp_path, "5-compare")
 
+        steps.mark('compare')
+
         # 6. Explore: what the judge was asked, and what it answered
         page.goto(f"{server}/explore?run={run_id}&datum=T03")
         expect(page.get_by_role("heading", name="Datum T03")).to_be_visible(timeout=SLOW_MS)
@@ -147,9 +181,14 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         expect(exchange.get_by_text("CORRECT").first).to_be_visible()  # the raw reply
         _shot(page, tmp_path, "6-explore")
 
+        steps.mark('explore')
+
         # 7. Label ten pairs: both models on the same tickets, then the link to the agreement tab
-        page.goto(f"{server}/label?run={run_id}&annotator=ana")
+        # (through the sidebar, not a reload: the database holds this one run, so the page opens on it)
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Label").click()
         expect(page.get_by_role("heading", name="Label")).to_be_visible(timeout=SLOW_MS)
+        _fill(page, "Your name (kept for this browser tab)", "ana")
+        page.wait_for_function(f"() => ['run={run_id}', 'annotator=ana'].every(p => location.search.includes(p))")
         expect(page.get_by_role("radio", name=re.compile("^pairs"))).to_be_checked()
         count = page.get_by_label("How many")
         count.fill("20")
@@ -173,8 +212,10 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         expect(page.get_by_text(re.compile(r"qa_grade: judge against 1 annotator"))).to_be_visible(timeout=SLOW_MS)
         _shot(page, tmp_path, "8-agreement")
 
+        steps.mark('label and agreement')
+
         # 9. Add a metric to the run from the Runs page: in the background, then a link to the run's results
-        page.goto(f"{server}/runs?run={run_id}")
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Runs").click()  # the one run, chosen
         expect(page.get_by_role("heading", name="Runs")).to_be_visible(timeout=SLOW_MS)
         page.get_by_text("Add metrics to this run").click()
         page.get_by_test_id("stMultiSelect").filter(has_text="Metrics to add").click()
@@ -189,6 +230,8 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         page.get_by_role("link", name=f"See the results of run {run_id}").click()
         summary = page.get_by_test_id("stDataFrame").first
         expect(summary.get_by_role("gridcell", name="f1", exact=True, include_hidden=True).first).to_be_attached()
+        steps.mark("add metrics")
+        print(steps.path.read_text(encoding="utf-8"))
 
     outside = [u for u in requests if urlparse(u).scheme in {"http", "https", "ws", "wss"}
                and urlparse(u).hostname != "127.0.0.1"]

@@ -87,7 +87,7 @@ def test_download_report_from_results_and_compare(served: tuple[str, Path], tmp_
         assert report.locator("#comparison").count() == 0
         report.screenshot(path=str(tmp_path / "results_report.png"))
 
-        page.goto(f"{url}/compare")
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()  # no reload of the app
         text = _download(page, tmp_path / "compare.html")
         page.screenshot(path=str(tmp_path / "compare_page.png"))
         assert KEY not in text
