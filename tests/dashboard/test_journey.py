@@ -80,7 +80,8 @@ class _Steps:
 
     def mark(self, step: str) -> None:
         now = time.monotonic()
-        self.lines.append(f"{now - self.start:7.1f} s  {now - self.last:6.1f} s  loads {self.loads}  sent {self.sent}  {step}")
+        self.lines.append(f"{now - self.start:7.1f} s  {now - self.last:6.1f} s  "
+                          f"loads {self.loads}  sent {self.sent}  {step}")
         self.last = now
         self.path.write_text("\n".join(self.lines) + "\n", encoding="utf-8")
 
@@ -217,12 +218,18 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         # 9. Add a metric to the run from the Runs page: in the background, then a link to the run's results
         page.get_by_test_id("stSidebarNav").get_by_role("link", name="Runs").click()  # the one run, chosen
         expect(page.get_by_role("heading", name="Runs")).to_be_visible(timeout=SLOW_MS)
+        wait_for_run(page)  # the page reached through the sidebar has ended its run: nothing redraws under the clicks
         page.get_by_text("Add metrics to this run").click()
-        page.get_by_test_id("stMultiSelect").filter(has_text="Metrics to add").click()
+        metrics = page.get_by_test_id("stMultiSelect").filter(has_text="Metrics to add")
+        metrics.click()
         page.keyboard.type("token_f1")
         page.keyboard.press("Enter")
         page.keyboard.press("Escape")
-        page.get_by_role("button", name="Add metrics").click()
+        expect(metrics).to_contain_text("token_f1")  # the choice is made before the button is pressed
+        wait_for_run(page)
+        add = page.get_by_role("button", name="Add metrics")
+        expect(add).to_be_enabled()
+        add.click()
         outcome = page.get_by_text(re.compile(rf"Run {run_id} (finished in|failed)|Not started"))
         expect(outcome).to_be_visible(timeout=SLOW_MS)
         assert "finished in" in outcome.inner_text(), outcome.inner_text()
