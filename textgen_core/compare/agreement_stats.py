@@ -296,12 +296,8 @@ def alphas_of_coincidences(coincidences: np.ndarray, domain: np.ndarray, level: 
     """:func:`alpha_of_coincidences` of each of a stack of (values x values) coincidence matrices."""
     totals = coincidences.sum(axis=2)
     n = totals.sum(axis=1)
-    if level == "ordinal":  # _distance's ordinal rule, for every row's totals at once
-        cumulative = np.cumsum(totals, axis=1)
-        between = cumulative[:, :, None] - cumulative[:, None, :] + totals[:, None, :]
-        lower = np.arange(domain.size)[:, None] >= np.arange(domain.size)[None, :]
-        spread = np.where(lower, between, between.transpose(0, 2, 1))
-        delta = (spread - (totals[:, :, None] + totals[:, None, :]) / 2.0) ** 2
+    if level == "ordinal":  # its distances depend on each row's totals
+        delta = _ordinal_distances(totals)
     else:
         delta = np.broadcast_to(_distance(domain, totals[:1].sum(axis=0), level), coincidences.shape)
     expected = np.einsum("rv,rvw,rw->r", totals, delta, totals)
@@ -321,8 +317,15 @@ def _distance(domain: np.ndarray, totals: np.ndarray, level: Level) -> np.ndarra
         gap = np.subtract.outer(domain, domain)
         return np.divide(gap, total, out=np.zeros_like(gap), where=total != 0) ** 2
     if level == "ordinal":
-        cumulative = np.cumsum(totals)
-        between = cumulative[:, None] - cumulative[None, :] + totals[None, :]  # sum of n_g from c to k (c >= k)
-        spread = np.where(np.arange(domain.size)[:, None] >= np.arange(domain.size)[None, :], between, between.T)
-        return (spread - (totals[:, None] + totals[None, :]) / 2.0) ** 2
+        return _ordinal_distances(totals)
     raise ParameterError(f"level must be 'nominal', 'ordinal', 'interval' or 'ratio', got {level!r}")
+
+
+def _ordinal_distances(totals: np.ndarray) -> np.ndarray:
+    """The ordinal level's squared distances between every two values, from the values' totals (one row of
+    totals, or a stack of rows: one matrix each)."""
+    size = totals.shape[-1]
+    cumulative = np.cumsum(totals, axis=-1)
+    between = cumulative[..., :, None] - cumulative[..., None, :] + totals[..., None, :]  # n_g from c to k (c >= k)
+    spread = np.where(np.arange(size)[:, None] >= np.arange(size)[None, :], between, np.swapaxes(between, -1, -2))
+    return (spread - (totals[..., :, None] + totals[..., None, :]) / 2.0) ** 2
