@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
 #: Tokens of one written reason (the prompts ask for one sentence), for estimates only.
@@ -27,8 +28,11 @@ TOKENS_PER_MESSAGE = 3
 _PIECES = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|\s+(?!\S)|\s+""")
 
 
+@lru_cache(maxsize=16)
 def estimate_tokens(text: str) -> int:
-    """About how many tokens ``text`` costs (no tokenizer ships offline); estimates only."""
+    """About how many tokens ``text`` costs (no tokenizer ships offline); estimates only. The last few texts
+    are remembered: an estimate counts every row's system prompt, the same for all rows of a step (and a
+    few texts only, so that long ones are not kept alive)."""
     pieces = _PIECES.findall(text)
     return len(pieces) + sum(max(0, len(p.strip()) - 1) // 8 for p in pieces)
 

@@ -18,6 +18,7 @@ import re
 import tomllib
 import unicodedata
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
@@ -123,10 +124,17 @@ class Criterion:
 
     def text(self) -> str:
         """Canonical JSON of the definition: equal texts mean equal definitions."""
-        return json.dumps(self.as_dict(), sort_keys=True, ensure_ascii=False)
+        return self._canonical[0]
 
     def digest(self) -> str:
-        return hashlib.sha256(self.text().encode("utf-8")).hexdigest()[:12]
+        return self._canonical[1]
+
+    @cached_property
+    def _canonical(self) -> tuple[str, str]:
+        """(text, digest), made once per definition: every judge request of the metric names its version, and
+        rebuilding the text cost about 1 ms a request (the definition is frozen, so it cannot go stale)."""
+        text = json.dumps(self.as_dict(), sort_keys=True, ensure_ascii=False)
+        return text, hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
     def changes(self, other: "Criterion") -> list[str]:
         """The keys whose values differ from ``other``'s, as 'key: old -> new'."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields, replace
+from functools import lru_cache
 from typing import Any, Mapping
 
 from ....metrics.spec import MetricSpec
@@ -43,7 +44,16 @@ def _what(c: Criterion) -> str:
 
 
 def system_prompt(c: Criterion) -> str:
-    """The frame the definition's words are set in."""
+    """The frame the definition's words are set in (made once per definition: it is the same for every row,
+    and rendering its worked examples cost up to 2 ms a request)."""
+    try:
+        hash(c)
+    except TypeError:  # an example's verdict that is not hashable (a definition built in Python)
+        return _frame(c)
+    return _cached_frame(c)
+
+
+def _frame(c: Criterion) -> str:
     out = c.output
     parts = [f"Judge the data below by an analyst's criterion, {json.dumps(c.title, ensure_ascii=False)}. "
              f"Reply with JSON only: a one-sentence \"reason\" first, then {_what(c)}.",
@@ -63,6 +73,10 @@ def system_prompt(c: Criterion) -> str:
         parts.append(_examples(c))
     parts.append("Judge only what is shown. An answer that is missing or says nothing meets no criterion.")
     return "\n\n".join(parts)
+
+
+#: Equal definitions (their source aside, which the prompt does not show) have equal frames.
+_cached_frame = lru_cache(maxsize=64)(_frame)
 
 
 def _examples(c: Criterion) -> str:
