@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,7 +22,7 @@ pytestmark = pytest.mark.usefixtures("ray_cluster")  # a local 2-CPU cluster per
 
 
 @pytest.mark.timeout(600)
-def test_classification_on_ray_equals_the_local_engine(tmp_path):
+def test_classification_on_ray_equals_the_local_engine(tmp_path, empty_db):
     rng = np.random.default_rng(9)
     labels = ["x", "y", "z"]
     rows = []
@@ -31,10 +33,10 @@ def test_classification_on_ray_equals_the_local_engine(tmp_path):
                          "prediction": gold if rng.random() < 0.6 else labels[rng.integers(3)]})
     path = tmp_path / "labels.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
-    local = Store(tmp_path / "local.duckdb")
+    local = Store(shutil.copyfile(empty_db, tmp_path / "local.duckdb"))
     dataset_id, _, _ = save_or_reuse(local, load_dataset(path), "labels")
     local_run = evaluate(local, dataset_id, ["classification"], workers=1)
-    store = Store(tmp_path / "ray.duckdb")
+    store = Store(empty_db)
     run_id = run_ray(store, str(path), ["classification"], block_rows=64)
     pd.testing.assert_frame_equal(store.wide_scores(run_id), local.wide_scores(local_run))
     pd.testing.assert_frame_equal(store.aggregates(run_id), local.aggregates(local_run))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -63,8 +64,8 @@ def _same_as_local(store: Store, run_id: int, local: tuple[Store, int]) -> None:
     assert store.get_run(run_id)["status"] == "finished"
 
 
-def test_a_csv_on_ray_gives_the_local_engines_cells_bit_for_bit(tmp_path: Path, data: Path, local: tuple[Store, int]) -> None:
-    store = Store(tmp_path / "ray.duckdb")
+def test_a_csv_on_ray_gives_the_local_engines_cells_bit_for_bit(empty_db: Path, data: Path, local: tuple[Store, int]) -> None:
+    store = Store(empty_db)
     run_id = run_ray(store, str(data), METRICS, block_rows=64)
     _same_as_local(store, run_id, local)
     dataset_id = store.get_run(run_id)["dataset_id"]
@@ -74,28 +75,31 @@ def test_a_csv_on_ray_gives_the_local_engines_cells_bit_for_bit(tmp_path: Path, 
     assert store.get_run(again)["dataset_id"] == dataset_id and len(store.list_datasets()) == 1
 
 
-def test_a_folder_of_parquet_files_and_jsonl_read_the_same(tmp_path: Path, data: Path, local: tuple[Store, int]) -> None:
+def test_a_folder_of_parquet_files_and_jsonl_read_the_same(tmp_path: Path, empty_db: Path, data: Path,
+                                                           local: tuple[Store, int]) -> None:
     frame = pd.read_csv(data, dtype=str, keep_default_na=False)
     folder = tmp_path / "parts"
     folder.mkdir()
     frame.iloc[:140].to_parquet(folder / "part-0.parquet")
     frame.iloc[140:].to_parquet(folder / "part-1.parquet")
-    store = Store(tmp_path / "ray.duckdb")
-    _same_as_local(store, run_ray(store, str(folder), METRICS, block_rows=50), local)
+    store = Store(empty_db)
+    run_id = run_ray(store, str(folder), METRICS, block_rows=50)
+    _same_as_local(store, run_id, local)
+    assert len(store.finished_blocks(run_id)) == 6  # Parquet is cut in blocks of about 50 rows, as CSV is
     jsonl = tmp_path / "outputs.jsonl"
     frame.to_json(jsonl, orient="records", lines=True, force_ascii=False)
     _same_as_local(store, run_ray(store, str(jsonl), METRICS, block_rows=50), local)
 
 
-def test_evaluate_with_engine_ray_scores_a_stored_dataset(tmp_path: Path, data: Path, local: tuple[Store, int]) -> None:
-    store = Store(tmp_path / "ray.duckdb")
+def test_evaluate_with_engine_ray_scores_a_stored_dataset(empty_db: Path, data: Path, local: tuple[Store, int]) -> None:
+    store = Store(empty_db)
     dataset_id, _, _ = save_or_reuse(store, load_dataset(data), "outputs")
     _same_as_local(store, evaluate(store, dataset_id, METRICS, engine="ray"), local)
 
 
-def test_a_cancelled_ray_run_resumes_and_skips_the_finished_blocks(tmp_path: Path, data: Path,
+def test_a_cancelled_ray_run_resumes_and_skips_the_finished_blocks(empty_db: Path, data: Path,
                                                                    local: tuple[Store, int]) -> None:
-    store = Store(tmp_path / "ray.duckdb")
+    store = Store(empty_db)
     cancel = threading.Event()
 
     def stop_after_two_blocks(p: Progress) -> None:
@@ -114,8 +118,9 @@ def test_a_cancelled_ray_run_resumes_and_skips_the_finished_blocks(tmp_path: Pat
     assert store.load_dataset(store.get_run(run_id)["dataset_id"]).rows == local[0].load_dataset(1).rows
 
 
-def test_bad_rows_and_judge_settings_ray_cannot_share_are_refused_with_a_reason(tmp_path: Path, data: Path) -> None:
-    store = Store(tmp_path / "ray.duckdb")
+def test_bad_rows_and_judge_settings_ray_cannot_share_are_refused_with_a_reason(tmp_path: Path, empty_db: Path,
+                                                                               data: Path) -> None:
+    store = Store(empty_db)
     with pytest.raises(ParameterError, match="judge metrics need a judge endpoint"):
         run_ray(store, str(data), ["rouge", "faithfulness"])
     settings = JudgeSettings(base_url="http://127.0.0.1:9/v1", model="judge")
@@ -175,18 +180,19 @@ def _judge_tables(store: Store, run_id: int) -> tuple[pd.DataFrame, list[pd.Data
     return cells, [store.verdicts(run_id, datum_id).drop(columns=["cache_key"], errors="ignore") for datum_id in ids]
 
 
-def test_judge_metrics_on_ray_equal_the_local_engine_under_one_shared_limit(tmp_path: Path, judged_data: Path) -> None:
+def test_judge_metrics_on_ray_equal_the_local_engine_under_one_shared_limit(tmp_path: Path, empty_db: Path,
+                                                                            judged_data: Path) -> None:
     on_ray = threading.Event()  # the latency makes the Ray workers' requests overlap (the shared limit is checked
     # there); the local reference run only counts calls and keeps cells and verdicts, so it gets its replies at once
     with JudgeServer(responder=_responder(), latency=lambda _body: 0.03 if on_ray.is_set() else 0.0,
                      api_key=JUDGE_KEY, echo_key_in_errors=True) as server:
-        local = Store(tmp_path / "local.duckdb")
+        local = Store(shutil.copyfile(empty_db, tmp_path / "local.duckdb"))
         dataset_id, _, _ = save_or_reuse(local, load_dataset(judged_data), "rag")
         local_run = evaluate(local, dataset_id, JUDGED, judge=_judge_settings(server), workers=1)
         local_calls = server.count(None)
         server.peak = 0
         on_ray.set()
-        store = Store(tmp_path / "ray.duckdb")
+        store = Store(empty_db)
         seen: list[Progress] = []
         run_id = run_ray(store, str(judged_data), JUDGED, judge=_judge_settings(server), block_rows=8,
                          progress=seen.append)
@@ -209,13 +215,13 @@ def test_judge_metrics_on_ray_equal_the_local_engine_under_one_shared_limit(tmp_
     for mine, theirs in zip(verdicts, local_verdicts):
         pd.testing.assert_frame_equal(mine.reset_index(drop=True), theirs.reset_index(drop=True))
     store.close()
-    assert JUDGE_KEY.encode() not in (tmp_path / "ray.duckdb").read_bytes()
+    assert JUDGE_KEY.encode() not in empty_db.read_bytes()
 
 
-def test_a_cancelled_judge_run_on_ray_resumes_without_asking_finished_cells_again(tmp_path: Path,
+def test_a_cancelled_judge_run_on_ray_resumes_without_asking_finished_cells_again(empty_db: Path,
                                                                                   judged_data: Path) -> None:
     with JudgeServer(responder=_responder(), latency=0.02, api_key=JUDGE_KEY) as server:
-        store = Store(tmp_path / "ray.duckdb")
+        store = Store(empty_db)
         cancel = threading.Event()
 
         def stop_after_a_block(p: Progress) -> None:

@@ -6,6 +6,7 @@ equals jiwer's corpus WER on the scored rows."""
 from __future__ import annotations
 
 import csv
+import shutil
 from pathlib import Path
 
 import jiwer
@@ -57,9 +58,9 @@ def test_the_sum_contract_is_declared_and_adds_up_in_any_grouping() -> None:
 
 @pytest.mark.timeout(300)
 def test_corpus_values_are_the_same_sum_on_the_whole_file_streamed_and_ray_paths(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+        tmp_path: Path, empty_db: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
     path, pairs = _write(tmp_path / "outputs.csv")
-    local = Store(tmp_path / "local.duckdb")
+    local = Store(shutil.copyfile(empty_db, tmp_path / "local.duckdb"))
     dataset_id, _, _ = save_or_reuse(local, load_dataset(path), "outputs")
     expected = _aggregates(local, evaluate(local, dataset_id, METRICS, PARAMS, workers=1))
     assert set(expected["score"]) == set(METRICS) and len(expected) == 6
@@ -68,7 +69,7 @@ def test_corpus_values_are_the_same_sum_on_the_whole_file_streamed_and_ray_paths
         got = expected.loc[(expected["model"] == model) & (expected["score"] == "wer"), "value"].item()
         assert got == pytest.approx(want, abs=1e-12, rel=0)
 
-    streamed = Store(tmp_path / "streamed.duckdb")
+    streamed = Store(shutil.copyfile(empty_db, tmp_path / "streamed.duckdb"))
     monkeypatch.setattr("textgen_core.streaming.run.ROWS_PER_WRITE", 80)
 
     def stop(progress: Progress) -> None:
@@ -83,6 +84,6 @@ def test_corpus_values_are_the_same_sum_on_the_whole_file_streamed_and_ray_paths
     request.getfixturevalue("ray_cluster")  # here, so that the paths above run where Ray is not installed
     from textgen_core.engines.ray_engine import run_ray
 
-    on_ray = Store(tmp_path / "ray.duckdb")
+    on_ray = Store(empty_db)
     run_id = run_ray(on_ray, str(path), METRICS, PARAMS, block_rows=50)
     pd.testing.assert_frame_equal(_aggregates(on_ray, run_id), expected, check_exact=True)

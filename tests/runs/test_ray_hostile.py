@@ -35,9 +35,10 @@ def _write(path: Path, duplicate_at: int | None = None) -> Path:
     return path
 
 
-def test_a_duplicate_in_a_late_block_names_file_rows_and_column_and_stores_nothing(tmp_path: Path) -> None:
+def test_a_duplicate_in_a_late_block_names_file_rows_and_column_and_stores_nothing(tmp_path: Path,
+                                                                                  empty_db: Path) -> None:
     path = _write(tmp_path / "late.csv", duplicate_at=391)  # the same (d1, m0) as row 3, eight blocks later
-    store = Store(tmp_path / "ray.duckdb")
+    store = Store(empty_db)
     with pytest.raises(InputError) as refused:
         run_ray(store, str(path), ["rouge", "bleu"], block_rows=50)
     message = str(refused.value)
@@ -46,9 +47,9 @@ def test_a_duplicate_in_a_late_block_names_file_rows_and_column_and_stores_nothi
     assert store.list_datasets().empty and store.list_runs().empty and store.scores(1).empty
 
 
-def test_a_ray_resume_refuses_an_edit_whose_size_and_time_were_put_back(tmp_path: Path) -> None:
+def test_a_ray_resume_refuses_an_edit_whose_size_and_time_were_put_back(tmp_path: Path, empty_db: Path) -> None:
     path = _write(tmp_path / "outputs.csv")
-    store = Store(tmp_path / "ray.duckdb")
+    store = Store(empty_db)
     cancel = threading.Event()
 
     def stop_early(p: Progress) -> None:
