@@ -104,6 +104,22 @@ def _piece(c: str) -> str:
     return f"a{c}b {c}x y{c} {c} {c}{c} ${c}1 1{c}. {c}, ,{c}"
 
 
+#: :func:`_piece` of a stand-in, as code points with the places of the code point marked (\x00 is no other
+#: character of the piece), and a space after it: the unit :func:`_pieces_text` repeats.
+_PIECE = np.frombuffer((_piece("\x00") + " ").encode("utf-32-le"), np.uint32)
+_PLACES = _PIECE == 0
+
+
+def _pieces_text(chars: list[str]) -> tuple[str, np.ndarray]:
+    """``" ".join(_piece(c) for c in chars)`` and its code points, built as one array (a block's text in numpy
+    rather than 512 f-strings and a join; test_a_planted_difference_is_found_by_the_batched_checks holds the two
+    equal)."""
+    codes = np.tile(_PIECE, (len(chars), 1))
+    codes[:, _PLACES] = _codes("".join(chars))[:, None]
+    codes = codes.reshape(-1)[:-1]  # no space after the last piece
+    return codes.tobytes().decode("utf-32-le", "surrogatepass"), codes
+
+
 #: The word tokenizers held to nltk on every code point: (tokenizer, whether nltk sees the lowercased text). The
 #: kernel's entry gives the character spans of its tokens (bleu_kernel.tokens slices the text at them), compared
 #: with nltk's spans: equal spans of one text are equal tokens.
@@ -146,23 +162,34 @@ def _nltk_spans(codes: np.ndarray,
     return spans[key]
 
 
+#: Separators for :class:`Expected`: each text's is the first of these that is not in it (a block of 512 code
+#: points holds at most one of them; the pieces around it are ASCII).
+SEPARATORS = (0x10FFFF, 0xE000)
+
+
 class Expected:
-    """nltk's tokens of one text: their character spans, and for token lists their lengths and their characters
-    in one string (equal lengths and equal concatenations are equal lists: read in numpy, not token by token)."""
+    """nltk's tokens of one text: their character spans, and for token lists their characters in one string,
+    joined by a separator that is not in the text (read in numpy, not token by token).
+
+    A list of tokens is nltk's when it has as many tokens and the same separator-joined string: that string holds
+    exactly one separator between tokens, so a token of the list holding the separator would add one; none does,
+    and splitting the two equal strings at the separators gives the same tokens in the same order.
+    """
 
     def __init__(self, codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
         self.starts, self.ends = starts, ends
-        self.lengths = ends - starts
         size = codes.size + 1
         inside = np.cumsum(np.bincount(starts, minlength=size) - np.bincount(ends, minlength=size))
-        self.joined = codes[inside[: codes.size] > 0].tobytes().decode("utf-32-le", "surrogatepass")
+        self.separator = chr(next(s for s in SEPARATORS if not np.any(codes == s)))
+        kept = codes[inside[: codes.size] > 0]
+        joined = np.insert(kept, np.cumsum(ends - starts)[:-1], ord(self.separator))
+        self.joined = joined.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
 
     def agrees(self, got) -> bool:
         """Whether a tokenizer's answer is nltk's: its tokens, or (a tuple) the character spans of its tokens."""
         if isinstance(got, tuple):
             return np.array_equal(got[0], self.starts) and np.array_equal(got[1], self.ends)
-        return (len(got) == self.lengths.size and "".join(got) == self.joined
-                and np.array_equal(np.fromiter(map(len, got), np.int64, len(got)), self.lengths))
+        return len(got) == self.starts.size and self.separator.join(got) == self.joined
 
 
 def _nltk_of(text: str) -> Expected:
@@ -187,9 +214,8 @@ def _words_difference(tokenizers, blocks) -> str | None:
     """
     spans: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
     for start, chars in blocks:
-        text = " ".join(_piece(c) for c in chars)
+        text, codes = _pieces_text(chars)
         lowered = text.lower()
-        codes = _codes(text)
         want = Expected(codes, *_nltk_spans(codes, spans))
         want_lowered = want if lowered == text else _nltk_of(lowered)
         for name, (tokenize, lower) in tokenizers.items():
@@ -219,6 +245,14 @@ def test_a_planted_difference_is_found_by_the_batched_checks():
         return regex_tokens(text) + (["\U000e01ef"] if text.endswith("\U000e01ef") else [])
 
     devanagari = list(_blocks(0x0900, 0x0AFF))
+    # the blocks' texts built in numpy are the pieces joined (the first block: controls, the last: the end)
+    for _, chars in [*devanagari, *_blocks(0, 1023), *_blocks(sys.maxunicode - 600)]:
+        text, codes = _pieces_text(chars)
+        assert text == " ".join(_piece(c) for c in chars) and np.array_equal(codes, _codes(text))
+    # same count and same characters but a character moved between tokens; a token holding the separator
+    want = _nltk_of("ab cd \U0010ffff")
+    assert want.separator == "\ue000" and want.agrees(["ab", "cd", "\U0010ffff"])
+    assert not want.agrees(["a", "bcd", "\U0010ffff"]) and not want.agrees(["ab\ue000cd", "", "\U0010ffff"])
     assert _words_difference({"planted": (splits_after_ka, False)}, devanagari) == "planted: U+0915"
     assert _words_difference({"planted": (splits_after_ka, True)}, devanagari) == "planted: U+0915"
     assert _words_difference({"planted": (regex_tokens, False)}, devanagari) is None
