@@ -78,7 +78,9 @@ def test_corpus_values_are_the_same_sum_on_the_whole_file_streamed_and_ray_paths
 
     with pytest.raises(KeyboardInterrupt):
         stream_file(streamed, path, METRICS, PARAMS, chunk_rows=40, workers=2, progress=stop)
-    assert resume(streamed, 1, workers=2) == 1  # the stored chunks' statistics come back from their cells
+    # the stopped run's chunks were scored in a pool of 2 processes; the resume scores the rest in this one (a
+    # second pool would only start 2 more interpreters): the stored chunks' statistics come back from their cells
+    assert resume(streamed, 1, workers=1) == 1
     pd.testing.assert_frame_equal(_aggregates(streamed, 1), expected, check_exact=True)
 
     request.getfixturevalue("ray_cluster")  # here, so that the paths above run where Ray is not installed

@@ -22,16 +22,20 @@ import time
 import uuid
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Mapping, Sequence
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from ..errors import ParameterError, TextgenError
 from ..llm.ratelimit import Limiter, Permit
 from ..model import Datum
 from ..progress import Progress, ProgressCallback
-from ..store import Store
-from ..store.dataset_sql import stored_datum
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..store import Store
+
+# pyarrow and the store are imported where they are used: the limiter actor's process unpickles this module's
+# SharedLimiter and needs neither (they cost it ~0.8 CPU-s of imports: pyarrow, pandas, duckdb)
 
 #: The data table's columns a judge task reads, in :func:`stored_datum`'s order.
 STORED_COLUMNS = ("datum_id", "model", "query", "prediction", "refs", "contexts", "metadata")
@@ -41,7 +45,6 @@ JUDGE_BLOCK_ROWS = 64
 MIN_BLOCK_ROWS = 8
 #: Ray's namespace for the shared limiters: runs of several programs on one cluster share them.
 NAMESPACE = "textgen-eval"
-_RESULT = pa.schema([("result", pa.binary())])
 
 
 def check_judge_on_ray(judge: Any) -> None:
@@ -84,6 +87,7 @@ class SharedLimiter:
         self._ended: set[str] = set()  # owners whose run ended: a task Ray has not stopped yet gets no permit
         self._next = 0
         self._sweeper: asyncio.Task | None = None
+        self._leased = asyncio.Event()  # set when a lease is handed out: the sweeper looks at its expiry
 
     async def acquire(self, tokens: int, owner: str) -> Lease:
         if self._sweeper is None:
@@ -97,6 +101,7 @@ class SharedLimiter:
         self.peak = max(self.peak, self.limiter.in_use)
         self._next += 1
         self._leases[self._next] = (permit, owner, time.monotonic() + self.lease_s)
+        self._leased.set()
         return Lease(permit.tokens, permit.paced_s, permit.at, lease=self._next)
 
     async def release(self, lease: int, status: int | None, headers: dict[str, str] | None,
@@ -124,11 +129,17 @@ class SharedLimiter:
                 "out": len(self._leases)}
 
     async def _sweep(self) -> None:
+        """Take each lease back when it expires (not up to a second later), and sleep while none is out."""
         while True:
-            await asyncio.sleep(1.0)
             now = time.monotonic()
-            for key in [k for k, (_, _, until) in self._leases.items() if until < now]:
+            for key in [k for k, (_, _, until) in self._leases.items() if until <= now]:
                 self.limiter.release(self._leases.pop(key)[0])
+            nearest = min((until for _, _, until in self._leases.values()), default=None)
+            self._leased.clear()
+            try:  # a new lease wakes it (the first after none were out: it was sleeping without end)
+                await asyncio.wait_for(self._leased.wait(), None if nearest is None else nearest - now)
+            except asyncio.TimeoutError:
+                pass
 
 
 class RemoteLimiter:
@@ -246,6 +257,8 @@ class _Collected:
 
 def stored_rows(batch: pa.Table) -> list[Datum]:
     """Rows read from the store's data table (Arrow, as :meth:`Store.data_arrow` gives them) as datums."""
+    from ..store.dataset_sql import stored_datum
+
     columns = [batch.column(name).to_pylist() for name in STORED_COLUMNS]
     return [stored_datum(*row) for row in zip(*columns)]
 
@@ -263,7 +276,10 @@ def judge_block(batch: pa.Table, *, run_id: int, metrics: Mapping[str, Mapping[s
 
     store = _Collected(ray.get(cache[0]) if cache else None)  # a JudgeStore by shape, with the driver's cache
     reasons = run_judge_metrics(store, run_id, rows, metrics, settings, skip=skip, models=models)
-    return pa.table({"result": [pickle.dumps((store.entries, store.cells, store.usage, reasons))]}, schema=_RESULT)
+    import pyarrow as pa
+
+    return pa.table({"result": [pickle.dumps((store.entries, store.cells, store.usage, reasons))]},
+                    schema=pa.schema([("result", pa.binary())]))
 
 
 # -- the driver ---------------------------------------------------------------------
@@ -289,6 +305,8 @@ def _blocks(table: pa.Table, finished: set[tuple[str, str, str]], metrics: Seque
 
 
 def _with_done(table: pa.Table, take: list[int], done: list[list[str]]) -> pa.Table:
+    import pyarrow as pa
+
     picked = table.take(pa.array(take, pa.int64()))
     return picked.append_column("done", pa.array([done[i] for i in take], pa.list_(pa.string())))
 
