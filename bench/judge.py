@@ -166,18 +166,19 @@ def run_ours(judge: Judge, rows: list[Datum], concurrency: int, names: tuple[str
         def one_run() -> tuple[int, int, float, int]:
             run_id = store.create_run(dataset_id, list(suite), {}, {}, ["model"], settings.public())
             client = JudgeClient(settings, None if memory_cache else store)
-            (calls, chars), started = judge.stats(), time.perf_counter()
+            (calls, chars), started, cpu = judge.stats(), time.perf_counter(), os.times()
             run_judge_metrics(store, run_id, rows, suite, settings, client=client)
             wall = time.perf_counter() - started
+            cpu_s = sum(os.times()[:2]) - sum(cpu[:2])  # this process only: the judge is a child process
             unscored = int(store.scores(run_id)["value"].isna().sum())
             after, after_chars = judge.stats()
-            return after - calls, after_chars - chars, wall, unscored
+            return after - calls, after_chars - chars, wall, unscored, cpu_s
 
-        calls, chars, wall, unscored = one_run()
-        again, _, again_wall, _ = one_run() if not memory_cache else (0, 0, 0.0, 0)
+        calls, chars, wall, unscored, cpu_s = one_run()
+        again, _, again_wall, _, _ = one_run() if not memory_cache else (0, 0, 0.0, 0, 0.0)
         store.close()
     return {"calls": calls, "chars": chars, "wall": wall, "unscored": unscored, "rerun_calls": again,
-            "rerun_wall": again_wall}
+            "rerun_wall": again_wall, "cpu": cpu_s}
 
 
 def ensure_valor() -> str | None:
@@ -270,6 +271,9 @@ def main() -> int:
         full = run_ours(judge, [replace(r, datum_id=f"all-{r.datum_id}") for r in rows], args.concurrency,
                         VALOR_METRICS + ("coherence", "qa_grade"), memory_cache=True)
         print(_line("textgen-eval (12 metrics, new texts)", full, n))
+        print(f"\nCPU of the client per judge call (run, cache, store writes; the judge is another process): "
+              f"{ours['cpu'] / ours['calls'] * 1000:.2f} ms (10 metrics), {full['cpu'] / full['calls'] * 1000:.2f} ms "
+              "(12 metrics, replies cached in memory)\n")
         why = "skipped (--skip-valor)" if args.skip_valor else ensure_valor()
         sequential = pooled = None
         if why is None:
