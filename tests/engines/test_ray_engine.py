@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import os
 import shutil
 import threading
 import time
@@ -97,8 +98,13 @@ def test_evaluate_with_engine_ray_scores_a_stored_dataset(empty_db: Path, data: 
     _same_as_local(store, evaluate(store, dataset_id, METRICS, engine="ray"), local)
 
 
-def test_a_cancelled_ray_run_resumes_and_skips_the_finished_blocks(empty_db: Path, data: Path,
-                                                                   local: tuple[Store, int]) -> None:
+def test_a_cancelled_ray_run_refuses_changed_data_then_resumes_and_skips_the_finished_blocks(
+        tmp_path: Path, empty_db: Path, data: Path, local: tuple[Store, int]) -> None:
+    """One cancelled run for two promises (they were two tests, each cancelling a run of its own): a resume
+    refuses a file whose content changed even when its size and time were put back, and once the file is as it
+    was, the resume skips the stored blocks and gives the local engine's cells."""
+    path = tmp_path / "outputs.csv"  # a copy: the module's file stays as the other tests read it
+    path.write_bytes(data.read_bytes())
     store = Store(empty_db)
     cancel = threading.Event()
 
@@ -106,11 +112,24 @@ def test_a_cancelled_ray_run_resumes_and_skips_the_finished_blocks(empty_db: Pat
         if p.done >= 100:
             cancel.set()
 
-    run_id = run_ray(store, str(data), METRICS, block_rows=50, progress=stop_after_two_blocks, cancel=cancel)
+    run_id = run_ray(store, str(path), METRICS, block_rows=50, progress=stop_after_two_blocks, cancel=cancel)
     assert store.get_run(run_id)["status"] == "cancelled"
     assert len(store.finished_blocks(run_id)) >= 2
     scored_before = len(store.wide_scores(run_id))
     assert 100 <= scored_before < ROWS
+
+    stat, original = path.stat(), path.read_bytes()
+    last = original.rindex(b"149,m1,")  # the last row (ids are text: 149 -> 14x), in a block not stored yet
+    edited = original[:last] + b"14x" + original[last + 3:]
+    assert len(edited) == len(original) and edited != original
+    path.write_bytes(edited)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    cells = store.scores(run_id)
+    with pytest.raises(InputError, match=r"content differs.*nothing was resumed"):
+        resume(store, run_id)
+    assert store.get_run(run_id)["status"] == "cancelled" and len(store.scores(run_id)) == len(cells)
+
+    path.write_bytes(original)  # put back as it was: the resume goes on
     seen: list[Progress] = []
     assert resume(store, run_id, progress=seen.append) == run_id
     assert seen[-1].phase == "done" and seen[-1].cached == scored_before  # those rows were not scored again
