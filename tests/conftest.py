@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
+# Two xdist workers share two cores: one BLAS/OpenMP thread each (torch, numpy's OpenBLAS, and the processes the
+# tests start inherit it). With two threads a worker's torch waits and spins on a thread that the other worker has
+# preempted: tests/metrics/test_bertscore_reference.py and tests/failures/test_planted_truth.py took 45 CPU-s with
+# two threads against 33 with one (issue 33). Set before anything imports numpy or torch; a value given is kept.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import shutil
 import subprocess
 import sys
