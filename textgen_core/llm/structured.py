@@ -130,94 +130,9 @@ def extract_json(text: str | None) -> Any:
 
 def validate(value: Any, schema: Mapping[str, Any]) -> None:
     """Raise :class:`ReplyError` naming the first place where ``value`` breaks ``schema``."""
-    validator = _validator(json.dumps(schema, sort_keys=True))  # the schema checked (once per process)
-    if _surely_valid(value, schema):  # most replies: jsonschema (~0.3 ms a reply) only to name a problem
-        return
-    errors = list(validator.iter_errors(value))
+    errors = list(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
     if errors:
         raise ReplyError(_message(min(errors, key=lambda e: _order(e, value))), schema=True)
-
-
-def _surely_valid(value: Any, schema: Mapping[str, Any]) -> bool:
-    """True when ``value`` certainly conforms to ``schema`` (a subset schema, already checked), by the rules the
-    validator below applies; False when it may not, and the validator decides. It never says True where the
-    validator finds a problem (tests/llm/test_llm_structured.py compares the two)."""
-    try:
-        return _conforms(value, schema)
-    except Exception:  # noqa: BLE001 - e.g. an integer too large for a float: the validator decides
-        return False
-
-
-def _is(value: Any, kind: str) -> bool:
-    """The validator's type rules (numbers finite, integers possibly written 4.0, booleans not numbers)."""
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "object":
-        return isinstance(value, dict)
-    if kind == "array":
-        return isinstance(value, list)
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "null":
-        return value is None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return False
-    return kind == "number" or isinstance(value, int) or value.is_integer()
-
-
-def _one_of(value: Any, options: Any) -> bool:
-    """Certainly equal to one of ``options`` (same plain type and value; anything else is left to the validator)."""
-    kind = type(value)
-    return kind in (str, int, bool, type(None)) and any(type(o) is kind and o == value for o in options)
-
-
-def _conforms(value: Any, schema: Mapping[str, Any]) -> bool:
-    for key in schema:
-        if key not in _FAST_KEYWORDS:
-            return False
-    kinds = schema.get("type")
-    if kinds is not None and not any(_is(value, k) for k in ([kinds] if isinstance(kinds, str) else kinds)):
-        return False
-    if "enum" in schema and not _one_of(value, schema["enum"]):
-        return False
-    if "const" in schema and not _one_of(value, (schema["const"],)):
-        return False
-    if "anyOf" in schema and not any(_conforms(value, sub) for sub in schema["anyOf"]):
-        return False
-    if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        if any(name not in value for name in schema.get("required") or ()):
-            return False
-        extra = schema.get("additionalProperties", True)
-        for name, item in value.items():
-            if name in props:
-                if not _conforms(item, props[name]):
-                    return False
-            elif extra is False or (isinstance(extra, Mapping) and not _conforms(item, extra)):
-                return False
-            elif extra is not True and not isinstance(extra, Mapping):
-                return False
-    elif isinstance(value, list):
-        items = schema.get("items")
-        if items is not None and not (isinstance(items, Mapping) and all(_conforms(v, items) for v in value)):
-            return False
-        if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
-            return False
-    elif isinstance(value, str):
-        if len(value) < schema.get("minLength", 0) or len(value) > schema.get("maxLength", len(value)):
-            return False
-    elif _is(value, "number"):
-        if ("minimum" in schema and not value >= schema["minimum"]) or \
-                ("maximum" in schema and not value <= schema["maximum"]) or \
-                ("exclusiveMinimum" in schema and not value > schema["exclusiveMinimum"]) or \
-                ("exclusiveMaximum" in schema and not value < schema["exclusiveMaximum"]):
-            return False
-    return True
-
-
-#: What :func:`_conforms` checks itself (with the annotations, which constrain nothing); a schema with any other
-#: keyword is left to the validator.
-_FAST_KEYWORDS = CHECKED_KEYWORDS | ANNOTATIONS
 
 
 @lru_cache(maxsize=1024)
