@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -127,7 +128,22 @@ def test_compare_intervals_of_a_bounded_score_stay_inside_its_delta_range(db_pat
     assert (frame["ci_low"] >= -1).all() and (frame["ci_high"] <= 1).all()
 
 
-def gate_run(db_path: Path) -> int:
+@pytest.fixture(scope="module")
+def _gate_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """The gate tests' run, stored once per module; each test gets its own copy of the file (:func:`gate_run`)."""
+    path = tmp_path_factory.mktemp("gate") / "gate.duckdb"
+    return path, _store_gate_run(path)
+
+
+@pytest.fixture
+def gate_run(db_path: Path, _gate_file: tuple[Path, int]) -> int:
+    """The gate run's id, in a copy of its file at ``db_path`` (the tests may write to it: compare caches)."""
+    source, run_id = _gate_file
+    shutil.copyfile(source, db_path)
+    return run_id
+
+
+def _store_gate_run(db_path: Path) -> int:
     rng = np.random.default_rng(3)
     base = rng.uniform(0.3, 0.6, 40)
     store, run_id = value_store(db_path, {
@@ -144,9 +160,9 @@ def gate_run(db_path: Path) -> int:
     ("worse", "worse", GATE_FAILED), ("better", "worse", 0), ("skips", "worse", 0),
     ("skips", "inconclusive", GATE_FAILED), ("better", "inconclusive", 0), ("worse", "inconclusive", GATE_FAILED),
 ])
-def test_fail_if_gates_exit_codes(db_path: Path, capsys: pytest.CaptureFixture[str], candidate: str, gate: str,
-                                  code: int) -> None:
-    run_id = gate_run(db_path)
+def test_fail_if_gates_exit_codes(db_path: Path, gate_run: int, capsys: pytest.CaptureFixture[str], candidate: str,
+                                  gate: str, code: int) -> None:
+    run_id = gate_run
     argv = ["--db", str(db_path), "compare", str(run_id), "--baseline", "base", "--candidate", candidate,
             "--fail-if", gate]
     assert main(argv) == code
@@ -162,8 +178,9 @@ def test_fail_if_is_documented_in_the_help(capsys: pytest.CaptureFixture[str]) -
     assert f"exit {GATE_FAILED}" in capsys.readouterr().out.replace("\n", " ").replace("  ", " ")
 
 
-def test_the_planner_column_and_the_sensitivity_line(db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run_id = gate_run(db_path)
+def test_the_planner_column_and_the_sensitivity_line(db_path: Path, gate_run: int,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    run_id = gate_run
     assert main(["--db", str(db_path), "compare", str(run_id), "--baseline", "base", "--candidate", "skips",
                  "--plan", "0.05"]) == 0
     out = capsys.readouterr().out
@@ -184,9 +201,9 @@ def test_run_fails_when_too_much_is_unscored(tmp_path: Path, capsys: pytest.Capt
     assert code == 0 and "gate --fail-if-unscored-above 0.7: passed" in capsys.readouterr().out
 
 
-def test_scores_without_a_direction_are_never_better_or_worse_even_in_the_family(db_path: Path,
+def test_scores_without_a_direction_are_never_better_or_worse_even_in_the_family(db_path: Path, gate_run: int,
                                                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    run_id = gate_run(db_path)
+    run_id = gate_run
     store = Store(db_path)
     frame = compare_models(store, run_id, "base", "better", holm_undirected=True)
     length = frame.set_index("score").loc["answer_length"]
