@@ -82,7 +82,7 @@ def test_names_cross_run_compare_and_versions_in_the_browser(server: tuple[str, 
         expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
         page.screenshot(path=str(folder / "compare_allowed.png"), full_page=True)
 
-        page.goto(f"{url}/upload")
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Upload").click()  # no reload of the app
         page.locator("input[type=file]").set_input_files(str(folder / "edited.csv"))
         expect(page.get_by_role("heading", name="Column mapping")).to_be_visible()
         page.get_by_role("textbox", name="Dataset name").fill("answers")
