@@ -27,15 +27,13 @@ def server(tmp_path: Path) -> Iterator[str]:
         yield url
 
 
-def _sample_in_memory():
-    """The run the Home button makes, computed in memory: (store, run id)."""
-    from textgen_core.datasets import load_sample
-    from textgen_core.evaluate import evaluate
+def _sample_scored(sample_file: tuple[Path, int, int]):
+    """The run the Home button makes, as the suite's shared sample file holds it (the same dataset, name and
+    metrics, scored once per test process): (read-only store, run id)."""
     from textgen_core.store import Store
-    from textgen_dashboard.home import sample_metrics
 
-    store = Store(":memory:")
-    return store, evaluate(store, store.save_dataset(load_sample()), sample_metrics(), workers=1)
+    path, _, run_id = sample_file
+    return Store(path, read_only=True), run_id
 
 
 def _expected_row(store, run_id: int, index: int) -> str:
@@ -50,11 +48,11 @@ def _expected_row(store, run_id: int, index: int) -> str:
 
 
 @pytest.mark.timeout(90)
-def test_sample_run_results_and_drill_down(server: str, tmp_path: Path) -> None:
+def test_sample_run_results_and_drill_down(server: str, tmp_path: Path, _sample_file) -> None:
     from playwright.sync_api import expect
 
     row = 2
-    memory = _sample_in_memory()
+    memory = _sample_scored(_sample_file)
     expected = _expected_row(*memory, row)
 
     with browser_context() as context:
@@ -85,6 +83,7 @@ def test_sample_run_results_and_drill_down(server: str, tmp_path: Path) -> None:
         assert f"datum={expected}" in page.url
         page.screenshot(path=str(tmp_path / "explore.png"), full_page=True)
         _compare_step(page, tmp_path, *memory)
+    memory[0].close()
     assert (tmp_path / "results.png").stat().st_size > 0 and (tmp_path / "explore.png").stat().st_size > 0
 
 
