@@ -54,10 +54,12 @@ SLOW_FIRST = (
     "streaming/test_streaming_resume.py", "runs/test_jury_runs.py", "judge/test_custom_metrics.py",
     "align/test_planted_blind_spot.py", "dashboard/test_align.py",
 )
-#: Test files that start a Ray cluster run on one worker, one after another (one cluster at a time: memory, CPUs):
-#: those that use the ``ray_cluster`` fixture, and these, which ask for it in the middle of a test.
+#: Test files that start the Ray cluster (the ``ray_cluster`` fixture, or ``ray.init`` in the middle of a test).
+#: Under `-n 2` they form one unit of work, run on one worker one after another: one cluster at a time (memory,
+#: CPUs), started once. Named here because the scheduler sees test ids, not fixtures; collection checks the list.
 RAY_GROUP = "ray"
-RAY_FILES = ("runs/test_corpus_paths.py",)
+RAY_FILES = ("engines/test_ray_classification.py", "engines/test_ray_engine.py", "judge/test_ray_judge_cache.py",
+             "runs/test_corpus_paths.py", "runs/test_ray_hostile.py")
 
 
 def _uses_ray(item: pytest.Item) -> bool:
@@ -70,23 +72,44 @@ def _test_file(item: pytest.Item) -> str:
     return path.relative_to(ROOT / "tests").as_posix() if path.is_relative_to(ROOT / "tests") else str(path)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def _unit_of_work(nodeid: str) -> str:
+    """The unit of work a test id belongs to under `-n 2`: its file, or RAY_GROUP for the Ray files."""
+    name = nodeid.split("::", 1)[0].removeprefix("tests/")
+    return RAY_GROUP if name in RAY_FILES else name
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Hand out whole files (the Ray files as one unit), in collection order: each file's module fixtures are set
+    up once, on one worker, and the slowest files start first.
+
+    xdist's own `--dist loadgroup` cannot do it under pytest >= 9.2: it tags each test id with its group by
+    rewriting ``item._nodeid``, which pytest 9.2 no longer reads, so every test was handed out alone and module
+    fixtures (and the Ray cluster) were set up on both workers."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit_of_work(nodeid)
+
+    return FileUnits(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under `--dist loadgroup`, every test file is one group (its module fixtures are set up once, on one worker),
-    the files that use the Ray cluster share one group, and the slowest files come first."""
+    """The slowest files first (the Ray files side by side, at the rank of the first of them); a test that starts
+    the Ray cluster from a file missing in RAY_FILES stops the session."""
+    missing = sorted({_test_file(item) for item in items if _uses_ray(item)} - set(RAY_FILES))
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py: add {', '.join(missing)} to RAY_FILES (they use the Ray "
+                                "cluster; the scheduler keeps those files on one worker)")
     rank = {name: i for i, name in enumerate(SLOW_FIRST)}
-    ray_files = {_test_file(item) for item in items if _uses_ray(item)}
-    ray_rank = min((rank.get(name, len(SLOW_FIRST)) for name in ray_files), default=len(SLOW_FIRST))
+    ray_rank = min(rank.get(name, len(SLOW_FIRST)) for name in RAY_FILES)
 
     def order(item: pytest.Item) -> tuple[int, bool]:
-        name = _test_file(item)  # the Ray files side by side (one cluster start), at the rank of the first of them
-        return (ray_rank, False) if name in ray_files else (rank.get(name, len(SLOW_FIRST)), True)
+        name = _test_file(item)
+        return (ray_rank, False) if name in RAY_FILES else (rank.get(name, len(SLOW_FIRST)), True)
 
     items.sort(key=order)  # stable: a file keeps its order
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            name = _test_file(item)
-            item.add_marker(pytest.mark.xdist_group(RAY_GROUP if name in ray_files else name))
 
 
 @pytest.fixture
