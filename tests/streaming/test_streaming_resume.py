@@ -56,11 +56,18 @@ def test_sigterm_mid_run_then_resume_gives_the_uninterrupted_run(tmp_path: Path,
 
 
 def _some_cells(db: Path) -> bool:
+    """Whether the run has stored cells. The file is closed after the look (no linger): a poll every few tens of
+    milliseconds that kept it open would starve the run of the file it writes."""
     try:
         store = Store(db, read_only=True, timeout=0)
-        return not store.list_runs().empty and len(store.scores(1)) > 0
-    except Exception:  # noqa: BLE001 - not created yet, or busy with a write
+    except Exception:  # noqa: BLE001 - not created yet
         return False
+    try:
+        return not store.list_runs().empty and len(store.scores(1)) > 0
+    except Exception:  # noqa: BLE001 - busy with a write
+        return False
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize("kind", ["csv", "jsonl"])
