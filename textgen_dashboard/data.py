@@ -25,7 +25,6 @@ from textgen_core.evaluate import available_fields
 from textgen_core.export import write_table
 from textgen_core.judge.metrics.criteria import restore_run
 from textgen_core.compare.labels import export_labels
-from textgen_core.summary import judge_warnings, long_scores, run_summary, scores_with_texts, unscored_lines
 from textgen_core.store import Store
 
 from .jobs import JobRegistry
@@ -174,6 +173,8 @@ def check_upload(file_name: str, data: bytes, mapping: str) -> dict[str, Any]:
 
 def export_frame(run_id: int, table: str) -> pd.DataFrame:
     """The DataFrame behind one export table of a run."""
+    from textgen_core.summary import long_scores, scores_with_texts  # scipy: not for Home's first paint
+
     db = store()
     if table == "scores_wide":
         return scores_with_texts(db, run_id)
@@ -231,6 +232,8 @@ ROW_LIMIT = 500
 @st.cache_data(ttl=TTL, show_spinner=False)
 @one_open
 def _summary(path: str, run_id: int, models: tuple[str, ...] | None, version: int) -> pd.DataFrame:
+    from textgen_core.summary import run_summary
+
     return run_summary(store_at(path), run_id, models)
 
 
@@ -242,6 +245,8 @@ def summary(run_id: int, models: Any = None) -> pd.DataFrame:
 @st.cache_data(ttl=TTL, show_spinner=False)
 @one_open
 def _review(path: str, run_id: int, version: int) -> tuple[dict[str, str], list[str]]:
+    from textgen_core.summary import judge_warnings, unscored_lines
+
     return unscored_lines(store_at(path), run_id), judge_warnings(store_at(path), run_id)
 
 

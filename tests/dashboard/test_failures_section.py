@@ -124,7 +124,7 @@ def test_in_a_browser_results_and_compare_draw_the_modes(tmp_path: Path, planted
             # Compare through the sidebar (no reload of the app): the database's one run, named in the address
             page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
             expect(page.get_by_role("heading", name="Compare models")).to_be_visible(timeout=WAIT)
-            page.wait_for_function(f"() => location.search.includes('run={run_id}')", timeout=WAIT)
+            page.wait_for_function(f"() => location.search.includes('run={run_id}')", timeout=WAIT, polling=100)
             expect(page.get_by_role("heading", name="Failure modes")).to_be_visible(timeout=WAIT)
             holm = page.get_by_text(re.compile(r"Holm family is every \(candidate, mode\)"))
             expect(holm).to_be_visible(timeout=WAIT)

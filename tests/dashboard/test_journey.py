@@ -135,11 +135,11 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         # 3. "See the results" opens THE run just made, named in the address
         page.get_by_role("link", name=f"See the results of run {run_id}").click()
         expect(page.get_by_role("heading", name="Summary")).to_be_visible(timeout=SLOW_MS)
-        page.wait_for_function(f"() => location.search.includes('run={run_id}')")
+        page.wait_for_function(f"() => location.search.includes('run={run_id}')", polling=100)
         summary = page.get_by_test_id("stDataFrame").first
         expect(summary.get_by_role("gridcell", name="qa_grade", exact=True, include_hidden=True).first).to_be_attached()
         page.get_by_text("Box", exact=True).click()
-        page.wait_for_function("() => location.search.includes('chart=Box')")
+        page.wait_for_function("() => location.search.includes('chart=Box')", polling=100)
         _shot(page, tmp_path, "3-results")
         shared = page.url
 
@@ -189,7 +189,8 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         page.get_by_test_id("stSidebarNav").get_by_role("link", name="Label").click()
         expect(page.get_by_role("heading", name="Label")).to_be_visible(timeout=SLOW_MS)
         _fill(page, "Your name (kept for this browser tab)", "ana")
-        page.wait_for_function(f"() => ['run={run_id}', 'annotator=ana'].every(p => location.search.includes(p))")
+        page.wait_for_function(f"() => ['run={run_id}', 'annotator=ana'].every(p => location.search.includes(p))",
+                               polling=100)
         expect(page.get_by_role("radio", name=re.compile("^pairs"))).to_be_checked()
         count = page.get_by_label("How many")
         count.fill("20")

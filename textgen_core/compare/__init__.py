@@ -1,32 +1,45 @@
-"""Compare models on one run: paired by datum id, with verdicts, intervals, tests, power and judge-human agreement."""
+"""Compare models on one run: paired by datum id, with verdicts, intervals, tests, power and judge-human agreement.
 
-from .agreement import cohen_kappa, correlations, judge_human_agreement
-from .comparison import ComparisonRow, compare_models, paired_differences
-from .intervals import wilson_interval
-from .pairwise import pairwise_summary
-from .power import datums_needed, mde
-from .small_sample import Interval, delta_interval, mean_interval
-from .stats import holm_adjust
-from .verdicts import VERDICTS, mcnemar_exact
-from .word_diff import word_diff, word_diff_text
+The names below load their module on first use (PEP 562), so that importing one submodule, such as
+``textgen_core.compare.labels`` for the dashboard's label pages, does not pull scipy in through the package."""
 
-__all__ = [
-    "ComparisonRow",
-    "Interval",
-    "VERDICTS",
-    "cohen_kappa",
-    "compare_models",
-    "correlations",
-    "datums_needed",
-    "delta_interval",
-    "holm_adjust",
-    "judge_human_agreement",
-    "mcnemar_exact",
-    "mde",
-    "mean_interval",
-    "paired_differences",
-    "pairwise_summary",
-    "wilson_interval",
-    "word_diff",
-    "word_diff_text",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "cohen_kappa": "agreement",
+    "correlations": "agreement",
+    "judge_human_agreement": "agreement",
+    "ComparisonRow": "comparison",
+    "compare_models": "comparison",
+    "paired_differences": "comparison",
+    "wilson_interval": "intervals",
+    "pairwise_summary": "pairwise",
+    "datums_needed": "power",
+    "mde": "power",
+    "Interval": "small_sample",
+    "delta_interval": "small_sample",
+    "mean_interval": "small_sample",
+    "holm_adjust": "stats",
+    "VERDICTS": "verdicts",
+    "mcnemar_exact": "verdicts",
+    "word_diff": "word_diff",
+    "word_diff_text": "word_diff",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

@@ -12,7 +12,6 @@ import zlib
 from typing import Sequence
 
 import numpy as np
-from scipy import stats
 
 from ..errors import ParameterError
 
@@ -80,6 +79,8 @@ def expanded_tail(n: int, confidence: float) -> float:
     """The lower percentile (as a share) the expanded interval of a sample of n reads (see :func:`bootstrap_ci`)."""
     tail = (1.0 - confidence) / 2
     if n >= 2:
+        from scipy import stats  # here, not at the top: the label pages import this module for rng_for alone
+
         tail = float(stats.norm.cdf(-math.sqrt(n / (n - 1)) * stats.t.ppf(1.0 - tail, n - 1)))
     return tail
 
@@ -120,6 +121,8 @@ def permutation_test(diffs: np.ndarray, *, resamples: int, rng: np.random.Genera
         raise ParameterError(f"resamples must be at least 1, got {resamples}")
     draws = max(resamples, draws_for(family, alpha))
     if draws * k > MONTE_CARLO_CELLS:
+        from scipy import stats
+
         z = observed / math.sqrt(float(np.square(nonzero).sum()))
         return float(min(1.0, 2.0 * stats.norm.sf(z))), "paired permutation (normal approximation)"
     hits = 0

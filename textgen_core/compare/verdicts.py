@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from scipy import stats
 
 BETTER, WORSE, NOT_SIGNIFICANT, INCONCLUSIVE = "better", "worse", "not significant", "inconclusive"
 #: The old name of NOT_SIGNIFICANT (the words changed: the test not rejecting is not evidence of equality).
@@ -29,6 +28,8 @@ def mcnemar_exact(baseline_only: int, candidate_only: int) -> float:
     total = baseline_only + candidate_only
     if total == 0:
         return 1.0
+    from scipy import stats  # here: the dashboard's words import this module for its verdict names alone
+
     return float(min(1.0, 2.0 * stats.binom.cdf(min(baseline_only, candidate_only), total, 0.5)))
 
 
