@@ -14,6 +14,8 @@ CHROMIUM = os.environ.get("TEXTGEN_EVAL_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--no-first-run", "--disable-sync", "--disable-quic"]
 WAIT_MS = 45_000  # a page's first visit imports its modules: seconds on a busy 2-core machine
+# A long wait (a page's first load, a run finishing) is cheaper as ``locator.wait_for(timeout=...)`` than as
+# ``expect(locator).to_be_visible(...)``: Chromium spends ~0.017 CPU-s per second waited against ~0.09.
 
 
 def require_browser() -> None:

@@ -97,7 +97,6 @@ def test_an_aligned_version_opens_in_the_criteria_editor_with_its_examples() -> 
 def test_in_a_browser_the_section_judges_and_accepts_on_a_click(tmp_path: Path, labelled_file) -> None:
     from browser_session import browser_context, require_browser, wait_for_run
     from dashboard_process import streamlit_app
-    from playwright.sync_api import expect
 
     from textgen_core.store import Store
 
@@ -113,16 +112,16 @@ def test_in_a_browser_the_section_judges_and_accepts_on_a_click(tmp_path: Path, 
             started = time.perf_counter()
             page.goto(f"{url}/label?run={run}&score=helpfulness&tab=agreement")
             heading = page.get_by_role("heading", name="Improve this judge")
-            expect(heading).to_be_visible(timeout=WAIT)
+            heading.wait_for(timeout=WAIT)
             page.get_by_role("button", name="Propose and judge candidates").click()
             accept = page.get_by_role("button", name=re.compile("Accept few-shot"))
-            expect(accept).to_be_visible(timeout=WAIT)
+            accept.wait_for(timeout=WAIT)
             accept.scroll_into_view_if_needed()
             wait_for_run(page)
             page.screenshot(path=str(tmp_path / "align_candidates.png"), full_page=True)
             accept.click()
             saved = page.get_by_text(re.compile(r"Saved helpfulness version 2"))
-            expect(saved).to_be_visible(timeout=WAIT)
+            saved.wait_for(timeout=WAIT)
             saved.scroll_into_view_if_needed()
             wait_for_run(page)
             page.screenshot(path=str(tmp_path / "align_accepted.png"), full_page=True)

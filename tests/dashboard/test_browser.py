@@ -60,7 +60,7 @@ def test_sample_run_results_and_drill_down(server: str, tmp_path: Path, _sample_
         page.goto(server)
         page.get_by_role("button", name="Load the sample dataset and run lexical metrics").click()
         outcome = page.get_by_text(re.compile(r"Run \d+ (finished in|failed|was cancelled)"))
-        expect(outcome).to_be_visible(timeout=45_000)
+        outcome.wait_for(timeout=45_000)
         assert "finished in" in outcome.inner_text(), outcome.inner_text()
 
         page.get_by_role("link", name="See the results").click()
@@ -99,7 +99,7 @@ def _compare_step(page, tmp_path: Path, store, run_id: int) -> None:
     expected = compare_models(store, run_id, "model-a", ["model-b"]).set_index("score")
     page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
     expect(page.get_by_role("heading", name="Compare models")).to_be_visible()
-    expect(page.get_by_role("heading", name="Baseline: model-a")).to_be_visible(timeout=45_000)
+    page.get_by_role("heading", name="Baseline: model-a").wait_for(timeout=45_000)
     table = page.get_by_test_id("stDataFrame").first
     expect(table).to_be_visible()
     # the grid draws on a canvas; its cells are also in an aria-hidden table, which these locators read
@@ -164,7 +164,7 @@ def test_markdown_in_the_data_fetches_nothing(server: str, tmp_path: Path) -> No
             else:
                 nav.get_by_role("link", name=path).click()
             if heading:
-                expect(page.get_by_role("heading", name=heading).first).to_be_visible(timeout=45_000)
+                page.get_by_role("heading", name=heading).first.wait_for(timeout=45_000)
             page.wait_for_load_state("networkidle")
             wait_for_run(page)  # late elements (charts, tables) drawn
             if path.startswith("/explore"):

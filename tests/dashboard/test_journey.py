@@ -108,7 +108,7 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         # 1. Upload: ticket_id is taken for the id, so the two models pair on every ticket
         page.goto(f"{server}/upload")
         page.locator("input[type=file]").set_input_files(str(source))
-        expect(page.get_by_text(f"{2 * TICKETS} rows: {TICKETS} datums x 2 models")).to_be_visible(timeout=SLOW_MS)
+        page.get_by_text(f"{2 * TICKETS} rows: {TICKETS} datums x 2 models").wait_for(timeout=SLOW_MS)
         # (12 datums, not 24: the id column was guessed, so each ticket's two rows are one datum)
         _shot(page, tmp_path, "1-upload")
         page.get_by_role("button", name="Save dataset").click()
@@ -122,11 +122,11 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         page.get_by_test_id("stCheckbox").filter(has_text="qa_grade").locator("label").click()
         _fill(page, "Base URL", judge.url)
         _fill(page, "Judge model", "judge-test")
-        expect(page.get_by_text("Judge calls (estimate)", exact=True)).to_be_visible(timeout=SLOW_MS)
+        page.get_by_text("Judge calls (estimate)", exact=True).wait_for(timeout=SLOW_MS)
         _shot(page, tmp_path, "2-evaluate")
         page.get_by_role("button", name="Run", exact=True).click()
         outcome = page.get_by_text(re.compile(r"Run \d+ (finished in|failed|was cancelled)"))
-        expect(outcome).to_be_visible(timeout=2 * SLOW_MS)
+        outcome.wait_for(timeout=2 * SLOW_MS)
         assert "finished in" in outcome.inner_text(), outcome.inner_text()
         run_id = int(re.search(r"Run (\d+)", outcome.inner_text()).group(1))
 
@@ -134,7 +134,7 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
 
         # 3. "See the results" opens THE run just made, named in the address
         page.get_by_role("link", name=f"See the results of run {run_id}").click()
-        expect(page.get_by_role("heading", name="Summary")).to_be_visible(timeout=SLOW_MS)
+        page.get_by_role("heading", name="Summary").wait_for(timeout=SLOW_MS)
         page.wait_for_function(f"() => location.search.includes('run={run_id}')", polling=100)
         summary = page.get_by_test_id("stDataFrame").first
         expect(summary.get_by_role("gridcell", name="qa_grade", exact=True, include_hidden=True).first).to_be_attached()
@@ -149,7 +149,7 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         # session (a new connection, nothing kept from the last), as in another tab or on another machine; in
         # this tab, the browser reuses the app's scripts it has already compiled (a new tab compiles them again)
         page.goto(shared)
-        expect(page.get_by_role("heading", name="Summary")).to_be_visible(timeout=SLOW_MS)
+        page.get_by_role("heading", name="Summary").wait_for(timeout=SLOW_MS)
         assert f"run={run_id}" in page.url and "chart=Box" in page.url
         expect(page.get_by_test_id("stRadio").get_by_role("radio", name="Box")).to_be_checked()
         _shot(page, tmp_path, "4-shared-link")
@@ -160,7 +160,7 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
 
         # 5. Compare: a difference the test does not detect is 'not significant' with its interval, or decided
         page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
-        expect(page.get_by_role("heading", name="Baseline: alpha")).to_be_visible(timeout=SLOW_MS)
+        page.get_by_role("heading", name="Baseline: alpha").wait_for(timeout=SLOW_MS)
         table = page.get_by_test_id("stDataFrame").first
         expect(table.get_by_role("gridcell", name="qa_grade", exact=True, include_hidden=True)).to_be_attached()
         verdict = table.get_by_role("gridcell", name=re.compile(r"^(worse|better|not significant, delta in \[)"),
@@ -174,7 +174,7 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
 
         # 6. Explore: what the judge was asked, and what it answered
         page.goto(f"{server}/explore?run={run_id}&datum=T03")
-        expect(page.get_by_role("heading", name="Datum T03")).to_be_visible(timeout=SLOW_MS)
+        page.get_by_role("heading", name="Datum T03").wait_for(timeout=SLOW_MS)
         exchange = page.get_by_test_id("stExpander").filter(has_text="What the judge was asked and answered").first
         exchange.scroll_into_view_if_needed()
         exchange.get_by_text("What the judge was asked and answered").click()
@@ -187,7 +187,7 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         # 7. Label ten pairs: both models on the same tickets, then the link to the agreement tab
         # (through the sidebar, not a reload: the database holds this one run, so the page opens on it)
         page.get_by_test_id("stSidebarNav").get_by_role("link", name="Label").click()
-        expect(page.get_by_role("heading", name="Label")).to_be_visible(timeout=SLOW_MS)
+        page.get_by_role("heading", name="Label").wait_for(timeout=SLOW_MS)
         _fill(page, "Your name (kept for this browser tab)", "ana")
         page.wait_for_function(f"() => ['run={run_id}', 'annotator=ana'].every(p => location.search.includes(p))",
                                polling=100)
@@ -211,14 +211,14 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
                 continue  # the click landed while the page reran and was lost: count again, click again
         assert int(progress.inner_text().split()[0]) == 20
         page.get_by_role("link", name="Judge against people").click()
-        expect(page.get_by_text(re.compile(r"qa_grade: judge against 1 annotator"))).to_be_visible(timeout=SLOW_MS)
+        page.get_by_text(re.compile(r"qa_grade: judge against 1 annotator")).wait_for(timeout=SLOW_MS)
         _shot(page, tmp_path, "8-agreement")
 
         steps.mark('label and agreement')
 
         # 9. Add a metric to the run from the Runs page: in the background, then a link to the run's results
         page.get_by_test_id("stSidebarNav").get_by_role("link", name="Runs").click()  # the one run, chosen
-        expect(page.get_by_role("heading", name="Runs")).to_be_visible(timeout=SLOW_MS)
+        page.get_by_role("heading", name="Runs").wait_for(timeout=SLOW_MS)
         wait_for_run(page)  # the page reached through the sidebar has ended its run: nothing redraws under the clicks
         page.get_by_text("Add metrics to this run").click()
         metrics = page.get_by_test_id("stMultiSelect").filter(has_text="Metrics to add")
@@ -239,7 +239,7 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         expect(add).to_be_enabled()
         add.click()
         outcome = page.get_by_text(re.compile(rf"Run {run_id} (finished in|failed)|Not started"))
-        expect(outcome).to_be_visible(timeout=SLOW_MS)
+        outcome.wait_for(timeout=SLOW_MS)
         assert "finished in" in outcome.inner_text(), outcome.inner_text()
         _shot(page, tmp_path, "9-add-metrics")
         page.get_by_role("link", name=f"See the results of run {run_id}").click()
