@@ -336,16 +336,27 @@ def score_judge_on_ray(store: Store, run_id: int, dataset_id: int, metrics: Mapp
     cached = store.judge_cache_rows(settings.endpoint, list(dict.fromkeys(
         [settings.model, settings.embedding_model or settings.model])))
     cache = [ray.put(cached)] if cached else None
-    results = ray.data.from_arrow(blocks).map_batches(
-        judge_block, batch_size=None, batch_format="pyarrow", num_cpus=0.5, fn_kwargs={
-            "run_id": run_id, "metrics": dict(metrics), "settings": settings, "models": list(models),
-            "limiter": limiter, "owner": owner, "cache": cache})
+    # One Ray task per block, at most one running per CPU (Ray queues the rest): the tasks run in the worker
+    # processes already started and keep them. A stop cancels them without killing their processes
+    # (force=False raises KeyboardInterrupt in a running task; a queued one never starts): Ray Data's
+    # map_batches ended an iteration early by killing the workers of the tasks in flight, and the resume or the
+    # next run paid a new process and its imports for each, while Ray stopped the extra processes that half a
+    # CPU a task had started as soon as they idled.
+    task = ray.remote(judge_block).options(num_cpus=1)
+    options = {"run_id": run_id, "metrics": dict(metrics), "settings": settings, "models": list(models),
+               "limiter": limiter, "owner": owner, "cache": cache}
+    pending = [task.remote(block, **options) for block in blocks]
     refused: dict[str, None] = {}
     done = failed = 0
     used = [0, 0, 0]  # this session's calls, prompt and completion tokens, for the progress line
-    batches = results.iter_batches(batch_size=None, batch_format="pyarrow")
     try:
-        for out in batches:
+        while pending:  # in block order, as the driver stores them
+            if cancel is not None and cancel.is_set():
+                return False
+            ready, _ = ray.wait(pending[:1], timeout=0.1)
+            if not ready:
+                continue
+            out = ray.get(pending.pop(0))
             for blob in out.column("result").to_pylist():
                 entries, cells, usage, reasons = pickle.loads(blob)
                 cells = [replace(c, rewritten=tuple(c.cell[:3]) in rewritten) for c in cells]
@@ -361,10 +372,9 @@ def score_judge_on_ray(store: Store, run_id: int, dataset_id: int, metrics: Mapp
             if progress:
                 progress(Progress("judge", total, done, failed, prompt_tokens=used[1], completion_tokens=used[2],
                                   calls=used[0]))
-            if cancel is not None and cancel.is_set():
-                return False
-    finally:  # stop the tasks still running; those Ray stops keep their permits: hand them back
-        getattr(batches, "close", lambda: None)()
+    finally:  # stop the tasks still running or queued; those stopped keep their permits: hand them back
+        for ref in pending:
+            ray.cancel(ref, force=False)
         ray.get(limiter.forget.remote(owner))
     if refused:  # as the local engine: every later call would fail the same way
         raise TextgenError(f"the judge endpoint refused: {'; '.join(refused)}. The cells are kept as unscored; "
