@@ -28,7 +28,7 @@ from textgen_core.store import Store
 
 ray = pytest.importorskip("ray", reason="the Ray engine is the optional extra textgen-eval[ray]")
 from textgen_core.engines.ray_engine import run_ray  # noqa: E402
-from textgen_core.engines.ray_judge import NAMESPACE, SharedLimiter  # noqa: E402
+from textgen_core.engines.ray_judge import LIMITERS, NAMESPACE, SharedLimiter, limiter_key  # noqa: E402
 
 METRICS = ["rouge", "bleu", "wer", "exact_match"]
 ROWS = 300
@@ -252,8 +252,9 @@ def test_a_cancelled_judge_run_on_ray_resumes_without_asking_finished_cells_agai
                          progress=stop_after_a_block, cancel=cancel)
         assert store.get_run(run_id)["status"] == "cancelled"
         settings = _judge_settings(server)
-        actor = ray.get_actor(f"limiter:{settings.endpoint}:{settings.model}", namespace=NAMESPACE)
-        assert ray.get(actor.stats.remote())["out"] == 0  # the stopped tasks' permits went back to the limiter
+        actor = ray.get_actor(LIMITERS, namespace=NAMESPACE)
+        # the stopped tasks' permits went back to the limiter
+        assert ray.get(actor.stats.remote(limiter_key(settings)))["out"] == 0
         kept = store.scores(run_id)
         finished = {d for d, cells in kept.groupby("datum_id") if len(cells) == 4 and cells["value"].notna().all()}
         assert 0 < len(finished) < 24  # a block is whole datums: all their cells, both models

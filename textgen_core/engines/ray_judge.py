@@ -142,20 +142,50 @@ class SharedLimiter:
                 pass
 
 
+class Limiters:
+    """Ray actor (async): the cluster's shared limiters, one :class:`SharedLimiter` per (endpoint, model) key.
+
+    One process holds them all: a cluster that judges with several endpoints or models keeps one actor
+    process, not one per endpoint (each cost a worker process and its imports, kept for the cluster's life).
+    """
+
+    def __init__(self) -> None:
+        self._limiters: dict[str, SharedLimiter] = {}
+
+    async def configure(self, key: str, cap: int, rpm: int | None, tpm: int | None, lease_s: float) -> None:
+        if key in self._limiters:
+            await self._limiters[key].configure(cap, rpm, tpm, lease_s)
+        else:
+            self._limiters[key] = SharedLimiter(cap, rpm, tpm, lease_s)
+
+    async def acquire(self, key: str, tokens: int, owner: str) -> Lease:
+        return await self._limiters[key].acquire(tokens, owner)
+
+    async def release(self, key: str, lease: int, status: int | None, headers: dict[str, str] | None,
+                      retry_after: float | None, timed_out: bool = False, slow: bool = False) -> None:
+        await self._limiters[key].release(lease, status, headers, retry_after, timed_out, slow)
+
+    async def forget(self, key: str, owner: str) -> int:
+        return await self._limiters[key].forget(owner)
+
+    async def stats(self, key: str) -> dict[str, float]:
+        return await self._limiters[key].stats()
+
+
 class RemoteLimiter:
     """A worker's stand-in for the shared limiter: the same acquire, release and configure."""
 
-    def __init__(self, actor: Any, owner: str) -> None:
-        self._actor, self._owner = actor, owner
+    def __init__(self, actor: Any, key: str, owner: str) -> None:
+        self._actor, self._key, self._owner = actor, key, owner
 
     async def acquire(self, tokens: int = 0) -> Lease:
-        return await self._actor.acquire.remote(tokens, self._owner)
+        return await self._actor.acquire.remote(self._key, tokens, self._owner)
 
     def release(self, permit: Lease, *, status: int | None = None, headers: Any = None,
                 retry_after: float | None = None, timed_out: bool = False, slow: bool = False) -> None:
         # only the rate-limit headers travel: nothing else of the reply leaves the worker
         limits = {k.lower(): str(v) for k, v in (headers or {}).items() if k.lower().startswith("x-ratelimit-")}
-        self._actor.release.remote(permit.lease, status, limits or None, retry_after, timed_out, slow)
+        self._actor.release.remote(self._key, permit.lease, status, limits or None, retry_after, timed_out, slow)
 
     def configure(self, cap: int, rpm: int | None, tpm: int | None) -> None:
         pass  # the driver configured the actor with this run's settings
@@ -166,16 +196,23 @@ def lease_seconds(settings: Any) -> float:
     return settings.timeout * 2 + 5.0
 
 
-def shared_limiter(settings: Any) -> Any:
-    """The cluster's limiter actor of the judge's (endpoint, model), created on first use."""
+#: Ray name of the actor holding the cluster's shared limiters (:class:`Limiters`), in :data:`NAMESPACE`.
+LIMITERS = "limiters"
+
+
+def limiter_key(settings: Any) -> str:
+    """The shared limiter's key of the judge's (endpoint, model)."""
+    return f"{settings.endpoint}:{settings.model}"
+
+
+def shared_limiters(settings: Any) -> Any:
+    """The cluster's limiters actor, created on first use, with the judge's limiter set to this run's settings."""
     import ray
 
-    lease = lease_seconds(settings)
-    actor = ray.remote(SharedLimiter).options(
-        name=f"limiter:{settings.endpoint}:{settings.model}", namespace=NAMESPACE, get_if_exists=True,
-        lifetime="detached", num_cpus=0, max_concurrency=10_000,
-    ).remote(settings.concurrency, settings.rpm, settings.tpm, lease)
-    actor.configure.remote(settings.concurrency, settings.rpm, settings.tpm, lease)  # this run's settings win
+    actor = ray.remote(Limiters).options(name=LIMITERS, namespace=NAMESPACE, get_if_exists=True,
+                                          lifetime="detached", num_cpus=0, max_concurrency=10_000).remote()
+    ray.get(actor.configure.remote(limiter_key(settings), settings.concurrency, settings.rpm, settings.tpm,
+                                   lease_seconds(settings)))  # this run's settings win
     return actor
 
 
@@ -269,7 +306,7 @@ def judge_block(batch: pa.Table, *, run_id: int, metrics: Mapping[str, Mapping[s
     from ..judge.engine import run_judge_metrics
     from ..llm.ratelimit import use_limiter
 
-    use_limiter(settings.endpoint, settings.model, RemoteLimiter(limiter, owner))
+    use_limiter(settings.endpoint, settings.model, RemoteLimiter(limiter, limiter_key(settings), owner))
     rows = stored_rows(batch)
     skip = {(r.datum_id, r.model, m) for r, done in zip(rows, batch.column("done").to_pylist()) for m in done or ()}
     import ray
@@ -329,7 +366,7 @@ def score_judge_on_ray(store: Store, run_id: int, dataset_id: int, metrics: Mapp
     rewritten = store.judge_unscored_cells(run_id)
     total = sum(b.num_rows for b in blocks) * len(names) - sum(len(d) for b in blocks
                                                               for d in b.column("done").to_pylist())
-    limiter = shared_limiter(settings)
+    limiter = shared_limiters(settings)
     owner = f"{run_id}:{uuid.uuid4().hex}"
     # The cache of this judge goes to the object store once; each task reads it from there (a list keeps
     # Ray from resolving the reference before the task asks for it).
@@ -375,7 +412,7 @@ def score_judge_on_ray(store: Store, run_id: int, dataset_id: int, metrics: Mapp
     finally:  # stop the tasks still running or queued; those stopped keep their permits: hand them back
         for ref in pending:
             ray.cancel(ref, force=False)
-        ray.get(limiter.forget.remote(owner))
+        ray.get(limiter.forget.remote(limiter_key(settings), owner))
     if refused:  # as the local engine: every later call would fail the same way
         raise TextgenError(f"the judge endpoint refused: {'; '.join(refused)}. The cells are kept as unscored; "
                            "fix the judge settings and resume the run.")
