@@ -62,7 +62,7 @@ def test_names_cross_run_compare_and_versions_in_the_browser(server: tuple[str, 
         context.set_default_timeout(WAIT)
         page = context.new_page()
         page.goto(f"{url}/runs?run=2")
-        expect(page.get_by_role("heading", name="Runs")).to_be_visible(timeout=90_000)  # the first run imports all
+        page.get_by_role("heading", name="Runs").wait_for(timeout=90_000)  # the first run imports all
         page.get_by_role("textbox", name="Name", exact=True).fill("week-48 candidate")
         page.get_by_role("textbox", name="Add tags (separated by spaces or commas)").fill("prod")
         page.get_by_role("button", name="Save name, tags and note").click()

@@ -44,7 +44,7 @@ def test_cli_commands_beside_an_open_dashboard(tmp_path: Path, cli_main) -> None
         with browser_context() as context:
             page = context.new_page()
             page.goto(f"{url}/runs")
-            expect(page.get_by_role("heading", name="Runs")).to_be_visible(timeout=60_000)
+            page.get_by_role("heading", name="Runs").wait_for(timeout=60_000)
             history = page.get_by_test_id("stDataFrame").first
             # the grid draws on a canvas; its cells are also in an aria-hidden table, which these locators read
             cell = partial(history.get_by_role, "gridcell", exact=True, include_hidden=True)
