@@ -71,7 +71,7 @@ class RunEnded(RuntimeError):
 
 
 class SharedLimiter:
-    """Ray actor (async): one :class:`~textgen_core.llm.ratelimit.Limiter` that every worker asks.
+    """One :class:`~textgen_core.llm.ratelimit.Limiter` that every worker asks, held in the :class:`Limiters` actor.
 
     Each permit is a lease of its owner (one run on one driver). A task that Ray
     cancels or a worker that dies never hands its permits back: the driver
