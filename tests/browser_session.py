@@ -67,3 +67,10 @@ def wait_for_run(page: Any, timeout: float | None = None) -> None:
     instead of sleeping a fixed time for late tables and charts. Polled every 100 ms, not on every animation
     frame (Playwright's default): a frame-by-frame wait costs Chromium ~0.1 CPU-s per second waited, this ~0.006."""
     page.wait_for_function(_RUN_DONE, timeout=timeout, polling=100)
+
+
+def wait_for_address(page: Any, *parts: str, timeout: float | None = None) -> None:
+    """Wait until the page's address (its query string) holds every one of ``parts``, such as ``run=3``; polled
+    every 100 ms like :func:`wait_for_run`."""
+    page.wait_for_function("parts => parts.every(p => location.search.includes(p))", arg=list(parts),
+                           timeout=timeout, polling=100)

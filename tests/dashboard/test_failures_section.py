@@ -97,7 +97,7 @@ def test_a_run_without_stored_modes_says_how_to_get_them(app_db) -> None:
 
 @pytest.mark.timeout(600)  # a loaded 2-core machine takes most of a minute per page
 def test_in_a_browser_results_and_compare_draw_the_modes(tmp_path: Path, planted_file) -> None:
-    from browser_session import browser_context, require_browser, wait_for_run
+    from browser_session import browser_context, require_browser, wait_for_address, wait_for_run
     from dashboard_process import streamlit_app
     from playwright.sync_api import expect
 
@@ -124,7 +124,7 @@ def test_in_a_browser_results_and_compare_draw_the_modes(tmp_path: Path, planted
             # Compare through the sidebar (no reload of the app): the database's one run, named in the address
             page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare").click()
             page.get_by_role("heading", name="Compare models").wait_for(timeout=WAIT)
-            page.wait_for_function(f"() => location.search.includes('run={run_id}')", timeout=WAIT, polling=100)
+            wait_for_address(page, f"run={run_id}", timeout=WAIT)
             page.get_by_role("heading", name="Failure modes").wait_for(timeout=WAIT)
             holm = page.get_by_text(re.compile(r"Holm family is every \(candidate, mode\)"))
             holm.wait_for(timeout=WAIT)

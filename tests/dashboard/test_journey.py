@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from browser_session import WAIT_MS, browser_context, require_browser, wait_for_run
+from browser_session import WAIT_MS, browser_context, require_browser, wait_for_address, wait_for_run
 from dashboard_process import streamlit_app
 
 TICKETS = 12
@@ -135,11 +135,11 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         # 3. "See the results" opens THE run just made, named in the address
         page.get_by_role("link", name=f"See the results of run {run_id}").click()
         page.get_by_role("heading", name="Summary").wait_for(timeout=SLOW_MS)
-        page.wait_for_function(f"() => location.search.includes('run={run_id}')", polling=100)
+        wait_for_address(page, f"run={run_id}")
         summary = page.get_by_test_id("stDataFrame").first
         expect(summary.get_by_role("gridcell", name="qa_grade", exact=True, include_hidden=True).first).to_be_attached()
         page.get_by_text("Box", exact=True).click()
-        page.wait_for_function("() => location.search.includes('chart=Box')", polling=100)
+        wait_for_address(page, "chart=Box")
         _shot(page, tmp_path, "3-results")
         shared = page.url
 
@@ -189,8 +189,7 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
         page.get_by_test_id("stSidebarNav").get_by_role("link", name="Label").click()
         page.get_by_role("heading", name="Label").wait_for(timeout=SLOW_MS)
         _fill(page, "Your name (kept for this browser tab)", "ana")
-        page.wait_for_function(f"() => ['run={run_id}', 'annotator=ana'].every(p => location.search.includes(p))",
-                               polling=100)
+        wait_for_address(page, f"run={run_id}", "annotator=ana")
         expect(page.get_by_role("radio", name=re.compile("^pairs"))).to_be_checked()
         count = page.get_by_label("How many")
         count.fill("20")
