@@ -35,10 +35,24 @@ def _ours(cases, types=TYPES, stem=False):
     return score_lexical(rows(cases), {"rouge": {"rouge_types": types, "use_stemmer": stem}})["rouge"]
 
 
-def _assert_matches(cases, types=TYPES, stem=False):
+@functools.cache
+def _reference(cases, types, stem):
+    """rouge-score's score_multi of each case, computed once for both backends (the reference is the same)."""
     scorer = rouge_scorer.RougeScorer(list(types), use_stemmer=stem)
-    for (case_id, refs, prediction), cells in zip(cases, _ours(cases, types, stem)):
-        expected = scorer.score_multi(list(refs), prediction)
+    return [scorer.score_multi(list(refs), prediction) for _, refs, prediction in cases]
+
+
+@functools.cache
+def _reference_per_text(cases, types, stem):
+    """rouge-score's score of the prediction against each reference alone, per case (once for both backends)."""
+    scorer = rouge_scorer.RougeScorer(list(types), use_stemmer=stem)
+    return [[scorer.score(r, prediction) for r in refs] for _, refs, prediction in cases]
+
+
+def _assert_matches(cases, types=TYPES, stem=False):
+    cases, types = tuple(cases), tuple(types)
+    for (case_id, refs, prediction), cells, expected in zip(cases, _ours(cases, types, stem),
+                                                           _reference(cases, types, stem), strict=True):
         for rouge_type in types:
             cell, want = cells[rouge_type], expected[rouge_type]
             got = (cell.value, cell.details["precision"], cell.details["recall"])
@@ -296,25 +310,33 @@ def _inflected_words(count, seed=4):
     return words
 
 
-def test_porter_stems_equal_rouge_scores(backend):
+@functools.cache
+def _inflected_text_and_stems() -> tuple[str, list[str], list[tuple[str, tuple[str], str]]]:
+    """The inflected words' text, rouge-score's stemmed tokens of it, and cases scoring words against nltk's
+    stems (computed once for both backends)."""
     from nltk.stem import porter
     from rouge_score import tokenizers
 
-    from textgen_core.metrics.lexical.tokenize import rouge_tokens
-
     words = _inflected_words(20000)
     text = " ".join(words)
+    stemmer = porter.PorterStemmer()
+    cases = [(f"stems-{i}", (" ".join(words[i : i + 40]),), " ".join(stemmer.stem(w) for w in words[i + 5 : i + 45]))
+             for i in range(0, 4000, 40)]
+    return text, tokenizers.DefaultTokenizer(use_stemmer=True).tokenize(text), cases
+
+
+def test_porter_stems_equal_rouge_scores(backend):
+    from textgen_core.metrics.lexical.tokenize import rouge_tokens
+
+    text, expected, cases = _inflected_text_and_stems()
     if backend == rouge.NATIVE:
         from rouge_score_rs.tokenizers import DefaultTokenizer
 
         ours = DefaultTokenizer(use_stemmer=True).tokenize(text)
     else:
         ours = rouge_tokens(text, stem=True)
-    assert ours == tokenizers.DefaultTokenizer(use_stemmer=True).tokenize(text)
+    assert ours == expected
     # Scored: each word against its nltk stem, so any stem that differs changes a value.
-    stemmer = porter.PorterStemmer()
-    cases = [(f"stems-{i}", (" ".join(words[i : i + 40]),), " ".join(stemmer.stem(w) for w in words[i + 5 : i + 45]))
-             for i in range(0, 4000, 40)]
     _assert_matches(cases, types=("rouge1", "rouge2", "rougeL"), stem=True)
 
 
@@ -334,9 +356,8 @@ def test_several_references_with_ties_pick_the_first_best(stem):
             refs.append(rng.choice(refs))  # an exact duplicate: equal F-measures
         cases.append((f"multi-{i}", tuple(refs), text()))
     _assert_matches(cases, stem=stem)
-    scorer = rouge_scorer.RougeScorer(list(TYPES), use_stemmer=stem)
-    for (case_id, refs, prediction), cells in zip(cases, _ours(cases, stem=stem)):
-        per_ref = [scorer.score(r, prediction) for r in refs]
+    for (case_id, refs, prediction), cells, per_ref in zip(cases, _ours(cases, stem=stem),
+                                                           _reference_per_text(tuple(cases), TYPES, stem), strict=True):
         for rouge_type in TYPES:
             fs = [s[rouge_type].fmeasure for s in per_ref]
             assert cells[rouge_type].details["reference"] == fs.index(max(fs)), (case_id, rouge_type)
@@ -374,10 +395,9 @@ def test_without_rouge_score_rs_the_python_path_scores(monkeypatch):
 @pytest.mark.parametrize("stem", [False, True], ids=["plain", "stemmed"])
 def test_values_are_bit_identical_to_rouge_score(stem):
     # Not merely within 1e-12: the same floats, so stored scores do not depend on the backend.
-    cases = generated_cases(300, seed=31) + EDGE_CASES + ODD_CASES
-    scorer = rouge_scorer.RougeScorer(list(TYPES), use_stemmer=stem)
-    for (case_id, refs, prediction), cells in zip(cases, _ours(cases, stem=stem)):
-        expected = scorer.score_multi(list(refs), prediction)
+    cases = tuple(generated_cases(300, seed=31) + EDGE_CASES + ODD_CASES)
+    for (case_id, refs, prediction), cells, expected in zip(cases, _ours(cases, stem=stem),
+                                                           _reference(cases, TYPES, stem), strict=True):
         for rouge_type in TYPES:
             cell, want = cells[rouge_type], expected[rouge_type]
             assert (cell.value, cell.details["precision"], cell.details["recall"]) == (
