@@ -85,7 +85,9 @@ def test_sigterm_marks_the_run_interrupted_and_resume_finishes_it(db_path: Path,
     assert 0 < kept < ROWS  # finished cells are kept, the rest is left to resume
     if to_group:
         return  # resuming is the same either way; once is enough
-    done = cli_main("--db", db_path, "resume", "1")  # in this process: the stopped run was the real one
+    # in this process (the stopped run was the real one), without a pool: spawned workers would each import the
+    # package and nltk again (~4 CPU-s each); the pool's own stop is the other case's point
+    done = cli_main("--db", db_path, "resume", "1", "--workers", "1")
     assert done.returncode == 0, done.stderr
     assert Store(db_path, read_only=True).get_run(1)["status"] == "finished"
     assert _scored(db_path, 1) == ROWS

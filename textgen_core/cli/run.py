@@ -67,6 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     again = sub.add_parser("resume", help="finish an interrupted run; finished cells are kept")
     again.add_argument("run_id", type=int)
+    again.add_argument("--workers", type=int, default=None, help="processes for lexical metrics (default: all cores)")
     _judge_flags(again)
     again.set_defaults(handler=_resume)
 
@@ -140,7 +141,7 @@ def _resume(args: argparse.Namespace) -> int:
     judge = judge_settings_for_resume(args, store.get_run(args.run_id).get("judge"))  # the run's endpoint and model
     jury = jury_from_args(args, judge)  # None: the run's own panel and samples, as it stored them
     with ProgressBar(sys.stderr) as bar:
-        run_id = resume(store, args.run_id, judge=judge, progress=bar.update, jury=jury)
+        run_id = resume(store, args.run_id, judge=judge, progress=bar.update, jury=jury, workers=args.workers)
     return print_report(store, run_id, None, judged=bar.last.get("judge"))
 
 
