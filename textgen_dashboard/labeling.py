@@ -102,8 +102,12 @@ def _restart() -> None:
     st.session_state[LABEL_POSITION] = 0
 
 
+@st.fragment
 def label_cells(run_id: int, score: str, strategy: str, count: int, annotator: str) -> None:
-    """The queue of this annotator: progress, the current cell, the value buttons and next / previous."""
+    """The queue of this annotator: progress, the current cell, the value buttons and next / previous.
+
+    A fragment: a value button, Next and Previous rerun only this part of the page (its pickers, tabs and sidebar
+    stay as drawn), so each label costs the server and the browser a small redraw instead of the whole page."""
     store = data.store()
     queue = select_cells(store, run_id, score, strategy, count, viewer=annotator)
     mine = store.labels(run_id, score=score, annotator=annotator)
