@@ -143,16 +143,10 @@ def print_calibrated(store, run_id: int, baseline: str, candidates: list[str], s
         print(f"note: {note}")
 
 
-def calibrate_spec(text: str) -> str:
-    """argparse type of `run --calibrate`: SCORE=COLUMN, checked before anything is scored."""
-    score, sep, column = (part.strip() for part in text.partition("="))
-    if not sep or not score or not column:
-        raise argparse.ArgumentTypeError(f"takes SCORE=COLUMN (a human column of the dataset), got {text!r}")
-    return text
-
-
 def print_run_calibration(store, run_id: int, specs: list[str]) -> None:
     """`run --calibrate SCORE=COLUMN`: each score's bias-corrected mean from a human column of the dataset."""
+    from .run import calibrate_spec
+
     frames = []
     for spec in specs:
         score, _, column = (part.strip() for part in calibrate_spec(spec).partition("="))

@@ -15,7 +15,6 @@ from pathlib import Path
 from ..errors import ParameterError, StoreError
 from ..store import Store
 from .judge_args import add_judge_arguments
-from .labels import calibrate_spec
 from .main import add_db_argument, open_store
 from .metrics import add_judge_metric_argument, define_judge_metrics
 from .tables import UNSCORED_GATE_FAILED
@@ -80,6 +79,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     more.add_argument("--workers", type=int, default=None, help="processes for lexical metrics (default: all cores)")
     _judge_flags(more)
     more.set_defaults(handler=_extend)
+
+
+def calibrate_spec(text: str) -> str:
+    """argparse type of `run --calibrate`: SCORE=COLUMN, checked before anything is scored."""
+    score, sep, column = (part.strip() for part in text.partition("="))
+    if not sep or not score or not column:
+        raise argparse.ArgumentTypeError(f"takes SCORE=COLUMN (a human column of the dataset), got {text!r}")
+    return text
 
 
 def _judge_flags(parser: argparse.ArgumentParser) -> None:

@@ -20,7 +20,6 @@ def print_report(store: Store, run_id: int, out: str | None, unscored_above: flo
     from ..export import write_table
     from ..run_export import wide_export
     from .classification import print_reports
-    from .labels import print_run_calibration
     from .tables import print_summary, unscored_gate
 
     try:
@@ -46,6 +45,8 @@ def print_report(store: Store, run_id: int, out: str | None, unscored_above: flo
     print_rating_fallbacks(store, run_id)
     print_reports(store, run_id)
     if calibrate:
+        from .labels import print_run_calibration  # pandas and the agreement code: only when asked
+
         print_run_calibration(store, run_id, calibrate)
     if out:
         path = write_table(wide_export(store, run_id), out)

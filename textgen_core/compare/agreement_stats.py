@@ -13,7 +13,6 @@ import warnings
 from typing import Callable, Literal, Sequence
 
 import numpy as np
-from scipy import stats
 
 from ..errors import ParameterError
 
@@ -171,6 +170,8 @@ def _midranks(values: np.ndarray) -> np.ndarray:
 
 def kendall(x: Sequence[float], y: Sequence[float]) -> float:
     """Kendall's tau-b (scipy)."""
+    from scipy import stats  # here: importing scipy.stats costs ~1 s, and a run's summary needs no Kendall
+
     return _rank(stats.kendalltau, x, y)
 
 

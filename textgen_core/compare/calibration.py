@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from ..errors import ParameterError
 from .small_sample import MIN_LABELS, checked
@@ -93,7 +93,7 @@ def ppi_mean(human: np.ndarray, judge_lab: np.ndarray, judge_all: np.ndarray, *,
     if np.isnan(human).any() or np.isnan(judge_lab).any() or np.isnan(judge_all).any():
         raise ParameterError("calibration needs scored values only: drop unscored cells first")
     n, big_n = human.size, judge_all.size
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = float(special.ndtri(0.5 + confidence / 2))
     judge_mean, judge_low, judge_high = _judge_only(judge_all, confidence)
     nan = float("nan")
     if n < 2 or big_n < 1:
@@ -144,7 +144,7 @@ def _judge_only(judge_all: np.ndarray, confidence: float) -> tuple[float, float,
     mean = float(judge_all.mean())
     if judge_all.size < 2:
         return mean, float("nan"), float("nan")
-    half = float(stats.t.ppf(0.5 + confidence / 2, judge_all.size - 1)) * float(
+    half = float(special.stdtrit(judge_all.size - 1, 0.5 + confidence / 2)) * float(
         np.std(judge_all, ddof=1)) / math.sqrt(judge_all.size)
     return mean, mean - half, mean + half
 
@@ -161,7 +161,7 @@ def labels_needed(residual_sd: float, half_width: float, *, judge_sd: float = 0.
         raise ParameterError(f"the target half-width must be a positive number, got {half_width!r}")
     if not (math.isfinite(residual_sd) and residual_sd >= 0):
         raise ParameterError(f"the residual spread must be zero or positive, got {residual_sd!r}")
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = float(special.ndtri(0.5 + confidence / 2))
     room = (half_width / z) ** 2 - (lam * judge_sd) ** 2 / n_judged
     if room <= 0:
         return math.inf

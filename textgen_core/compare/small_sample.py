@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from ..errors import ParameterError
 from .intervals import BOOTSTRAP_MAX, RESAMPLES, TOO_FEW, t_interval, wilson_interval
@@ -106,13 +106,15 @@ def bounded(bounds: tuple[float | None, float | None] | None) -> bool:
 
 def exact_bound(n: int, total: float, confidence: float) -> tuple[float, float]:
     """Clopper-Pearson interval of a proportion from ``total`` successes in ``n`` (fractional ``total`` allowed,
-    for values in [0, 1]): the beta quantiles scipy's ``binomtest(...).proportion_ci('exact')`` uses."""
+    for values in [0, 1]): the beta quantiles scipy's ``binomtest(...).proportion_ci('exact')`` uses, taken from
+    ``scipy.special`` (the same numbers as ``scipy.stats.beta.ppf``, without importing scipy.stats: ~1 CPU-s of
+    every command that prints a summary)."""
     if n < 1:
         return NAN, NAN
     total = min(max(float(total), 0.0), float(n))
     tail = (1.0 - confidence) / 2
-    low = 0.0 if total <= 0 else float(stats.beta.ppf(tail, total, n - total + 1))
-    high = 1.0 if total >= n else float(stats.beta.ppf(1.0 - tail, total + 1, n - total))
+    low = 0.0 if total <= 0 else float(special.betaincinv(total, n - total + 1, tail))
+    high = 1.0 if total >= n else float(special.betaincinv(total + 1, n - total, 1.0 - tail))
     return low, high
 
 
