@@ -123,6 +123,13 @@ def _same_bytes(buf, a0, a1, b0, b1):
 
 
 @njit(cache=True, nogil=True)
+def _clear(tkey, size):
+    """Empties the first ``size`` slots of a hash table (a loop: a slice assignment costs numba ~3 s to compile)."""
+    for s in range(size):
+        tkey[s] = _EMPTY
+
+
+@njit(cache=True, nogil=True)
 def _probe(tkey, mask, key, s):
     """From slot s on (linear probing), the first slot holding ``key`` or empty."""
     while tkey[s] != _EMPTY and tkey[s] != key:
@@ -153,7 +160,7 @@ def _token_ids(buf, ts, te, th, count, tok, tkey, tval, size):
                 tok[x] = tok[tval[s]]
                 break
             s = (s + 1) & mask
-    tkey[:size] = _EMPTY
+    _clear(tkey, size)
     return distinct
 
 
@@ -192,7 +199,7 @@ def _extend(gram, tok, n, distinct, seg, nseg, direct, stamp, slot, generation, 
             gram[x] = tval[s]
         start = seg[q]
     if not direct:
-        tkey[:size] = _EMPTY
+        _clear(tkey, size)
     return count
 
 
@@ -303,7 +310,8 @@ def chunk_stats(buf, bounds, hyp_text, ref_ptr, ref_text, orders, cls):
         while size < 2 * total:
             size *= 2
         distinct = _token_ids(buf, ts, te, th, total, tok, tkey, tval, size)
-        gram[:total] = tok[:total]
+        for x in range(total):
+            gram[x] = tok[x]
         ids = distinct
         for n in range(orders):  # n-grams of n + 1 tokens
             if hyp <= n:
