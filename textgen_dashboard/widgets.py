@@ -146,9 +146,10 @@ def run_duration(job: Any) -> str:
     return duration_text(job.elapsed)
 
 
-@st.fragment(run_every=0.5)
+@st.fragment(run_every=1.0)
 def _live_job(job_id: int) -> None:
-    """Polled twice a second; a full rerun once the job ends so the page shows the outcome."""
+    """Polled once a second (each poll redraws the panel in the browser: twice a second cost the journey test
+    ~2 CPU-s of Chromium per run); a full rerun once the job ends so the page shows the outcome."""
     job = data.jobs().get(job_id)
     if job is None:
         return
