@@ -34,6 +34,8 @@ from .tokenize import REGEX_FLAGS
 #: Code point classes: what the pattern asks of a character.
 WORD, DIGIT, SPACE, PERIOD, DOLLAR, OTHER = 1, 2, 3, 4, 5, 6
 _EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
+#: Zero as an int64: a literal 0 argument would make numba compile _tokenize once more (for Literal[int](0)).
+_ZERO = np.int64(0)
 #: n-gram extension keys below this index an array directly (rows up to ~250 distinct tokens).
 _DIRECT_KEYS = 1 << 16
 
@@ -289,7 +291,7 @@ def chunk_stats(buf, bounds, hyp_text, ref_ptr, ref_text, orders, cls):
         r0 = ref_ptr[r]
         nref = ref_ptr[r + 1] - r0
         # Tokens of the prediction, then of each reference; seg[q] ends segment q (0: the prediction).
-        hyp = _tokenize(buf, bounds[hyp_text[r]], bounds[hyp_text[r] + 1], cls, ts, te, th, 0)
+        hyp = _tokenize(buf, bounds[hyp_text[r]], bounds[hyp_text[r] + 1], cls, ts, te, th, _ZERO)
         seg[0] = hyp
         total = hyp
         for q in range(nref):
@@ -365,7 +367,7 @@ def _spans(buf, cls):
     ts = np.empty(buf.shape[0] + 1, np.int64)
     te = np.empty(buf.shape[0] + 1, np.int64)
     th = np.empty(buf.shape[0] + 1, np.uint64)
-    count = _tokenize(buf, 0, buf.shape[0], cls, ts, te, th, 0)
+    count = _tokenize(buf, _ZERO, np.int64(buf.shape[0]), cls, ts, te, th, _ZERO)
     return ts[:count], te[:count]
 
 
