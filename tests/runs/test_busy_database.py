@@ -83,7 +83,8 @@ def test_a_reader_holding_the_file_never_costs_the_run_or_the_file(tmp_path: Pat
     else:  # stopped by the busy file: kept for a resume, and said how
         assert run.returncode == 2, run.stderr
         assert "busy" in run.stderr and "'textgen-eval resume 1' finishes it" in run.stderr, run.stderr
-        again = cli_main("--db", db, "resume", "1", cwd=tmp_path)  # the reader is gone: this process resumes
+        # the reader is gone: this process resumes (one process, as the stopped run scored)
+        again = cli_main("--db", db, "resume", "1", "--workers", "1", cwd=tmp_path)
         assert again.returncode == 0, again.stderr
     whole = Store(tmp_path / "whole.duckdb")
     whole_run = stream_file(whole, path, METRICS.split(","), workers=1).run_id

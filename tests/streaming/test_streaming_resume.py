@@ -45,7 +45,9 @@ def test_sigterm_mid_run_then_resume_gives_the_uninterrupted_run(tmp_path: Path,
     stopped = Store(db, read_only=True)
     assert stopped.get_run(1)["status"] == "interrupted"
     assert 0 < len(stopped.scores(1)) < ROWS * 7 and stopped.list_datasets()["n_rows"].isna().all()
-    again = cli_main("--db", db, "resume", "1", cwd=tmp_path)  # in this process: the stopped one was real
+    # in this process (the stopped one was real), without a pool spawned from pytest (each worker imports the
+    # package again); a resume on a pool is test_resume_scores_only_the_chunks_not_stored[jsonl]
+    again = cli_main("--db", db, "resume", "1", "--workers", "1", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert "run 1 on dataset 'outputs': finished" in again.stdout
     whole = Store(tmp_path / "whole.duckdb")
