@@ -172,9 +172,15 @@ def test_the_analyst_journey(server: str, judge, tmp_path: Path) -> None:
 
         steps.mark('compare')
 
-        # 6. Explore: what the judge was asked, and what it answered
-        page.goto(f"{server}/explore?run={run_id}&datum=T03")
+        # 6. Explore: what the judge was asked, and what it answered (reached through the sidebar and the datum
+        # picker, not a reload: a deep link to a datum is tests/dashboard/test_browser.py's first request)
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Explore").click()
+        page.get_by_role("heading", name="Explore").wait_for(timeout=SLOW_MS)
+        wait_for_run(page)  # the page has ended its run: the picker is not redrawn under the click
+        page.get_by_test_id("stSelectbox").filter(has_text="Datum").click()
+        page.get_by_role("option", name="T03", exact=True).click()
         page.get_by_role("heading", name="Datum T03").wait_for(timeout=SLOW_MS)
+        wait_for_address(page, f"run={run_id}", "datum=T03")
         exchange = page.get_by_test_id("stExpander").filter(has_text="What the judge was asked and answered").first
         exchange.scroll_into_view_if_needed()
         exchange.get_by_text("What the judge was asked and answered").click()
