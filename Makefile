@@ -25,11 +25,13 @@ venv:
 install: venv
 	bash scripts/install-system-deps.sh
 	$(PYTHON) -m pip install -q -e .
+	$(PYTHON) -c "from textgen_core.metrics.lexical.bleu_kernel import compile_now; compile_now()"
 
 install-test: venv
 	bash scripts/install-system-deps.sh --test
 	$(PYTHON) -m pip install -q torch==2.13.0
 	$(PYTHON) -m pip install -q -e ".[test,ray,models]"
+	$(PYTHON) -c "from textgen_core.metrics.lexical.bleu_kernel import compile_now; compile_now()"
 
 ## Install, then open the dashboard on a local DuckDB file with the bundled sample (Ctrl-C stops it).
 dashboard: install

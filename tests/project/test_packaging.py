@@ -138,6 +138,9 @@ def test_make_uses_a_project_venv_unless_one_is_active():
     assert lines[0] == 'bash scripts/make-venv.sh "python3" ".venv" ".venv/bin/python"'
     assert lines[-1] == ".venv/bin/python -m textgen_core --db textgen_eval.duckdb dashboard"
     assert any(line == '.venv/bin/python -m pip install -q -e .' for line in lines)
+    # both installs leave BLEU's compiled kernels in numba's cache (tests/metrics/lexical/test_lexical_bleu_kernel.py)
+    for target in ("dashboard", "test"):
+        assert any("bleu_kernel import compile_now; compile_now()" in line for line in _make_dry(target, base))
     active = _make_dry("test", base | {"VIRTUAL_ENV": "/opt/env"})
     assert active[-1] == "/opt/env/bin/python -m pytest -n 2"
     exported = _make_dry("dashboard", base | {"PYTHON": "/usr/bin/python3"})  # some images export $PYTHON

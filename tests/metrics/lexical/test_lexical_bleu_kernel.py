@@ -11,6 +11,9 @@ Python path, bit for bit.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -117,3 +120,21 @@ def test_small_chunks_stay_in_python_and_large_ones_take_the_kernel(monkeypatch)
     assert large[:20] == small
     score_lexical(data, {"bleu": {"tokenizer": "13a"}})
     assert calls == [len(data)]  # only the regex tokenizers are compiled
+
+
+def test_after_compile_now_a_new_process_compiles_no_kernel():
+    # `make install` calls compile_now: a user's first BLEU score then loads the kernels from numba's cache
+    # (under a second) instead of compiling them (~7 CPU-s). Other texts and shapes than compile_now's own.
+    warm = "from textgen_core.metrics.lexical import bleu_kernel as k; k.compile_now()"
+    use = ("from textgen_core.metrics.lexical import bleu_kernel as k\n"
+           "k.bleu_stats(['x y x', 'caf\\u00e9 $5'], [['x y'], ['caf\\u00e9', 'y $5 z']], 4, lower=True)\n"
+           "k.tokens('ab. c\\u0915d')\n"
+           "kernels = [f for f in vars(k).values() if hasattr(f, 'signatures') and hasattr(f, 'stats')]\n"
+           "print(sum(sum(f.stats.cache_misses.values()) for f in kernels),"
+           " sum(sum(f.stats.cache_hits.values()) for f in kernels))")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}
+    for code in (warm, use):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, done.stderr
+    misses, hits = map(int, done.stdout.split())
+    assert misses == 0 and hits >= 2, done.stdout
