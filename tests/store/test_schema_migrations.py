@@ -4,6 +4,7 @@ they are (told by their records when no kind was kept)."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from textgen_core.evaluate import evaluate
 from textgen_core.model import Dataset, Datum
 from textgen_core.progress import Progress
 from textgen_core.store import Store
-from textgen_core.store.schema import MIGRATIONS, SCHEMA_VERSION
+from textgen_core.store.schema import MIGRATIONS, SCHEMA_VERSION, SCORE_COLUMNS
 from textgen_core.streaming import stream_file
 from streamed_files import write_csv
 
@@ -58,7 +59,8 @@ def test_runs_resume_by_their_kind_and_older_runs_by_their_records(tmp_path: Pat
     store.close()
     _as_version_one(db)  # as if written before kinds were kept: the chunk record tells what it is
     assert Store(db, read_only=True).get_run(1)["kind"] is None
-    done = subprocess.run([sys.executable, "-m", "textgen_core.cli.main", "--db", str(db), "resume", "1"],
+    done = subprocess.run([sys.executable, "-m", "textgen_core.cli.main", "--db", str(db), "resume", "1",
+                           "--workers", "1"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)  # a new program: it migrates
     assert done.returncode == 0 and "finished" in done.stdout, done.stderr
     migrated = Store(db, read_only=True)
@@ -66,3 +68,44 @@ def test_runs_resume_by_their_kind_and_older_runs_by_their_records(tmp_path: Pat
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
         assert {"runner", "kind"} <= {c[0] for c in con.execute("DESCRIBE runs").fetchall()}
+
+
+def _open_once(db: Path) -> None:
+    store = Store(db)
+    store.check()
+    store.close()
+
+
+def _schema(db: Path) -> tuple[list[tuple], list[tuple], list[tuple]]:
+    """Every column (in order, with type, default and nullability), constraint and sequence of the file."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        here = "WHERE database_name = current_database() ORDER BY ALL"
+        return (con.execute("SELECT table_name, column_index, column_name, data_type, column_default, is_nullable "
+                            f"FROM duckdb_columns() {here}").fetchall(),
+                con.execute("SELECT table_name, constraint_type, constraint_column_names "
+                            f"FROM duckdb_constraints() {here}").fetchall(),
+                con.execute(f"SELECT sequence_name FROM duckdb_sequences() {here}").fetchall())
+
+
+def test_a_new_file_has_the_schema_an_old_file_is_migrated_to(tmp_path: Path) -> None:
+    """A new file gets today's tables at once (no migration runs on it): the same columns, in the same order, and
+    the same constraints as a file of version 1 brought up by every migration."""
+    new, made, old = tmp_path / "new.duckdb", tmp_path / "made.duckdb", tmp_path / "old.duckdb"
+    _open_once(new)
+    store = Store(made)
+    dataset_id = store.save_dataset(Dataset("d", [Datum("a", "m", "q", "x", ("x",))]))
+    store.close()
+    with duckdb.connect(str(made)) as con:  # as version 1 left it: no later column or table, scores keyed
+        for column in ("kind", "runner"):
+            con.execute(f"ALTER TABLE runs DROP COLUMN {column}")
+        for table in ("votes", "dataset_versions", "run_names"):
+            con.execute(f"DROP TABLE {table}")
+        con.execute(f"CREATE OR REPLACE TABLE scores ({SCORE_COLUMNS}, PRIMARY KEY (run_id, datum_id, model, score))")
+        con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    shutil.copyfile(made, old)  # a file this process has not opened: its first open here migrates it
+    assert _schema(old) != _schema(new)
+    _open_once(old)  # the first read-write open migrates
+    assert _schema(old) == _schema(new)
+    with duckdb.connect(str(old), read_only=True) as con:  # and the data migrations ran: the dataset got its version
+        assert con.execute("SELECT dataset_id, version FROM dataset_versions").fetchall() == [(dataset_id, 1)]
+        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)

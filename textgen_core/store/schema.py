@@ -15,17 +15,9 @@ SCORE_COLUMNS = """run_id INTEGER NOT NULL,
         details JSON,
         reason VARCHAR"""
 
-#: Numbered migrations: ``MIGRATIONS[i]`` takes a file at schema version ``i + 1`` to ``i + 2`` (every statement
-#: safe to run again). A new file gets DDL, then every migration; an older file gets those it lacks, on the
-#: first read-write open in a process; ``meta.schema_version`` says where a file is.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    # 1 -> 2: which program scores the run (store/runner.py)
-    ("ALTER TABLE runs ADD COLUMN IF NOT EXISTS runner VARCHAR",),
-    # 2 -> 3: what the run is (a stored dataset, a file streamed in chunks, Ray blocks): resume dispatches on it
-    ("ALTER TABLE runs ADD COLUMN IF NOT EXISTS kind VARCHAR",),
-    # 3 -> 4: the votes of repeated judging and judge panels (store/votes_sql.py): one row per member x sample x
-    # score of a cell; the cell in ``scores`` is their aggregate. A plain run (one judge, one sample) has none.
-    ("""CREATE TABLE IF NOT EXISTS votes (
+#: The votes of repeated judging and judge panels (store/votes_sql.py): one row per member x sample x score of a
+#: cell; the cell in ``scores`` is their aggregate. A plain run (one judge, one sample) has none.
+VOTES_DDL = """CREATE TABLE IF NOT EXISTS votes (
         run_id INTEGER NOT NULL,
         datum_id VARCHAR NOT NULL,
         model VARCHAR NOT NULL,
@@ -35,8 +27,21 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         sample INTEGER NOT NULL,
         value DOUBLE,
         reason VARCHAR,
-        PRIMARY KEY (run_id, datum_id, model, score, judge, sample))""",),
-    # 4 -> 5: a vote's label (label and yes/no metrics), which a majority counts
+        label VARCHAR,
+        PRIMARY KEY (run_id, datum_id, model, score, judge, sample))"""
+
+#: Numbered migrations: ``MIGRATIONS[i]`` takes a file at schema version ``i + 1`` to ``i + 2`` (every statement
+#: safe to run again). A new file gets the tables as they are now (DDL) and no migration; an older file gets DDL's
+#: tables it lacks, then the migrations it lacks, on the first read-write open in a process;
+#: ``meta.schema_version`` says where a file is. A migration that adds a column adds it where DDL has it: last.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # 1 -> 2: which program scores the run (store/runner.py)
+    ("ALTER TABLE runs ADD COLUMN IF NOT EXISTS runner VARCHAR",),
+    # 2 -> 3: what the run is (a stored dataset, a file streamed in chunks, Ray blocks): resume dispatches on it
+    ("ALTER TABLE runs ADD COLUMN IF NOT EXISTS kind VARCHAR",),
+    # 3 -> 4: the votes table
+    (VOTES_DDL,),
+    # 4 -> 5: a vote's label (label and yes/no metrics), which a majority counts (a file at 4 has votes without it)
     ("ALTER TABLE votes ADD COLUMN IF NOT EXISTS label VARCHAR",),
     # 5 -> 6: the scores table without its primary-key index (see DDL), rebuilt with the same rows
     (f"""CREATE OR REPLACE TABLE scores_unkeyed ({SCORE_COLUMNS})""",
@@ -49,6 +54,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
+#: The tables of this schema version, as a new file gets them (every statement safe to run again).
 DDL: tuple[str, ...] = (
     "CREATE SEQUENCE IF NOT EXISTS dataset_ids START 1",
     "CREATE SEQUENCE IF NOT EXISTS run_ids START 1",
@@ -91,10 +97,12 @@ DDL: tuple[str, ...] = (
         judge_calls BIGINT DEFAULT 0,
         prompt_tokens BIGINT DEFAULT 0,
         completion_tokens BIGINT DEFAULT 0,
-        cost DOUBLE)""",
+        cost DOUBLE,
+        runner VARCHAR,
+        kind VARCHAR)""",
     # One cell per (run_id, datum_id, model, score), kept by its one write path (store/score_writes.py), not
     # by an index: a fresh run appends (an index made storing cost more than scoring), a re-scored cell
-    # replaces its row. Files of schema 3 and older had a primary key here (migration 3 -> 4).
+    # replaces its row. Files of schema 5 and older had a primary key here (migration 5 -> 6).
     f"""CREATE TABLE IF NOT EXISTS scores ({SCORE_COLUMNS})""",
     """CREATE TABLE IF NOT EXISTS run_aggregates (
         run_id INTEGER NOT NULL,
@@ -148,4 +156,7 @@ DDL: tuple[str, ...] = (
         latency_s DOUBLE,
         created_at TIMESTAMP DEFAULT current_timestamp,
         PRIMARY KEY (run_id, datum_id, model, metric, step, call_index))""",
+    VOTES_DDL,
+    *VERSIONS_DDL,
+    *RUN_NAMES_DDL,
 )
