@@ -40,7 +40,8 @@ _CHILD = textwrap.dedent("""
     except BaseException as exc:
         outcome = f"{type(exc).__name__}: {exc}"
     stops.restore(previous)
-    print(json.dumps({"outcome": outcome, "stored": len(store.scores(run_id))}))
+    counts = store.score_counts(run_id)  # cells stored, counted by DuckDB (not 300,000 rows read into pandas)
+    print(json.dumps({"outcome": outcome, "stored": int(counts["n_scored"].sum() + counts["n_unscored"].sum())}))
 """)
 
 
