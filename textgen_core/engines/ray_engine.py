@@ -116,7 +116,7 @@ def score_batch(batch: pa.Table, *, mapping: Mapping[str, Any] | None, label: st
     """One batch in, the same rows out with their cells (none when the block was finished before)."""
     from ..run_rules import cell_records
     from ..store.dataset_sql import json_text
-    from ..streaming.score import score_chunk
+    from ..runs.chunk_work import score_chunk
 
     try:
         rows = _datums(batch, mapping, label)

@@ -22,6 +22,7 @@ from ..progress import Progress, ProgressCallback
 from ..registry import get_metric
 from ..run_rules import cell_records
 from ..store import Store
+from .chunk_work import score_chunk
 from .status import RunSession
 
 #: Below this many rows, lexical scoring stays in-process (a pool costs more than it saves).
@@ -77,13 +78,6 @@ def _chunks(rows: Sequence[Datum], size: int) -> Iterator[Sequence[Datum]]:
         yield rows[start:start + size]
 
 
-def _score_chunk(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, list[dict[str, Cell]]]:
-    from ..metrics.local import score_local
-
-    return score_local(rows, metrics)
-
-
-
 def _run_lexical(store: Store, run_id: int, rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]],
                  progress: ProgressCallback | None, cancel: threading.Event | None, workers: int | None) -> None:
     outputs = {m: get_metric(m).outputs(p) for m, p in metrics.items()}
@@ -111,7 +105,7 @@ def _lexical_batches(rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]]
     whole = {m: p for m, p in metrics.items() if get_metric(m).whole_dataset(p)}
     chunked = {m: p for m, p in metrics.items() if m not in whole}
     if whole:
-        yield rows, _score_chunk(rows, whole), not chunked
+        yield rows, score_chunk(rows, whole), not chunked
     if chunked:
         for batch, scored in _scored_chunks(rows, chunked, workers):
             yield batch, scored, True
@@ -121,7 +115,7 @@ def _scored_chunks(rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]],
                    workers: int | None) -> Iterator[tuple[Sequence[Datum], dict[str, list[dict[str, Cell]]]]]:
     pool_size = (workers or os.cpu_count() or 1) if len(rows) >= POOL_THRESHOLD else 1
     chunks = list(_chunks(rows, CHUNK_SIZE))
-    yield from zip(chunks, in_order(chunks, _score_chunk, (metrics,), pool_size), strict=True)  # runs its cleanup
+    yield from zip(chunks, in_order(chunks, score_chunk, (metrics,), pool_size), strict=True)  # runs its cleanup
 
 
 def _write_corpus(store: Store, run_id: int, rows: list[Datum], metrics: Mapping[str, Mapping[str, Any]],

@@ -20,6 +20,7 @@ from ..datasets.formats import RawTable
 from ..errors import InputError
 from ..registry import get_metric
 from ..model import TEXT_FIELDS, Cell, Datum
+from ..runs.chunk_work import score_chunk
 from ..runs.corpus import CorpusPart, add_rows
 
 
@@ -54,13 +55,6 @@ def local_spec(name: str) -> Any:
         if spec.name == name:
             return spec
     return get_metric(name)
-
-
-def score_chunk(rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, list[dict[str, Cell]]]:
-    """Every chosen lexical metric on one chunk of rows."""
-    from ..metrics.local import score_local as score_lexical
-
-    return score_lexical(rows, metrics)
 
 
 def cells_table(run_id: int, rows: Sequence[Datum], metrics: Mapping[str, Mapping[str, Any]],
