@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 
 import pytest
 from nltk.translate.meteor_score import meteor_score
@@ -92,6 +95,17 @@ def test_unavailable_without_wordnet_data(monkeypatch, tmp_path):
     assert cell.value is None and wordnet.MISSING in cell.reason
     assert "wordnet-base" in spec.notes
 
+
+
+def test_asking_whether_wordnet_is_there_reads_the_files_before_importing_nltk(tmp_path):
+    # the Evaluate and Runs pages ask on every rerun; importing nltk to answer costs ~2.5 CPU-s a process
+    for name in wordnet.NEEDED:
+        (tmp_path / name).write_text("")
+    code = ("import sys; from textgen_core.metrics.lexical import wordnet\n"
+            "print(wordnet.problem(), 'nltk' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, wordnet.ENV_DIR: str(tmp_path)})
+    assert done.stdout.split() == ["None", "False"], done.stderr
 
 def test_copied_wordnet_root_is_a_private_cache(reader):
     if wordnet._nltk_has_wordnet():
