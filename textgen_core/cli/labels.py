@@ -144,12 +144,11 @@ def print_calibrated(store, run_id: int, baseline: str, candidates: list[str], s
 
 
 def print_run_calibration(store, run_id: int, specs: list[str]) -> None:
-    """`run --calibrate SCORE=COLUMN`: each score's bias-corrected mean from a human column of the dataset."""
-    from .run import calibrate_spec
-
+    """`run --calibrate SCORE=COLUMN`: each score's bias-corrected mean from a human column of the dataset (the
+    specs were checked when the arguments were parsed, by ``cli.run.calibrate_spec``)."""
     frames = []
     for spec in specs:
-        score, _, column = (part.strip() for part in calibrate_spec(spec).partition("="))
+        score, _, column = (part.strip() for part in spec.partition("="))
         frames.append(calibrated_means(store, run_id, [score], human_column=column))
     means = pd.concat(frames, ignore_index=True)
     print("Bias-corrected means (PPI++, the human column as labels) beside the judge-only means:")
