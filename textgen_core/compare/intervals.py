@@ -6,7 +6,6 @@ is the one rule of :mod:`.small_sample`.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -27,19 +26,11 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         raise ParameterError(f"confidence must be between 0 and 1, got {confidence}")
     if n <= 0:
         return float("nan"), float("nan")
-    z = _normal_quantile(0.5 + confidence / 2)
+    z = float(special.ndtri(0.5 + confidence / 2))  # the normal quantile, what scipy.stats.norm.ppf computes
     share = successes / n
     centre = (share + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n))
     return max(0.0, centre - half), min(1.0, centre + half)
-
-
-@functools.lru_cache(maxsize=32)
-def _normal_quantile(p: float) -> float:
-    """The normal quantile (``scipy.special.ndtri``, what ``scipy.stats.norm.ppf`` computes), remembered: Wilson
-    intervals come by the thousand (a 2,000-sample coverage simulation, a table of rates per mode and model) at
-    a handful of confidences."""
-    return float(special.ndtri(p))
 
 
 def is_binary(values: np.ndarray) -> bool:
