@@ -36,7 +36,8 @@ def grade(request: dict) -> dict:
 
 
 def settings(url: str, **overrides: Any) -> JudgeSettings:
-    values = {"timeout": 2.0, "retries": 1, "batch": True, "batch_poll": 0.02, **overrides}
+    values = {"timeout": 2.0, "retries": 1, "batch": True, "batch_poll": 0.02, "batch_settle": 0.1,
+              "backoff": 0.01, **overrides}
     return JudgeSettings(base_url=url, model="judge", api_key=KEY, **values)
 
 
@@ -83,7 +84,8 @@ def test_key_echoed_by_a_failed_batch_and_a_refused_upload_is_scrubbed(db_path: 
         with caplog.at_level(logging.INFO, logger="textgen_core"):
             store2, run2, error = run(tmp_path / "wrong.duckdb",
                                       JudgeSettings(base_url=server.url, model="judge", api_key=wrong, batch=True,
-                                                    batch_poll=0.02, retries=1, timeout=2.0))
+                                                    batch_poll=0.02, batch_settle=0.1, backoff=0.01, retries=1,
+                                                    timeout=2.0))
         assert server.count("/v1/files", status=401) >= 1
     stored = everything_stored(store2, run2)
     assert error is not None and "Incorrect API key" in str(error)

@@ -31,7 +31,7 @@ def grade(request: dict) -> Any:
 
 
 def settings(server: JudgeServer, **overrides: Any) -> JudgeSettings:
-    values = {"concurrency": 4, "timeout": 5.0, "retries": 2, "max_tokens": 64, **overrides}
+    values = {"concurrency": 4, "timeout": 5.0, "retries": 2, "max_tokens": 64, "backoff": 0.01, **overrides}
     return JudgeSettings(base_url=server.url, model="judge", api_key="sk-caps", **values)
 
 

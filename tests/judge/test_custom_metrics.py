@@ -250,7 +250,8 @@ def test_batch_api_and_spending_caps_treat_a_custom_metric_like_a_built_in(tmp_p
     metrics = ["my_tone", "outcome", "dosage"]
     with JudgeServer(responder=CriteriaJudge()) as server:
         server.batches.delay = 0.02
-        base = dict(base_url=server.url, model="judge", api_key="sk-b", timeout=5.0, retries=1, batch_poll=0.02)
+        base = dict(base_url=server.url, model="judge", api_key="sk-b", timeout=5.0, retries=1, batch_poll=0.02,
+                    batch_settle=0.1)
         store, dataset_id = _stored(tmp_path, "batched")
         run_id = evaluate(store, dataset_id, metrics, judge=JudgeSettings(**base, batch=True))
         check(cells(store, run_id))

@@ -176,7 +176,7 @@ def test_batch_mode_gives_the_direct_weighted_numbers(tmp_path: Path) -> None:
         store = Store(tmp_path / "b.duckdb")
         dataset_id = store.save_dataset(Dataset("d", rows))
         settings = JudgeSettings(base_url=server.url, model="judge", api_key="sk-b", timeout=5.0, retries=1,
-                                 batch=True, batch_poll=0.02)
+                                 batch=True, batch_poll=0.02, batch_settle=0.1)
         run_id = evaluate(store, dataset_id, ["coherence"], {"coherence": {"rating": "weighted"}}, judge=settings)
         assert server.count(CHAT) == 0 and len(server.batches.created) == 1
     values = dict(zip(store.scores(run_id)["datum_id"], store.scores(run_id)["value"]))

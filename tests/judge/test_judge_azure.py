@@ -61,7 +61,7 @@ def test_direct_calls_reach_the_deployment_with_key_header_and_version(azure: Ju
 
 def test_batch_mode_on_azure(azure: JudgeServer, db_path: Path) -> None:
     azure.batches.delay = 0.05
-    store, run_id = run(db_path, judge_settings_from_args(azure_args(azure, "--batch", "--batch-poll", "0.02")))
+    store, run_id = run(db_path, judge_settings_from_args(azure_args(azure, "--batch", "--batch-poll", "0.02", "--batch-settle", "0.1")))
     assert store.get_run(run_id)["status"] == "finished"
     assert azure.count(CHAT) == 0 and len(azure.batches.created) == 2
     for request in azure.recorded(None):

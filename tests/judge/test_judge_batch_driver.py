@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from dataclasses import replace
 
 import pytest
@@ -126,6 +127,32 @@ def test_concurrent_requests_go_out_as_one_batch(server: JudgeServer, judge_sett
     assert len(server.batches.lines(server.batches.created[0])) == 20
     assert [json.loads(r["choices"][0]["message"]["content"]) for r in replies] == [answer(b) for b in bodies]
     assert server.count(CHAT) == 0
+
+
+def test_a_round_waits_settle_seconds_after_the_newest_request(server: JudgeServer,
+                                                              judge_settings: JudgeSettings) -> None:
+    """Requests that keep coming closer together than ``settle`` all join one round; it goes out once none
+    has come for ``settle`` seconds (the ``batch_settle`` setting unless given)."""
+    assert Batcher(replace(judge_settings, batch_settle=7.0)).settle == 7.0
+    batcher = Batcher(judge_settings, polling=FAST, settle=0.15)
+    asked: list[float] = []
+
+    async def late(i: int) -> object:
+        await asyncio.sleep(0.1 * i)  # 0.1 s apart: each arrives within the previous one's quiet time
+        asked.append(time.monotonic())
+        return await batcher.post(body(i), Budget(0))
+
+    async def go() -> list[object]:
+        try:
+            return await asyncio.gather(*(late(i) for i in range(4)))
+        finally:
+            await batcher.aclose()
+
+    replies = asyncio.run(go())
+    assert len(server.batches.created) == 1 and len(server.batches.lines(server.batches.created[0])) == 4
+    assert [json.loads(r["choices"][0]["message"]["content"]) for r in replies] == [answer(body(i)) for i in range(4)]
+    upload = next(r for r in server.recorded(None) if r.path == "/v1/files")
+    assert upload.started - max(asked) >= 0.15  # the newest request had its full quiet time
 
 
 def test_failed_and_expired_lines_are_resubmitted_alone(server: JudgeServer, judge_settings: JudgeSettings) -> None:

@@ -31,7 +31,7 @@ ROWS = 5
 
 def settings(server: JudgeServer, **overrides: Any) -> JudgeSettings:
     values = {"concurrency": 8, "timeout": 5.0, "retries": 2, "price_prompt_per_million": 2.0,
-              "price_completion_per_million": 8.0, "batch_poll": 0.02, **overrides}
+              "price_completion_per_million": 8.0, "batch_poll": 0.02, "batch_settle": 0.1, **overrides}
     return JudgeSettings(base_url=server.url, model="judge", api_key="sk-batch", **values)
 
 
@@ -122,7 +122,7 @@ def test_a_batch_that_keeps_failing_unscores_with_the_reason(db_path: Path) -> N
 
 def _args(server: JudgeServer, *args: str) -> list[str]:
     return [*args, "--judge-base-url", server.url, "--judge-model", "judge", "--price-prompt", "2",
-            "--price-completion", "8", "--batch", "--batch-poll", "0.05"]
+            "--price-completion", "8", "--batch", "--batch-poll", "0.05", "--batch-settle", "0.1"]
 
 
 def _cli(server: JudgeServer, *args: str) -> list[str]:

@@ -100,11 +100,11 @@ def test_batch_mode_caps_at_batch_prices(db_path: Path, reference: dict) -> None
     cap = reference["cost"] * 0.3
     with JudgeServer(responder=ScriptedJudge()) as server:
         server.batches.delay = 0.05
-        store, run_id = capped_run(db_path, server, max_cost=cap, batch=True, batch_poll=0.02)
+        store, run_id = capped_run(db_path, server, max_cost=cap, batch=True, batch_poll=0.02, batch_settle=0.1)
         run = store.get_run(run_id)
         assert run["status"] == "interrupted" and "budget reached" in run["error"]
         assert 0 < run["cost"] <= cap and run["judge_calls"] > 0
-        resume(store, run_id, judge=settings(server, batch=True, batch_poll=0.02))
+        resume(store, run_id, judge=settings(server, batch=True, batch_poll=0.02, batch_settle=0.1))
         done = store.get_run(run_id)
         assert done["status"] == "finished"
         assert scores(store, run_id) == reference["scores"]
@@ -146,7 +146,7 @@ def test_a_run_capped_in_direct_mode_resumes_in_batch_mode(db_path: Path, refere
         store, run_id = capped_run(db_path, server, max_calls=12)
         direct_calls = server.count(CHAT)
         assert store.get_run(run_id)["status"] == "interrupted" and direct_calls <= 12
-        resume(store, run_id, judge=settings(server, batch=True, batch_poll=0.02))
+        resume(store, run_id, judge=settings(server, batch=True, batch_poll=0.02, batch_settle=0.1))
         run = store.get_run(run_id)
         assert run["status"] == "finished" and scores(store, run_id) == reference["scores"]
         assert server.count(CHAT) == direct_calls  # the rest went through batches

@@ -177,6 +177,18 @@ def test_retry_after_is_honoured(judge_server: JudgeServer, judge_settings, faul
     assert wait <= gap < wait * 1.1 + 0.5
 
 
+def test_the_backoff_setting_times_the_retries(judge_server: JudgeServer, judge_settings) -> None:
+    judge_server.responder = lambda request: GOOD
+    judge_server.script(Fault.http(503), Fault.http(503))
+    client = JudgeClient(replace(judge_settings, backoff=0.2))  # no retry policy given: the setting decides
+    assert client.policy.base == 0.2
+    reply = run(client, lambda: ask(client))
+    first, second, third = judge_server.recorded()
+    assert reply.value == GOOD and reply.attempts == 3
+    assert second.started - first.ended >= 0.1  # full jitter: between half the backoff and all of it
+    assert third.started - second.ended >= 0.2  # doubled for the second retry
+
+
 def test_retry_after_pauses_every_request_to_the_endpoint(judge_server: JudgeServer, judge_settings) -> None:
     """Timed on the client's side: when each request went on the wire (``in_flight`` rose) and when the client
     took in the 429 (``rate_limited`` rose; the pause is set just before, with no await between). The server's

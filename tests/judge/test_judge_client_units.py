@@ -147,9 +147,10 @@ def test_public_settings_and_repr_hide_the_key() -> None:
     assert "api_key" not in settings.public() and settings.public()["seed"] == 3
     assert "sk-hidden" not in repr(settings) and "sk-hidden" not in str(settings)
     assert set(settings.public()) == {"base_url", "model", "temperature", "seed", "max_tokens", "timeout",
-                                      "concurrency", "retries", "price_prompt_per_million",
+                                      "concurrency", "retries", "backoff", "price_prompt_per_million",
                                       "price_completion_per_million", "embedding_model", "rpm", "tpm",
-                                      "api_version", "batch", "batch_discount", "batch_poll", "batch_wait", "max_cost",
+                                      "api_version", "batch", "batch_discount", "batch_poll", "batch_settle", "batch_wait",
+                                      "max_cost",
                                       "max_calls", "response_mode"}
 
 
@@ -157,6 +158,8 @@ def test_public_settings_and_repr_hide_the_key() -> None:
     ({"temperature": -1}, "temperature"), ({"concurrency": 0}, "concurrency"), ({"retries": -1}, "retries"),
     ({"max_tokens": 0}, "max_tokens"), ({"timeout": 0}, "timeout"), ({"seed": 1.5}, "seed"),
     ({"price_prompt_per_million": -2.0}, "price_prompt_per_million"), ({"model": " "}, "model"),
+    ({"backoff": 0}, "backoff"), ({"backoff": float("nan")}, "backoff"), ({"batch_settle": -1.0}, "batch_settle"),
+    ({"batch_settle": 601.0}, "batch_settle"),
 ])
 def test_invalid_settings_name_the_setting(change, name) -> None:
     with pytest.raises(ParameterError, match=name):

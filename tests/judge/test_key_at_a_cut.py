@@ -59,7 +59,7 @@ def test_a_key_straddling_the_cut_leaves_no_piece_anywhere(tmp_path: Path, monke
         server.batches.delay = 0.02
         argv = ["--db", str(db), "run", str(data), "--metrics", "qa_grade", "--judge-base-url", server.url,
                 "--judge-model", "judge", "--judge-api-key-env", "CUT_KEY", "--retries", "1", "--timeout", "5"]
-        main(argv + (["--batch", "--batch-poll", "0.02"] if batch else []))
+        main(argv + (["--batch", "--batch-poll", "0.02", "--batch-settle", "0.1"] if batch else []))
     assert ECHOED  # the judge did echo the key
     assert main(["--db", str(db), "export", "1", "--out", str(long), "--long"]) == 0
     store = Store(db)

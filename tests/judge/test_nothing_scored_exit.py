@@ -21,9 +21,9 @@ def test_a_run_that_scored_nothing_exits_non_zero(tmp_path: Path, how: str,
     responder = (lambda r: "no JSON here") if how == "invalid" else (lambda r: {"reason": "x", "grade": "CORRECT"})
     with JudgeServer(responder=responder, latency=1.0 if how == "timeouts" else 0.0) as server:
         server.batches.outcomes.extend([how.removesuffix("-batch")] * 10)
-        flags = ["--batch", "--batch-poll", "0.02"] if how.endswith("-batch") else []
+        flags = ["--batch", "--batch-poll", "0.02", "--batch-settle", "0.1"] if how.endswith("-batch") else []
         code = main(["--db", str(tmp_path / "t.duckdb"), "run", str(data), "--metrics", "qa_grade",
-                     "--judge-base-url", server.url, "--judge-model", "judge", "--timeout", "0.2", "--retries", "1",
+                     "--judge-base-url", server.url, "--judge-model", "judge", "--timeout", "0.2", "--retries", "1", "--backoff", "0.01",
                      *flags])
     err = capsys.readouterr().err
     assert code != 0 and "scored nothing: all 3 cells are unscored" in err, (code, err)
@@ -49,6 +49,7 @@ def test_batch_mode_against_nothing_listening_exits_non_zero(tmp_path: Path,
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     code = main(["--db", str(tmp_path / "t.duckdb"), "run", str(data), "--metrics", "qa_grade", "--judge-base-url",
-                 f"http://127.0.0.1:{port}/v1", "--judge-model", "judge", "--batch", "--batch-poll", "0.02"])
+                 f"http://127.0.0.1:{port}/v1", "--judge-model", "judge", "--batch", "--batch-poll", "0.02", "--batch-settle", "0.1",
+                 "--backoff", "0.01"])
     err = capsys.readouterr().err
     assert code != 0 and "unreachable" in err, (code, err)

@@ -51,14 +51,15 @@ class BatchLog(Protocol):
 class Batcher:
     """Collects a client's chat requests into batch rounds; resumes logged batches instead of resubmitting.
 
-    ``settle``: seconds without a new request before a round goes out.
+    ``settle``: seconds without a new request before a round goes out (default: the ``batch_settle`` setting).
+    ``policy``: the retry timing of file and batch operations (default: the ``backoff`` setting).
     ``log`` and ``run_id``: where batches are recorded (None: not recorded, no resume).
     ``adopt_only``: a run resumed without batch mode; only requests of logged batches go through
     batches (:meth:`takes`), and a line that failed is sent again directly.
     """
 
     def __init__(self, settings: JudgeSettings, log: BatchLog | None = None, run_id: int | None = None, *,
-                 polling: Polling | None = None, settle: float = 0.5, policy: RetryPolicy = RetryPolicy(),
+                 polling: Polling | None = None, settle: float | None = None, policy: RetryPolicy | None = None,
                  adopt_only: bool = False) -> None:
         self.settings = settings
         self.adopt_only = adopt_only
@@ -67,11 +68,12 @@ class Batcher:
         self.log = log
         self.run_id = run_id
         self.polling = polling or Polling(first=settings.batch_poll)
-        self.settle = settle
-        self.policy = policy
+        self.settle = settings.batch_settle if settle is None else settle
+        self.policy = policy or RetryPolicy(base=settings.backoff)
         #: Why the endpoint refused for good (bad key, unknown model): every later request would fail the same way.
         self.fatal: list[str] = []
         self._pending: dict[str, tuple[dict, list[asyncio.Future]]] = {}
+        self._arrived = 0.0  # loop time of the newest request
         self._flusher: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._logged: dict[str, str] | None = None  # custom_id -> id of the newest logged batch holding it
@@ -137,16 +139,19 @@ class Batcher:
         cid = custom_id(body)
         future: asyncio.Future = loop.create_future()
         self._pending.setdefault(cid, (body, []))[1].append(future)
+        self._arrived = loop.time()
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.ensure_future(self._flush())
         return await future
 
     async def _flush(self) -> None:
+        loop = asyncio.get_running_loop()
         while self._pending:
-            size = -1
-            while len(self._pending) != size:  # wait until every cell that can ask has asked
-                size = len(self._pending)
-                await asyncio.sleep(self.settle)
+            # Wait until every cell that can ask has asked: ``settle`` seconds with no new request, counted from
+            # the newest one (or from now: the replies of the round just read make their cells ask again).
+            quiet_since = loop.time()
+            while (left := max(self._arrived, quiet_since) + self.settle - loop.time()) > 0:
+                await asyncio.sleep(left)
             batch, self._pending = self._pending, {}
             live = {cid: entry for cid, entry in batch.items() if any(not f.done() for f in entry[1])}
             if live:

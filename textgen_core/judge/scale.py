@@ -57,9 +57,9 @@ def attach(client: JudgeClient, store: Any, run_id: int) -> RunScale:
     settings = client.settings
     batcher = None
     if settings.batch:
-        batcher = Batcher(settings, store, run_id)
+        batcher = Batcher(settings, store, run_id, policy=client.policy)
     else:  # a resume without --batch still takes over the run's pending batches (they are billed anyway)
-        adopting = Batcher(settings, store, run_id, adopt_only=True)
+        adopting = Batcher(settings, store, run_id, policy=client.policy, adopt_only=True)
         if adopting.logged_ids():
             log.warning("judge: run %d has batches that may still hold replies; their requests wait for them, "
                         "the rest go direct", run_id)
