@@ -15,15 +15,24 @@ from typing import Iterator
 import pytest
 
 from browser_session import WAIT_MS, browser_context, require_browser, wait_for_run
-from dashboard_process import streamlit_app
+from dashboard_process import shared_app, streamlit_app
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
-    """`streamlit run app.py` on a free 127.0.0.1 port over an empty database; yields its URL."""
+    """`streamlit run app.py` of its own on a free 127.0.0.1 port over an empty database (a server that has not
+    run the app yet); yields its URL."""
     require_browser()
     env = dict(os.environ, TEXTGEN_EVAL_DB=str(tmp_path / "browser.duckdb"))
     with streamlit_app(tmp_path, env) as url:
+        yield url
+
+
+@pytest.fixture
+def shared_server(tmp_path: Path) -> Iterator[str]:
+    """The dashboard (its process shared with this worker's other browser tests) over an empty database."""
+    require_browser()
+    with shared_app(tmp_path / "browser.duckdb") as url:
         yield url
 
 
@@ -48,7 +57,7 @@ def _expected_row(store, run_id: int, index: int) -> str:
 
 
 @pytest.mark.timeout(90)
-def test_sample_run_results_and_drill_down(server: str, tmp_path: Path, _sample_file) -> None:
+def test_sample_run_results_and_drill_down(shared_server: str, tmp_path: Path, _sample_file) -> None:
     from playwright.sync_api import expect
 
     row = 2
@@ -57,7 +66,7 @@ def test_sample_run_results_and_drill_down(server: str, tmp_path: Path, _sample_
 
     with browser_context() as context:
         page = context.new_page()
-        page.goto(server)
+        page.goto(shared_server)
         page.get_by_role("button", name="Load the sample dataset and run lexical metrics").click()
         outcome = page.get_by_text(re.compile(r"Run \d+ (finished in|failed|was cancelled)"))
         outcome.wait_for(timeout=45_000)

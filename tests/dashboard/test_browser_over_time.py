@@ -1,10 +1,9 @@
-"""Runs over time in a real browser (one Streamlit start): a run renamed and tagged on Runs and named so in the run
-picker, a cross-run comparison on Compare refused in words and then allowed, an edited file saved on Upload as the
-next version with its diff and the versions listed. Screenshots in the test's folder."""
+"""Runs over time in a real browser (the worker's one shared Streamlit server): a run renamed and tagged on Runs and
+named so in the run picker, a cross-run comparison on Compare refused in words and then allowed, an edited file saved
+on Upload as the next version with its diff and the versions listed. Screenshots in the test's folder."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Iterator
@@ -13,7 +12,7 @@ import numpy as np
 import pytest
 
 from browser_session import browser_context, require_browser
-from dashboard_process import streamlit_app
+from dashboard_process import shared_app
 
 #: Milliseconds a step may wait: a page's script runs in seconds on a quiet machine, far longer on a loaded one.
 WAIT = 60_000
@@ -47,8 +46,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     evaluate(db, stored.dataset_id, ["rouge"], params={"rouge": {"use_stemmer": True}}, workers=1)
     db.close()
     (folder / "edited.csv").write_text("\n".join(_rows({"a": 0.6, "b": 0.75, "c": 0.9}, 1, edited=3)) + "\n")
-    env = dict(os.environ, TEXTGEN_EVAL_DB=str(folder / "browser.duckdb"))
-    with streamlit_app(folder, env) as url:
+    with shared_app(folder / "browser.duckdb") as url:
         yield url, folder
 
 

@@ -3,7 +3,6 @@ that opens in Explore, a run without stored modes; and the same in headless Chro
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import time
@@ -98,15 +97,14 @@ def test_a_run_without_stored_modes_says_how_to_get_them(app_db) -> None:
 @pytest.mark.timeout(600)  # a loaded 2-core machine takes most of a minute per page
 def test_in_a_browser_results_and_compare_draw_the_modes(tmp_path: Path, planted_file) -> None:
     from browser_session import browser_context, require_browser, wait_for_address, wait_for_run
-    from dashboard_process import streamlit_app
+    from dashboard_process import shared_app
     from playwright.sync_api import expect
 
     require_browser()
     db_path = tmp_path / "browser.duckdb"
     shutil.copyfile(planted_file[0], db_path)
     run_id = planted_file[1]
-    env = dict(os.environ, TEXTGEN_EVAL_DB=str(db_path))
-    with streamlit_app(tmp_path, env) as url:
+    with shared_app(db_path) as url:
         with browser_context() as context:
             context.set_default_timeout(WAIT)
             page = context.new_page()

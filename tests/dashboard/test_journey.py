@@ -10,7 +10,6 @@ verdict words, the prompt in Explore, paired labelling and its link to the agree
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ from urllib.parse import urlparse
 import pytest
 
 from browser_session import WAIT_MS, browser_context, require_browser, wait_for_address, wait_for_run
-from dashboard_process import streamlit_app
+from dashboard_process import shared_app
 
 TICKETS = 12
 #: The longest wait for one step: generous, since test machines run many suites at once.
@@ -50,11 +49,10 @@ def judge():
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
-    """`streamlit run app.py` on a free port over a fresh database; yields its URL."""
+    """The dashboard (its process shared with this worker's other browser tests, no API key in its environment)
+    over a fresh database; yields its URL."""
     require_browser()
-    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
-    env["TEXTGEN_EVAL_DB"] = str(tmp_path / "journey.duckdb")
-    with streamlit_app(tmp_path, env) as url:
+    with shared_app(tmp_path / "journey.duckdb") as url:
         yield url
 
 
