@@ -67,6 +67,7 @@ def test_spend_shows_live_against_the_cap(app_db) -> None:
                 break
             time.sleep(0.2)
         assert seen, "no live spend shown against the cap"
+        server.latency = 0.0  # seen mid-run: the rest of the run need not be slow
         wait_for_jobs()
         spent = store().get_run(max(int(i) for i in store().list_runs()["run_id"]))["cost"]
         shown = float(seen.split("Spend $")[1].split(" ")[0])
@@ -75,7 +76,9 @@ def test_spend_shows_live_against_the_cap(app_db) -> None:
 
 def test_batch_checkbox_sends_everything_through_batches(app_db) -> None:
     with JudgeServer(responder=ScriptedJudge()) as server:
-        server.batches.delay = 0.05
+        # done at the first status check: the form sets no --batch-poll, so a batch still running then would
+        # be checked again only after the default 5 s
+        server.batches.delay = 0.0
         store().save_dataset(load_dataset(ROWS, file_name="t.csv", name="topics"))
         at = fill_judge(page("views/evaluate.py").run(), server, batch=True)
         at.button(key="evaluate.run").click().run()
