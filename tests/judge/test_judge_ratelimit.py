@@ -38,7 +38,7 @@ def test_a_rate_limited_endpoint_loses_no_cell_and_the_run_says_how_long_it_wait
         server.limits = RateLimit(rpm=1200, burst_seconds=0.5)  # 20 per second, bursts of 10
         settings = JudgeSettings(base_url=server.url, model="judge", concurrency=16, timeout=5.0)
         store = Store(tmp_path / "rl.duckdb")
-        client = run(store, rows("a", 30), settings, seen)
+        client = run(store, rows("a", 15), settings, seen)  # 60 requests: ~3 s at 20 per second
         store.close()
         sent, refused = server.count(None), server.count(status=429)
     assert refused <= 0.05 * sent, (refused, sent)  # paced from the x-ratelimit headers before refusal
@@ -55,7 +55,7 @@ def test_two_runs_in_two_threads_share_one_limit(tmp_path: Path) -> None:
 
         def job(tag: str) -> None:  # a dashboard job: its own thread, its own event loop
             try:
-                run(store, rows(tag, 20), settings, [])
+                run(store, rows(tag, 14), settings, [])  # 56 requests each: ~4.5 s for both at 25 per second
             except BaseException as exc:  # noqa: BLE001 - re-raised in the test thread
                 errors.append(exc)
 
