@@ -12,7 +12,6 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from textgen_core.compare import compare_models, judge_human_agreement, paired_differences
 from textgen_core.summary import jury_view
 
 from .data import as_tuple, db_path, jobs, one_open, store_at
@@ -27,6 +26,8 @@ HUMAN_VALUES_MAX = 50
 @one_open
 def _comparison(path: str, run_id: int, baseline: str, candidates: tuple[str, ...], scores: tuple[str, ...] | None,
                 resamples: int, seed: int, tie_tolerance: float, holm: bool, version: int) -> pd.DataFrame:
+    from textgen_core.compare import compare_models  # scipy.stats: ~1 CPU-s of a page's first visit
+
     return compare_models(store_at(path), run_id, baseline, list(candidates),
                           scores=None if scores is None else list(scores), resamples=resamples, seed=seed,
                           tie_tolerance=tie_tolerance, holm=holm)
@@ -68,6 +69,8 @@ def pairwise(run_id: int) -> pd.DataFrame:
 @st.cache_data(ttl=COMPARE_TTL, max_entries=64, show_spinner=False)
 @one_open
 def _paired(path: str, run_id: int, baseline: str, candidate: str, score: str, version: int) -> pd.DataFrame:
+    from textgen_core.compare import paired_differences
+
     return paired_differences(store_at(path), run_id, baseline, candidate, score)
 
 
@@ -80,6 +83,8 @@ def paired(run_id: int, baseline: str, candidate: str, score: str) -> pd.DataFra
 @one_open
 def _agreement(path: str, run_id: int, column: str, kind: str, threshold: float | None, positive_label: str | None,
                human_threshold: float | None, scores: tuple[str, ...] | None, version: int) -> pd.DataFrame:
+    from textgen_core.compare import judge_human_agreement
+
     return judge_human_agreement(store_at(path), run_id, column, kind=kind, threshold=threshold,
                                  positive_label=positive_label, human_threshold=human_threshold,
                                  scores=None if scores is None else list(scores))

@@ -15,7 +15,6 @@ from typing import Any
 
 import streamlit as st
 
-from textgen_core.criteria_trial import TRIAL_ROWS, try_criterion
 from textgen_core.errors import TextgenError
 from textgen_core.judge.metrics.criteria import Criterion, criterion, define, request
 from textgen_core.model import Datum
@@ -109,6 +108,9 @@ def _trial(defined: Criterion) -> None:
         st.info(plain(problem))
     tried = st.button("Try on five rows", key=state.CRITERIA_TRY, disabled=judge is None)
     if tried and judge is not None:
+        # the judge engine and openai (~1.2 CPU-s) only once asked: Runs and Evaluate import this module too
+        from textgen_core.criteria_trial import TRIAL_ROWS, try_criterion
+
         with st.spinner("Asking the judge..."):
             try:
                 rows = data.store().load_dataset(int(dataset_id)).rows[:TRIAL_ROWS]

@@ -13,7 +13,6 @@ from typing import Any, Sequence
 import pandas as pd
 import streamlit as st
 
-from textgen_core.compare.slices import compare_by, summary_by
 from textgen_core.errors import TextgenError
 
 from . import data
@@ -46,6 +45,8 @@ def _interval_text(row: Any) -> str:
 
 def results_section(run_id: int, column: str, models: Sequence[str], score: str) -> None:
     """Each model's mean of ``score`` per slice of ``column``, with its interval and count."""
+    from textgen_core.compare.slices import summary_by  # with the comparison: scipy.stats, once a slice is chosen
+
     st.subheader(f"{plain(score)} by {plain(column)}")
     try:
         frame = summary_by(data.store(), run_id, column, models=list(models))
@@ -65,6 +66,8 @@ def results_section(run_id: int, column: str, models: Sequence[str], score: str)
 
 def compare_section(run_id: int, column: str, choice: Any) -> None:
     """The paired comparison per slice of ``column``: one Holm family over every slice, candidate and score."""
+    from textgen_core.compare.slices import compare_by
+
     st.subheader(f"By {plain(column)}")
     try:
         frame = compare_by(data.store(), run_id, choice.baseline, column, choice.candidates, scores=choice.scores,
