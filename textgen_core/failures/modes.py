@@ -49,11 +49,15 @@ class FailureModes:
 
     def title(self, mode: int) -> str:
         """The name a mode is shown by: the judge's name when one is stored, else its distinctive words."""
-        row = self.modes[self.modes["mode"] == mode]
-        if row.empty:
-            return ""
-        judged = row["judge_name"].iloc[0] if "judge_name" in row else None
-        return str(judged) if isinstance(judged, str) and judged else str(row["name"].iloc[0])
+        return self.titles().get(int(mode), "")
+
+    def titles(self) -> dict[int, str]:
+        """:meth:`title` of every mode, read in one pass (the first row of a mode counts)."""
+        judged = self.modes["judge_name"] if "judge_name" in self.modes else [None] * len(self.modes)
+        found: dict[int, str] = {}
+        for mode, name, judge in zip(self.modes["mode"], self.modes["name"], judged):
+            found.setdefault(int(mode), str(judge) if isinstance(judge, str) and judge else str(name))
+        return found
 
     def naming_note(self, mode: int) -> str | None:
         """Why a mode kept its word name although the judge was asked to name it (None: named, or not asked)."""
@@ -80,8 +84,9 @@ class FailureModes:
         totals = cells.groupby(keys).size()
         hits = members.groupby(["mode", *keys]).size()
         rows = []
+        titles = self.titles()
         for mode in self.modes["mode"]:
-            name = self.title(int(mode))
+            name = titles.get(int(mode), "")
             for group in totals.index:
                 group = group if isinstance(group, tuple) else (group,)
                 k, n = int(hits.get((int(mode), *group), 0)), int(totals[group if len(group) > 1 else group[0]])
@@ -101,6 +106,7 @@ class FailureModes:
                                  f"{', '.join(self.models)}")
         hits = self.members.loc[self.members["mode"] >= 0, ["mode", "datum_id", "model", "unit"]].drop_duplicates()
         rows = []
+        titles = self.titles()
         for candidate in others:
             pair = self.cells[self.cells["model"].isin([baseline, candidate])]
             scored = pair.groupby(["datum_id", "unit"]).size()
@@ -110,11 +116,13 @@ class FailureModes:
                 ["sum", "count"])
             table = pd.DataFrame({"both": per["count"] == 2, "only_c": (per["count"] == 1) & (per["sum"] == 1),
                                   "only_b": (per["count"] == 1) & (per["sum"] == 0)}).groupby(level="mode").sum()
+            counts = {int(m): (int(b), int(c), int(o)) for m, b, c, o in
+                      zip(table.index, table["both"], table["only_c"], table["only_b"])}
             for mode in self.modes["mode"]:
                 if mode < 0:  # the unsorted judgements are not a mode: not tested
                     continue
-                name = self.title(int(mode))
-                both, only_c, only_b = (int(v) for v in table.loc[mode]) if mode in table.index else (0, 0, 0)
+                name = titles.get(int(mode), "")
+                both, only_c, only_b = counts.get(int(mode), (0, 0, 0))
                 r = paired_counts(both, only_c, only_b, len(paired), confidence)
                 change = ("new in candidate" if both + only_b == 0 and only_c > 0 else
                           "gone in candidate" if both + only_c == 0 and only_b > 0 else "")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -80,12 +81,19 @@ def newcombe_paired(both: int, only_candidate: int, only_baseline: int, neither:
 
 def mcnemar_exact(only_candidate: int, only_baseline: int) -> float:
     """Two-sided exact McNemar p-value: the discordant pairs against a fair coin (1.0 without any)."""
-    from scipy.stats import binomtest
-
     discordant = only_candidate + only_baseline
     if discordant == 0:
         return 1.0
-    return float(binomtest(only_candidate, discordant, 0.5).pvalue)
+    return _fair_coin(int(only_candidate), int(discordant))
+
+
+@lru_cache(maxsize=4096)
+def _fair_coin(successes: int, trials: int) -> float:
+    """scipy's two-sided binomial test against p = 0.5, kept per (successes, trials): a table of modes x
+    candidates, or a simulation, asks the same few again (each binomtest call costs about a millisecond)."""
+    from scipy.stats import binomtest
+
+    return float(binomtest(successes, trials, 0.5).pvalue)
 
 
 def paired_rate(baseline: np.ndarray, candidate: np.ndarray, confidence: float = 0.95) -> PairedRate:
