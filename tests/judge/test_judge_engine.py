@@ -135,7 +135,7 @@ def test_fault_drill_every_cell_is_written_and_no_failure_becomes_a_number(store
     assert None not in expected.values()
 
     with JudgeServer(responder=ScriptedJudge(), fault_rate=0.2, fault_kinds=FAULTS, seed=7) as server:
-        settings = settings_for(server, timeout=0.3, concurrency=16)
+        settings = settings_for(server, timeout=0.2, concurrency=16)
         client = JudgeClient(settings, None, retry_policy=FAST_POLICY)  # replies cached in memory: faster
         run_id = new_run(store, rows, DRILL)
         run_judge_metrics(store, run_id, rows, DRILL, settings, client=client)
