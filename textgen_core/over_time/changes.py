@@ -30,11 +30,13 @@ def paired_tests(before: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, np.
     from scipy import stats
 
     diffs = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
-    valid = ~np.isnan(diffs)
-    complete = bool(valid.all())  # every datum scored in both runs: no masking, and the same numbers
-    n = valid.sum(axis=-1)
+    total = diffs.sum(axis=-1)
+    # every datum scored in both runs (a NaN difference makes its sum NaN): no mask to build, count or apply
+    complete = not np.isnan(total).any()
+    valid = None if complete else ~np.isnan(diffs)
+    n = np.full(np.shape(total), diffs.shape[-1])[()] if valid is None else valid.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = (diffs if complete else np.where(valid, diffs, 0.0)).sum(axis=-1) / n
+        mean = (total if valid is None else np.where(valid, diffs, 0.0).sum(axis=-1)) / n
         if complete:  # in place: a simulation of thousands of histories holds one array of differences, not three
             centred = np.subtract(diffs, mean[..., None], out=diffs)
         else:
