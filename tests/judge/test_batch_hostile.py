@@ -150,7 +150,7 @@ def test_batch_mode_against_an_endpoint_that_accepts_and_never_answers_fails_fas
         listener.listen(64)
         url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
         started = time.monotonic()
-        store, run_id, error = run(db_path, settings(url, timeout=0.5, retries=1))
+        store, run_id, error = run(db_path, settings(url, timeout=0.2, retries=1))
         elapsed = time.monotonic() - started
     assert error is not None and store.get_run(run_id)["status"] == "failed", (error, store.get_run(run_id))
     assert elapsed < 30, elapsed  # bounded by the timeout and retries, like direct mode

@@ -42,7 +42,7 @@ def run(db: Path, judge: JudgeSettings, n: int = 12) -> tuple[Store, int]:
 
 def test_timed_out_attempts_count_against_max_calls(db_path: Path) -> None:
     with JudgeServer(responder=grade, latency=1.5) as server:  # every reply comes after the timeout
-        store, run_id = run(db_path, settings(server, timeout=0.3, retries=2, max_calls=6))
+        store, run_id = run(db_path, settings(server, timeout=0.15, retries=2, max_calls=6))
         received = server.count(CHAT)
     record = store.get_run(run_id)
     assert received <= 6, received  # was 36: the endpoint completed (and billed) 6x the cap
@@ -89,7 +89,7 @@ def test_timed_out_attempts_are_recorded_at_their_estimated_cost(db_path: Path,
                                                                  caplog: pytest.LogCaptureFixture) -> None:
     """#34.15: attempts that count against the cap were recorded at cost 0 ("cost 0.0000")."""
     with JudgeServer(responder=grade, latency=1.5) as server:  # every reply comes after the timeout
-        judge = settings(server, timeout=0.3, retries=2, max_calls=6, **PRICES)
+        judge = settings(server, timeout=0.15, retries=2, max_calls=6, **PRICES)
         store, run_id = run(db_path, judge)
         sent = [r.body for r in server.recorded(CHAT)]
     record = store.get_run(run_id)

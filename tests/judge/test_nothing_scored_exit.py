@@ -22,9 +22,10 @@ def test_a_run_that_scored_nothing_exits_non_zero(tmp_path: Path, how: str,
     with JudgeServer(responder=responder, latency=1.0 if how == "timeouts" else 0.0) as server:
         server.batches.outcomes.extend([how.removesuffix("-batch")] * 10)
         flags = ["--batch", "--batch-poll", "0.02", "--batch-settle", "0.1"] if how.endswith("-batch") else []
+        timeout = "0.1" if how == "timeouts" else "0.2"  # the server never answers in time: the shorter, the sooner
         code = main(["--db", str(tmp_path / "t.duckdb"), "run", str(data), "--metrics", "qa_grade",
-                     "--judge-base-url", server.url, "--judge-model", "judge", "--timeout", "0.2", "--retries", "1", "--backoff", "0.01",
-                     *flags])
+                     "--judge-base-url", server.url, "--judge-model", "judge", "--timeout", timeout, "--retries", "1",
+                     "--backoff", "0.01", *flags])
     err = capsys.readouterr().err
     assert code != 0 and "scored nothing: all 3 cells are unscored" in err, (code, err)
 
