@@ -52,10 +52,24 @@ def browser_context(*, loopback_only: bool = False) -> Iterator[Any]:
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             context.set_default_timeout(WAIT_MS)
+            context.add_init_script(script=_NO_ANIMATIONS)
             yield context
         finally:
             browser.close()
 
+
+#: Every page of the context is drawn without CSS animations: while a script runs, Streamlit's spinners, skeletons
+#: and status icon animate on every frame, ~0.08 CPU-s of Chromium per second of run (0.70 against 0.22 over a
+#: 6-second run with a spinner); what a page shows, and every step's wait, stay the same (transitions are kept).
+_NO_ANIMATIONS = """(() => {
+    const still = () => {
+        const style = document.createElement('style');
+        style.textContent = '*, *::before, *::after { animation: none !important; }';
+        document.head.appendChild(style);
+    };
+    if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', still);
+    else still();
+})();"""
 
 #: True once the app's script run has ended and nothing on the page is left over from an earlier run
 #: (Streamlit marks its app root with the script's state and greys stale elements with data-stale).
