@@ -46,7 +46,7 @@ def test_absurd_headers_on_good_replies_score_every_cell_within_the_bound(
     with JudgeServer(responder=ScriptedJudge()) as server:
         server.reply_headers = headers
         settings = JudgeSettings(base_url=server.url, model="judge", concurrency=4, timeout=5.0, retries=1)
-        use_limiter(settings.endpoint, settings.model, Limiter(4, max_hold=1.5, header_hold=1.5))
+        use_limiter(settings.endpoint, settings.model, Limiter(4, max_hold=0.5, header_hold=0.5))
         store = Store(tmp_path / "h.duckdb")
         data = rows(3)
         run_id = store.create_run(store.save_dataset(Dataset("d", data)), list(METRICS), {}, {}, ["m"])
@@ -57,7 +57,7 @@ def test_absurd_headers_on_good_replies_score_every_cell_within_the_bound(
         frame = store.scores(run_id)
         assert len(frame) == 6 and frame["value"].notna().all(), frame[["score", "reason"]]
         assert server.count(CHAT) == 6  # every billed reply was used, none thrown away
-    # Each request waits at most the bound (here 1.5 s): a day's reset is not a day's hold.
+    # Each request waits at most the bound (here 0.5 s): a day's reset is not a day's hold.
     assert elapsed < 20
     if "86400s" in str(headers):  # a hold was taken (an unreadable reset takes none): stderr says what it waits for
         said = [r.getMessage() for r in caplog.records if "waiting" in r.getMessage()]
@@ -90,9 +90,9 @@ def test_a_tokens_limit_below_what_was_just_served_is_ignored() -> None:
 def test_a_user_tokens_limit_below_one_request_holds_it_at_most_max_hold() -> None:
     import asyncio
 
-    limiter = Limiter(4, tpm=1, max_hold=0.5)
+    limiter = Limiter(4, tpm=1, max_hold=0.2)
     limiter.release(limiter_permit(limiter), status=200)  # the first request empties the bucket
     started = time.monotonic()
     permit = limiter_permit(limiter)  # would need 6,000 s at 1 token per minute
-    assert time.monotonic() - started < 2.0 and permit.paced_s <= 0.6
+    assert time.monotonic() - started < 2.0 and permit.paced_s <= 0.3
     del asyncio
