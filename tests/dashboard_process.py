@@ -68,10 +68,13 @@ def _stop(process: subprocess.Popen) -> None:
         process.wait()
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)  # looked up here: the child between fork and exec only calls it
+
+
 def _die_with_parent() -> None:
     """In the child before exec: SIGTERM when the test process ends, however it ends (a worker killed by a
     timeout runs no atexit hook), so no server outlives the tests."""
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 @contextmanager
