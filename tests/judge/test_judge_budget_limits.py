@@ -33,25 +33,26 @@ def busiest_second(server: JudgeServer) -> int:
 
 def test_rpm_flag_paces_the_run(db_path: Path) -> None:
     with JudgeServer(responder=ScriptedJudge(), latency=0.01) as server:
-        settings = settings_from_flags(server, "--rpm", "480")  # 8 per second
-        assert settings.rpm == 480
+        settings = settings_from_flags(server, "--rpm", "600")  # 10 per second
+        assert settings.rpm == 600
         store = Store(db_path)
         run_id = evaluate(store, store.save_dataset(Dataset("d", suite_rows(8))), METRICS, judge=settings)
         assert store.get_run(run_id)["status"] == "finished"
         calls = server.count(CHAT)
         starts = sorted(r.started for r in server.recorded(CHAT))
-        assert calls >= 20  # unpaced they all go out within 0.2 s: paced, about 2.5 s
-        assert (calls - 1) / (starts[-1] - starts[0]) * 60 <= 480 * 1.1  # no faster than the limit
-        assert busiest_second(server) <= 8 + 8  # at most one second's worth beyond the pace
+        assert calls >= 20  # unpaced they all go out within 0.2 s: paced, about 2.3 s
+        assert (calls - 1) / (starts[-1] - starts[0]) * 60 <= 600 * 1.1  # no faster than the limit
+        assert busiest_second(server) <= 10 + 10  # at most one second's worth beyond the pace
         assert store.scores(run_id)["value"].notna().all()
 
 
 def test_tpm_flag_paces_the_run(db_path: Path) -> None:
     with JudgeServer(responder=ScriptedJudge(), latency=0.01) as server:
-        # Each request counts its prompt plus the reply it may get (--max-tokens 200), about 450 tokens: about 7
-        # per second, so the run's 24 requests take about 3 s (at --tpm 90000 they took 7 s)
-        settings = settings_from_flags(server, "--tpm", "180000", "--max-tokens", "200")
-        assert settings.tpm == 180000
+        # Each request counts its prompt plus the reply it may get (--max-tokens 200), about 450 tokens: about 9
+        # per second, so the run's 24 requests take about 2.6 s; at least 1.7 s even if a full bucket (one
+        # second's worth) went out at once (at --tpm 90000 they took 7 s)
+        settings = settings_from_flags(server, "--tpm", "240000", "--max-tokens", "200")
+        assert settings.tpm == 240000
         store = Store(db_path)
         run_id = evaluate(store, store.save_dataset(Dataset("d", suite_rows(8))), METRICS, judge=settings)
         assert store.get_run(run_id)["status"] == "finished"
