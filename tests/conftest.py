@@ -47,12 +47,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 #: The test files that take longest (`--durations`), longest first. They are handed to the workers first, so that
 #: under `-n 2` no long file is left to run alone at the end; a name missing here only loses that head start.
 SLOW_FIRST = (
-    "engines/test_ray_engine.py", "project/test_readme.py", "metrics/lexical/test_lexical_tokenizer.py",
-    "dashboard/test_two_programs.py", "dashboard/test_browser.py", "metrics/lexical/test_lexical_bleu_kernel.py",
-    "runs/test_corpus_paths.py", "project/test_packaging.py", "runs/test_busy_database.py", "cli/test_signals.py",
-    "dashboard/test_app_label.py", "engines/test_ray_classification.py", "runs/test_ray_hostile.py",
-    "streaming/test_streaming_resume.py", "runs/test_jury_runs.py", "judge/test_custom_metrics.py",
-    "align/test_planted_blind_spot.py", "dashboard/test_align.py",
+    "dashboard/test_journey.py", "engines/test_ray_engine.py", "project/test_readme.py",
+    "metrics/lexical/test_lexical_tokenizer.py", "dashboard/test_browser.py", "project/test_packaging.py",
+    "dashboard/test_failures_section.py", "metrics/test_bertscore_local_files.py", "dashboard/test_browser_over_time.py",
+    "metrics/lexical/test_lexical_rouge.py", "dashboard/test_align.py", "align/test_planted_blind_spot.py",
+    "judge/test_judge_engine.py", "dashboard/test_report_button.py", "cli/test_failures_cli.py",
+    "judge/test_judge_batch_run.py", "datasets/test_datasets_both_paths.py", "metrics/lexical/test_lexical_bleu.py",
+    "dashboard/test_two_programs.py", "cli/test_signals.py", "metrics/test_bertscore_reference.py",
+    "streaming/test_streaming_resume.py", "metrics/lexical/test_lexical_bleu_kernel.py", "runs/test_busy_database.py",
+    "dashboard/test_app_label.py", "runs/test_jury_runs.py", "judge/test_custom_metrics.py",
 )
 #: Test files that start the Ray cluster (the ``ray_cluster`` fixture, or ``ray.init`` in the middle of a test).
 #: Under `-n 2` they form one unit of work, run on one worker one after another: one cluster at a time (memory,
