@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -118,6 +119,7 @@ class _Shared:
         if self.process is not None and self.process.poll() is None:
             _stop(self.process)
         self.log.close()
+        shutil.rmtree(self.folder, ignore_errors=True)  # the link and the server's log: nothing left in /tmp
 
 
 _shared: _Shared | None = None
