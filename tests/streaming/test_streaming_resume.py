@@ -23,9 +23,22 @@ from textgen_core.store import Store
 from textgen_core.streaming import stream_file
 
 ROWS = 2000  # rows of the file the CLI streams: 10 chunks of 200, room for a stop between writes (was 5000)
-#: The CLI with small chunks, each written alone: a stop lands between two writes of a short file.
-RUNNER = ("import sys\nimport textgen_core.streaming.run as run\nrun.CHUNK_ROWS, run.ROWS_PER_WRITE = 200, 1\n"
-          "from textgen_core.cli.main import main\nsys.exit(main())")
+#: The CLI with small chunks, each written alone. After its first write it leaves a mark beside the database and
+#: pauses, so the stop lands between two writes however fast the host is (a poller of the file could miss the
+#: short gaps between writes on a fast run and stop it after its last one).
+RUNNER = """import pathlib, sys, time
+import textgen_core.streaming.run as run
+run.CHUNK_ROWS, run.ROWS_PER_WRITE = 200, 1
+flush = run._Loader.flush
+def first_then_pause(loader):
+    flush(loader)
+    mark = pathlib.Path(sys.argv[sys.argv.index("--db") + 1] + ".written")
+    if loader.run_id is not None and not mark.exists():
+        mark.touch()
+        time.sleep(60)
+run._Loader.flush = first_then_pause
+from textgen_core.cli.main import main
+sys.exit(main())"""
 
 
 @pytest.mark.timeout(120)
@@ -35,9 +48,10 @@ def test_sigterm_mid_run_then_resume_gives_the_uninterrupted_run(tmp_path: Path,
     proc = subprocess.Popen([sys.executable, "-c", RUNNER, "--db", str(db), "run", str(path), "--metrics",
                              ",".join(METRICS), "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True, cwd=tmp_path)
-    deadline = time.monotonic() + 60
-    while not _some_cells(db) and proc.poll() is None and time.monotonic() < deadline:
+    mark, deadline = Path(f"{db}.written"), time.monotonic() + 60
+    while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert mark.exists(), proc.communicate(timeout=60)[1]
     os.killpg(proc.pid, signal.SIGTERM)  # the whole group, as a service manager stops it
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err
@@ -55,21 +69,6 @@ def test_sigterm_mid_run_then_resume_gives_the_uninterrupted_run(tmp_path: Path,
     same_run(Store(db), 1, whole, whole_run)
     assert Store(db).load_dataset(1).rows == whole.load_dataset(1).rows
     assert Store(db).list_datasets()["n_rows"].tolist() == [ROWS]
-
-
-def _some_cells(db: Path) -> bool:
-    """Whether the run has stored cells. The file is closed after the look (no linger): a poll every few tens of
-    milliseconds that kept it open would starve the run of the file it writes."""
-    try:
-        store = Store(db, read_only=True, timeout=0)
-    except Exception:  # noqa: BLE001 - not created yet
-        return False
-    try:
-        return not store.list_runs().empty and len(store.scores(1)) > 0
-    except Exception:  # noqa: BLE001 - busy with a write
-        return False
-    finally:
-        store.close()
 
 
 @pytest.mark.parametrize("kind", ["csv", "jsonl"])
