@@ -10,6 +10,7 @@ import os
 # two threads against 33 with one (issue 33). Set before anything imports numpy or torch; a value given is kept.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import logging
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,12 @@ for path in (ROOT, ROOT / "tests"):
         sys.path.insert(0, str(path))
 
 pytest_plugins: list[str] = []
+
+# Tests call the dashboard's cached readers outside a Streamlit server, where each call warns "No runtime found".
+# Streamlit's handler writes to the stderr it saw at import, past pytest's capture: the lines filled the end of CI's
+# log, below the summary. The same logger object is the one Streamlit configures later; a filter outlives its levels.
+logging.getLogger("streamlit.runtime.caching.cache_data_api").addFilter(
+    lambda record: "No runtime found" not in record.getMessage())
 
 #: What the repository root held when the session started; the suite must add nothing there.
 _ROOT_AT_START = {p.name for p in ROOT.iterdir()}
