@@ -69,7 +69,7 @@ class Batcher:
         self.run_id = run_id
         self.polling = polling or Polling(first=settings.batch_poll)
         self.settle = settings.batch_settle if settle is None else settle
-        self.policy = policy or RetryPolicy(base=settings.backoff)
+        self.policy = policy or settings.retry_policy()
         #: Why the endpoint refused for good (bad key, unknown model): every later request would fail the same way.
         self.fatal: list[str] = []
         self._pending: dict[str, tuple[dict, list[asyncio.Future]]] = {}

@@ -69,7 +69,7 @@ class JudgeClient:
         #: so every sample of a cell is its own reply.
         self.sample = sample
         self.store = store
-        self.policy = retry_policy or RetryPolicy(base=settings.backoff)
+        self.policy = retry_policy or settings.retry_policy()
         #: Usage and reply cache; one run's client (:meth:`for_run`) shares its parent's.
         self.shared = shared or Shared(Meter(settings.endpoint, on_change), ReplyCache(store))
         self._meter, self._cache = self.shared

@@ -16,10 +16,13 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from ..errors import ParameterError
 from ..llm.accounting import Usage
+
+if TYPE_CHECKING:
+    from ..llm.retry import RetryPolicy
 
 #: Environment variables read by :meth:`JudgeSettings.from_env`.
 ENV_BASE_URL = "TEXTGEN_EVAL_JUDGE_BASE_URL"
@@ -237,6 +240,13 @@ class JudgeSettings:
         prices."""
         return self.price(used.prompt_tokens + used.unanswered_prompt_tokens,
                           used.completion_tokens + used.unanswered_completion_tokens)
+
+    def retry_policy(self) -> RetryPolicy:
+        """The retry timing these settings ask for (``backoff`` before the first retry); the one place it is built.
+        Imported here: llm.retry imports openai, which the settings' listings (``metrics``, ``--help``) never need."""
+        from ..llm.retry import RetryPolicy
+
+        return RetryPolicy(base=self.backoff)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> "JudgeSettings | None":
